@@ -1,0 +1,2 @@
+/* hh.c — placeholder until the generator lands. */
+#include "hh.h"

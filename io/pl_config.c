@@ -1,0 +1,397 @@
+/* pl_config.c — INI parsing with libinih, table-driven: each key has a type,
+ * a field offset, a default and (for enums) its allowed words.  Every key
+ * remembers the line it was set on so checks can name it. */
+#define _POSIX_C_SOURCE 200809L
+#include "pl_config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "pl_error.h"
+
+enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR };
+
+typedef struct key_desc {
+    const char *section, *key;
+    enum kt type;
+    size_t offset, size; /* size for strings */
+    const char *words;   /* enum: "a|b|c", value = index */
+    int required_hh;     /* required when [model] type = holstein-hubbard */
+    int required_h5;     /* required when [model] type = hdf5 */
+} key_desc;
+
+#define F(s, m) offsetof(pl_config, s.m)
+#define SZ(s, m) sizeof(((pl_config *)0)->s.m)
+static const key_desc keys[] = {
+    {"model", "type", KT_ENUM, F(model, type), 0, "holstein-hubbard|hdf5", 1, 1},
+    {"model", "sites", KT_INT, F(model, sites), 0, NULL, 1, 0},
+    {"model", "n_up", KT_INT, F(model, n_up), 0, NULL, 1, 0},
+    {"model", "n_down", KT_INT, F(model, n_down), 0, NULL, 1, 0},
+    {"model", "hopping", KT_DBL, F(model, hopping), 0, NULL, 0, 0},
+    {"model", "hubbard_u", KT_DBL, F(model, hubbard_u), 0, NULL, 0, 0},
+    {"model", "phonon_frequency", KT_DBL, F(model, phonon_frequency), 0, NULL, 0, 0},
+    {"model", "coupling", KT_DBL, F(model, coupling), 0, NULL, 0, 0},
+    {"model", "max_phonons", KT_INT, F(model, max_phonons), 0, NULL, 1, 0},
+    {"model", "phonon_basis", KT_ENUM, F(model, phonon_basis), 0, "site|normal", 0, 0},
+    {"model", "boundary", KT_ENUM, F(model, boundary), 0, "periodic|open", 0, 0},
+    {"matrix", "file", KT_STR, F(matrix, file), SZ(matrix, file), NULL, 0, 1},
+    {"matrix", "group", KT_STR, F(matrix, group), SZ(matrix, group), NULL, 0, 0},
+    {"matrix", "check_symmetry", KT_BOOL, F(matrix, check_symmetry), 0, NULL, 0, 0},
+    {"matrix", "symmetry_tolerance", KT_DBL, F(matrix, symmetry_tolerance), 0, NULL, 0, 0},
+    {"solver", "nev", KT_INT, F(solver, nev), 0, NULL, 0, 0},
+    {"solver", "which", KT_ENUM, F(solver, which), 0, "smallest|largest", 0, 0},
+    {"solver", "tolerance", KT_DBL, F(solver, tolerance), 0, NULL, 0, 0},
+    {"solver", "ncv", KT_INT, F(solver, ncv), 0, NULL, 0, 0},
+    {"solver", "max_restarts", KT_INT, F(solver, max_restarts), 0, NULL, 0, 0},
+    {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
+    {"spmv", "backend", KT_ENUM, F(spmv, backend), 0, "auto|cpu|cuda", 0, 0},
+    {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
+    {"spmv", "sort_window", KT_I64, F(spmv, sort_window), 0, NULL, 0, 0},
+    {"spmv", "exchange", KT_ENUM, F(spmv, exchange), 0, "vector|overlap|task", 0, 0},
+    {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl", 0, 0},
+    {"spmv", "precision", KT_ENUM, F(spmv, precision), 0, "double|single", 0, 0},
+    {"spmv", "repeats", KT_INT, F(spmv, repeats), 0, NULL, 0, 0},
+    {"output", "file", KT_STR, F(output, file), SZ(output, file), NULL, 0, 0},
+    {"output", "eigenvectors", KT_BOOL, F(output, eigenvectors), 0, NULL, 0, 0},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+static const char *sections[] = {"model", "matrix", "solver", "spmv", "output"};
+
+typedef struct where_t {
+    int line[NKEYS]; /* >0: line in file; -1: set by --set; 0: default */
+} where_t;
+
+void pl_config_defaults(pl_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->model.type = PL_MODEL_HOLSTEIN_HUBBARD;
+    cfg->model.hopping = 1.0;
+    cfg->model.phonon_frequency = 1.0;
+    cfg->model.phonon_basis = PL_PHONON_SITE;
+    cfg->model.boundary = PL_BOUNDARY_PERIODIC;
+    strcpy(cfg->matrix.group, "/");
+    cfg->matrix.check_symmetry = 1;
+    cfg->matrix.symmetry_tolerance = 1e-12;
+    cfg->solver.nev = 4;
+    cfg->solver.which = PL_WHICH_SMALLEST;
+    cfg->solver.tolerance = 1e-10;
+    cfg->solver.max_restarts = 1000;
+    cfg->solver.seed = 1;
+    cfg->spmv.chunk_height = 32;
+    cfg->spmv.repeats = 100;
+    strcpy(cfg->output.file, "spectrum.h5");
+    cfg->where_ = calloc(1, sizeof(where_t));
+}
+
+static int find_key(const char *section, const char *key)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(keys[i].section, section) && !strcmp(keys[i].key, key)) return (int)i;
+    return -1;
+}
+
+static int known_section(const char *s)
+{
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        if (!strcmp(sections[i], s)) return 1;
+    return 0;
+}
+
+/* Parse value into the field; on failure write a message into err. */
+static int parse_value(pl_config *cfg, const key_desc *k, const char *value, char *err, size_t errlen)
+{
+    char *field = (char *)cfg + k->offset;
+    char *end = NULL;
+    errno = 0;
+    switch (k->type) {
+    case KT_INT: {
+        long v = strtol(value, &end, 10);
+        if (end == value || *end || errno) { snprintf(err, errlen, "'%s' is not an integer", value); return 1; }
+        if (v < -2147483647L || v > 2147483647L) { snprintf(err, errlen, "%s does not fit a 32-bit integer", value); return 1; }
+        *(int *)field = (int)v;
+        return 0;
+    }
+    case KT_I64: {
+        long long v = strtoll(value, &end, 10);
+        if (end == value || *end || errno) { snprintf(err, errlen, "'%s' is not an integer", value); return 1; }
+        *(int64_t *)field = v;
+        return 0;
+    }
+    case KT_U64: {
+        if (value[0] == '-') { snprintf(err, errlen, "'%s' is not a non-negative integer", value); return 1; }
+        unsigned long long v = strtoull(value, &end, 10);
+        if (end == value || *end || errno) { snprintf(err, errlen, "'%s' is not a non-negative integer", value); return 1; }
+        *(uint64_t *)field = v;
+        return 0;
+    }
+    case KT_DBL: {
+        double v = strtod(value, &end);
+        if (end == value || *end || errno == ERANGE || !isfinite(v)) { snprintf(err, errlen, "'%s' is not a finite number", value); return 1; }
+        *(double *)field = v;
+        return 0;
+    }
+    case KT_BOOL:
+        if (!strcasecmp(value, "true") || !strcasecmp(value, "yes") || !strcmp(value, "1") || !strcasecmp(value, "on")) *(int *)field = 1;
+        else if (!strcasecmp(value, "false") || !strcasecmp(value, "no") || !strcmp(value, "0") || !strcasecmp(value, "off")) *(int *)field = 0;
+        else { snprintf(err, errlen, "'%s' is not true or false", value); return 1; }
+        return 0;
+    case KT_ENUM: {
+        const char *w = k->words;
+        for (int idx = 0; *w; idx++) {
+            const char *bar = strchr(w, '|');
+            size_t n = bar ? (size_t)(bar - w) : strlen(w);
+            if (strlen(value) == n && !strncmp(value, w, n)) { *(int *)field = idx; return 0; }
+            if (!bar) break;
+            w = bar + 1;
+        }
+        snprintf(err, errlen, "'%s' is not one of %s", value, k->words);
+        return 1;
+    }
+    case KT_STR:
+        if (strlen(value) >= k->size) { snprintf(err, errlen, "value longer than %zu characters", k->size - 1); return 1; }
+        if (!value[0]) { snprintf(err, errlen, "empty value"); return 1; }
+        strcpy(field, value);
+        return 0;
+    }
+    return 1;
+}
+
+typedef struct parse_state {
+    pl_config *cfg;
+    int line;        /* current line, counted by the reader */
+    char err[512];
+} parse_state;
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    parse_state *st = user;
+    where_t *wh = st->cfg->where_;
+    if (!known_section(section)) {
+        snprintf(st->err, sizeof st->err, "[%s] unknown section (known: model, matrix, solver, spmv, output)", section);
+        return 0;
+    }
+    int i = find_key(section, name);
+    if (i < 0) {
+        snprintf(st->err, sizeof st->err, "[%s] %s: unknown key", section, name);
+        return 0;
+    }
+    if (wh->line[i] > 0) {
+        snprintf(st->err, sizeof st->err, "[%s] %s: key given twice (first on line %d)", section, name, wh->line[i]);
+        return 0;
+    }
+    char msg[400];
+    if (parse_value(st->cfg, &keys[i], value, msg, sizeof msg)) {
+        snprintf(st->err, sizeof st->err, "[%s] %s: %s", section, name, msg);
+        return 0;
+    }
+    wh->line[i] = -2; /* placeholder, fixed below with the line number */
+    return 1;
+}
+
+/* libinih does not pass line numbers to the handler; read line by line with
+ * ini_parse_stream and a reader that counts lines. */
+typedef struct line_reader {
+    FILE *f;
+    parse_state *st;
+    pl_config *cfg;
+} line_reader;
+
+static char *reader(char *str, int num, void *stream)
+{
+    line_reader *lr = stream;
+    where_t *wh = lr->cfg->where_;
+    /* keys set by the previous line get the previous line number */
+    for (size_t i = 0; i < NKEYS; i++)
+        if (wh->line[i] == -2) wh->line[i] = lr->st->line;
+    char *r = fgets(str, num, lr->f);
+    if (r) lr->st->line++;
+    return r;
+}
+
+static int append_text(pl_config *cfg, const char *s)
+{
+    size_t old = cfg->text ? strlen(cfg->text) : 0, add = strlen(s);
+    char *t = realloc(cfg->text, old + add + 2);
+    PL_CHECK(t, PL_ERR_MEM, "out of host memory");
+    memcpy(t + old, s, add);
+    t[old + add] = 0;
+    cfg->text = t;
+    return PL_OK;
+}
+
+int pl_config_read(pl_config *cfg, const char *path)
+{
+    PL_CHECK(cfg->where_, PL_ERR_MEM, "out of host memory");
+    snprintf(cfg->path, sizeof cfg->path, "%s", path);
+    FILE *f = fopen(path, "r");
+    PL_CHECK(f, PL_ERR_INPUT, "%s: cannot open config file: %s", path, strerror(errno));
+    /* keep the text for the output file */
+    char buf[4096];
+    size_t n;
+    int rc = PL_OK;
+    while ((n = fread(buf, 1, sizeof buf - 1, f)) > 0) {
+        buf[n] = 0;
+        if (strlen(buf) != n) { fclose(f); return PL_ERROR(PL_ERR_INPUT, "%s: not a text file (NUL byte)", path); }
+        if ((rc = append_text(cfg, buf))) { fclose(f); return rc; }
+    }
+    rewind(f);
+    parse_state st = {.cfg = cfg, .line = 0};
+    line_reader lr = {.f = f, .st = &st, .cfg = cfg};
+    int err = ini_parse_stream(reader, &lr, handler, &st);
+    for (size_t i = 0; i < NKEYS; i++) /* keys set on the last line */
+        if (((where_t *)cfg->where_)->line[i] == -2) ((where_t *)cfg->where_)->line[i] = st.line;
+    fclose(f);
+    if (err > 0) {
+        if (st.err[0]) return PL_ERROR(PL_ERR_INPUT, "%s:%d: %s", path, err, st.err);
+        return PL_ERROR(PL_ERR_INPUT, "%s:%d: syntax error (expected [section] or key = value)", path, err);
+    }
+    PL_CHECK(err == 0, PL_ERR_INPUT, "%s: cannot parse config file", path);
+    return PL_OK;
+}
+
+int pl_config_set(pl_config *cfg, const char *assignment)
+{
+    char sec[64], key[64];
+    const char *dot = strchr(assignment, '.'), *eq = strchr(assignment, '=');
+    PL_CHECK(dot && eq && dot < eq && (size_t)(dot - assignment) < sizeof sec && (size_t)(eq - dot - 1) < sizeof key,
+             PL_ERR_INPUT, "--set %s: expected section.key=value", assignment);
+    memcpy(sec, assignment, (size_t)(dot - assignment));
+    sec[dot - assignment] = 0;
+    memcpy(key, dot + 1, (size_t)(eq - dot - 1));
+    key[eq - dot - 1] = 0;
+    PL_CHECK(known_section(sec), PL_ERR_INPUT, "--set %s: [%s] unknown section", assignment, sec);
+    int i = find_key(sec, key);
+    PL_CHECK(i >= 0, PL_ERR_INPUT, "--set %s: [%s] %s: unknown key", assignment, sec, key);
+    char msg[400];
+    PL_CHECK(!parse_value(cfg, &keys[i], eq + 1, msg, sizeof msg), PL_ERR_INPUT, "--set %s: [%s] %s: %s", assignment, sec, key, msg);
+    ((where_t *)cfg->where_)->line[i] = -1;
+    char line[512];
+    snprintf(line, sizeof line, "# --set %s\n", assignment);
+    PL_CALL(append_text(cfg, line));
+    return PL_OK;
+}
+
+const char *pl_config_where(const pl_config *cfg, const char *section, const char *key, char *buf, size_t len)
+{
+    int i = find_key(section, key);
+    int line = (i >= 0 && cfg->where_) ? ((where_t *)cfg->where_)->line[i] : 0;
+    const char *path = cfg->path[0] ? cfg->path : "config";
+    if (line > 0) snprintf(buf, len, "%s:%d: [%s] %s", path, line, section, key);
+    else if (line < 0) snprintf(buf, len, "--set %s.%s", section, key);
+    else snprintf(buf, len, "%s: [%s] %s", path, section, key);
+    return buf;
+}
+
+static int is_set(const pl_config *cfg, const char *section, const char *key)
+{
+    int i = find_key(section, key);
+    return i >= 0 && ((where_t *)cfg->where_)->line[i] != 0;
+}
+
+#define BAD(sec, key, ...)                                                              \
+    do {                                                                                \
+        char w_[1200], m_[400];                                                         \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                           \
+        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, sec, key, w_, sizeof w_), m_); \
+    } while (0)
+
+int pl_config_check(pl_config *cfg)
+{
+    PL_CHECK(cfg->where_, PL_ERR_MEM, "out of host memory");
+    for (size_t i = 0; i < NKEYS; i++) {
+        int need = cfg->model.type == PL_MODEL_HDF5 ? keys[i].required_h5 : keys[i].required_hh;
+        if (need && !is_set(cfg, keys[i].section, keys[i].key))
+            return PL_ERROR(PL_ERR_INPUT, "%s: [%s] missing key '%s'", cfg->path[0] ? cfg->path : "config", keys[i].section, keys[i].key);
+    }
+    const pl_model_cfg *m = &cfg->model;
+    if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) {
+        if (m->sites < 2) BAD("model", "sites", "%d sites: need at least 2", m->sites);
+        if (m->sites > 62) BAD("model", "sites", "%d sites: at most 62 are supported", m->sites);
+        if (m->n_up < 0) BAD("model", "n_up", "must be >= 0 (got %d)", m->n_up);
+        if (m->n_up > m->sites) BAD("model", "n_up", "%d > sites = %d", m->n_up, m->sites);
+        if (m->n_down < 0) BAD("model", "n_down", "must be >= 0 (got %d)", m->n_down);
+        if (m->n_down > m->sites) BAD("model", "n_down", "%d > sites = %d", m->n_down, m->sites);
+        if (m->max_phonons < 0) BAD("model", "max_phonons", "must be >= 0 (got %d)", m->max_phonons);
+        if (!(m->phonon_frequency > 0)) BAD("model", "phonon_frequency", "must be > 0 (got %g)", m->phonon_frequency);
+    }
+    const pl_solver_cfg *s = &cfg->solver;
+    if (s->nev < 1) BAD("solver", "nev", "must be >= 1 (got %d)", s->nev);
+    if (!(s->tolerance > 0)) BAD("solver", "tolerance", "must be > 0 (got %g)", s->tolerance);
+    if (s->tolerance >= 1) BAD("solver", "tolerance", "must be < 1 (got %g)", s->tolerance);
+    if (s->ncv != 0 && s->ncv < s->nev + 2) BAD("solver", "ncv", "must be 0 (auto) or >= nev + 2 = %d (got %d)", s->nev + 2, s->ncv);
+    if (s->max_restarts < 0) BAD("solver", "max_restarts", "must be >= 0 (got %d)", s->max_restarts);
+    const pl_spmv_cfg *p = &cfg->spmv;
+    if (p->chunk_height < 1 || p->chunk_height > 1024) BAD("spmv", "chunk_height", "must be in 1..1024 (got %d)", p->chunk_height);
+    if (p->sort_window < 0) BAD("spmv", "sort_window", "must be >= 0, 0 = all rows (got %lld)", (long long)p->sort_window);
+    if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
+    return PL_OK;
+}
+
+const char *pl_config_enum_name(const char *section, const char *key, int value)
+{
+    int i = find_key(section, key);
+    if (i < 0 || keys[i].type != KT_ENUM) return "?";
+    static _Thread_local char buf[64];
+    const char *w = keys[i].words;
+    for (int idx = 0; *w; idx++) {
+        const char *bar = strchr(w, '|');
+        size_t n = bar ? (size_t)(bar - w) : strlen(w);
+        if (idx == value) {
+            snprintf(buf, sizeof buf, "%.*s", (int)n, w);
+            return buf;
+        }
+        if (!bar) break;
+        w = bar + 1;
+    }
+    return "?";
+}
+
+void pl_config_dump(const pl_config *cfg, FILE *f)
+{
+    const char *last = "";
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_desc *k = &keys[i];
+        if (cfg->model.type == PL_MODEL_HDF5 && !strcmp(k->section, "model") && strcmp(k->key, "type")) continue;
+        if (cfg->model.type != PL_MODEL_HDF5 && !strcmp(k->section, "matrix")) continue;
+        if (strcmp(last, k->section)) {
+            fprintf(f, "%s[%s]\n", last[0] ? "\n" : "", k->section);
+            last = k->section;
+        }
+        const char *field = (const char *)cfg + k->offset;
+        fprintf(f, "%s = ", k->key);
+        switch (k->type) {
+        case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
+        case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;
+        case KT_U64: fprintf(f, "%llu\n", (unsigned long long)*(const uint64_t *)field); break;
+        case KT_DBL: fprintf(f, "%.17g\n", *(const double *)field); break;
+        case KT_BOOL: fprintf(f, "%s\n", *(const int *)field ? "true" : "false"); break;
+        case KT_ENUM: fprintf(f, "%s\n", pl_config_enum_name(k->section, k->key, *(const int *)field)); break;
+        case KT_STR: fprintf(f, "%s\n", field); break;
+        }
+    }
+}
+
+char *pl_config_dump_string(const pl_config *cfg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    pl_config_dump(cfg, f);
+    fclose(f);
+    return buf;
+}
+
+void pl_config_destroy(pl_config *cfg)
+{
+    if (!cfg) return;
+    free(cfg->text);
+    free(cfg->where_);
+    cfg->text = NULL;
+    cfg->where_ = NULL;
+}

@@ -1,0 +1,101 @@
+/* pl_config.h — the run configuration: INI file (libinih) + --set overrides.
+ *
+ * Order: defaults -> INI file -> --set section.key=value -> pl_config_check().
+ * Unknown sections and keys, duplicate keys, malformed numbers and values out
+ * of range are PL_ERR_INPUT with a one-line message naming file, line and key
+ * ("configs/x.ini:7: [model] n_up: 7 > sites = 6").  The defaults are
+ * documented beside each field and in the README's config reference. */
+#ifndef PL_CONFIG_H
+#define PL_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum pl_model_type { PL_MODEL_HOLSTEIN_HUBBARD = 0, PL_MODEL_HDF5 = 1 };
+enum pl_phonon_basis { PL_PHONON_SITE = 0, PL_PHONON_NORMAL = 1 };
+enum pl_boundary { PL_BOUNDARY_PERIODIC = 0, PL_BOUNDARY_OPEN = 1 };
+enum pl_which { PL_WHICH_SMALLEST = 0, PL_WHICH_LARGEST = 1 };
+enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA = 2 };
+enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
+enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1 };
+enum pl_precision { PL_PRECISION_DOUBLE = 0, PL_PRECISION_SINGLE = 1 };
+
+typedef struct pl_model_cfg {
+    int type;                /* type: holstein-hubbard | hdf5 (required)        */
+    int sites;               /* sites: L >= 2 (required for holstein-hubbard)   */
+    int n_up;                /* n_up: 0..sites (required)                       */
+    int n_down;              /* n_down: 0..sites (required)                     */
+    double hopping;          /* hopping: t = 1.0                                */
+    double hubbard_u;        /* hubbard_u: U = 0.0                              */
+    double phonon_frequency; /* phonon_frequency: omega0 = 1.0 (> 0)            */
+    double coupling;         /* coupling: g = 0.0                               */
+    int max_phonons;         /* max_phonons: M >= 0 (required)                  */
+    int phonon_basis;        /* phonon_basis: site | normal = site              */
+    int boundary;            /* boundary: periodic | open = periodic            */
+} pl_model_cfg;
+
+typedef struct pl_matrix_cfg {
+    char file[1024];         /* file: HDF5 matrix file (required for hdf5)      */
+    char group[256];         /* group: group path inside the file = "/"         */
+    int check_symmetry;      /* check_symmetry: true | false = true             */
+    double symmetry_tolerance; /* symmetry_tolerance: relative = 1e-12          */
+} pl_matrix_cfg;
+
+typedef struct pl_solver_cfg {
+    int nev;                 /* nev: eigenvalues wanted = 4                     */
+    int which;               /* which: smallest | largest = smallest            */
+    double tolerance;        /* tolerance: relative residual = 1e-10 (> 0)      */
+    int ncv;                 /* ncv: basis size, 0 = auto max(2 nev + 10, 24)   */
+    int max_restarts;        /* max_restarts: = 1000                            */
+    uint64_t seed;           /* seed: start vector seed = 1                     */
+} pl_solver_cfg;
+
+typedef struct pl_spmv_cfg {
+    int backend;             /* backend: auto | cpu | cuda = auto               */
+    int chunk_height;        /* chunk_height: C = 32                            */
+    int64_t sort_window;     /* sort_window: sigma, 0 = all rows (pJDS) = 0     */
+    int exchange;            /* exchange: vector | overlap | task = vector      */
+    int transport;           /* transport: mpi | nccl = mpi                     */
+    int precision;           /* precision: double | single = double             */
+    int repeats;             /* repeats: timed SpMVs per format in bench = 100  */
+} pl_spmv_cfg;
+
+typedef struct pl_output_cfg {
+    char file[1024];         /* file: HDF5 result file = "spectrum.h5"          */
+    int eigenvectors;        /* eigenvectors: true | false = false              */
+} pl_output_cfg;
+
+typedef struct pl_config {
+    pl_model_cfg model;
+    pl_matrix_cfg matrix;
+    pl_solver_cfg solver;
+    pl_spmv_cfg spmv;
+    pl_output_cfg output;
+    char path[1024];         /* the config file's path                          */
+    char *text;              /* the config file's text plus the --set lines     */
+    void *where_;            /* internal: where each key was set                */
+} pl_config;
+
+/* Fill defaults.  Can't fail. */
+void pl_config_defaults(pl_config *cfg);
+/* Read the INI file into cfg (after pl_config_defaults).  PL_ERR_INPUT for an
+ * unreadable file, an unknown section or key, a duplicate key, or a malformed
+ * value. */
+int pl_config_read(pl_config *cfg, const char *path);
+/* Apply one override "section.key=value" (command line --set). */
+int pl_config_set(pl_config *cfg, const char *assignment);
+/* Check required keys and ranges.  PL_ERR_INPUT with "file:line: [s] key: ...". */
+int pl_config_check(pl_config *cfg);
+/* "file:line: [section] key" (or "file: [section] key" when the key was not
+ * in the file) for messages about a key, written into buf. Returns buf. */
+const char *pl_config_where(const pl_config *cfg, const char *section, const char *key, char *buf, size_t len);
+/* Write the resolved configuration as INI text.  Can't fail. */
+void pl_config_dump(const pl_config *cfg, FILE *f);
+/* The resolved configuration as a malloc'ed INI string (NULL on no memory). */
+char *pl_config_dump_string(const pl_config *cfg);
+void pl_config_destroy(pl_config *cfg);
+
+/* Name of an enum value as written in the INI file. */
+const char *pl_config_enum_name(const char *section, const char *key, int value);
+
+#endif

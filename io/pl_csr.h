@@ -1,0 +1,27 @@
+/* pl_csr.h — a block of consecutive CSR rows [row0, row0 + nrows) of a
+ * global matrix with 0-based int64 global column indices.  This is the
+ * hand-over format between the matrix sources (hamiltonian/, io/ import) and
+ * spmv/.  Columns inside a row are sorted ascending and unique.
+ * The block owns its arrays; pl_csr_destroy frees them. */
+#ifndef PL_CSR_H
+#define PL_CSR_H
+
+#include <stdint.h>
+
+typedef struct pl_csr {
+    int64_t nrows_global; /* N: rows of the whole matrix               */
+    int64_t ncols_global; /* columns of the whole matrix (== N here)   */
+    int64_t row0;         /* first global row of this block            */
+    int64_t nrows;        /* rows in this block                        */
+    int64_t *row_ptr;     /* nrows+1, row_ptr[0] == 0                  */
+    int64_t *col;         /* row_ptr[nrows] global column indices      */
+    double *val;          /* row_ptr[nrows] values                     */
+} pl_csr;
+
+/* Allocate a block for nrows rows and nnz entries (row_ptr zeroed). */
+int pl_csr_alloc(pl_csr *a, int64_t nrows_global, int64_t row0, int64_t nrows, int64_t nnz);
+/* Free the arrays and zero the struct.  Accepts a zeroed struct.  Can't fail. */
+void pl_csr_destroy(pl_csr *a);
+static inline int64_t pl_csr_nnz(const pl_csr *a) { return a->row_ptr ? a->row_ptr[a->nrows] : 0; }
+
+#endif

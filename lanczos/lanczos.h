@@ -1,0 +1,4 @@
+#ifndef LANCZOS_H
+#define LANCZOS_H
+#include "spmv.h"
+#endif

@@ -1,0 +1,170 @@
+/* spmv.h — the pJDS format, the vector backends and the (distributed)
+ * operator y = A x that lanczos/ sees.
+ *
+ * pJDS (Kreutzer et al., "Sparse matrix-vector multiplication on GPGPU
+ * clusters: a new storage format and a scalable implementation", 2012):
+ * rows of a rank sorted by length (descending, stable) inside windows of
+ * `sort_window` rows (0 = all rows = pJDS; 1 = no sort = sliced ELLPACK),
+ * chunks of C rows padded to the chunk's longest row, column-major inside a
+ * chunk: entry j of row r (r in chunk c = r / C) sits at
+ *     chunk_start[c] + j * C + r % C.
+ * The permutation is applied symmetrically (P A P^T): each rank's rows and
+ * its local columns are renumbered into its permuted basis; remote columns
+ * go to a halo buffer.  Lanczos runs entirely in the permuted basis.
+ *
+ * Local indices are int32 (a rank holds < 2^31 rows), global ones int64.
+ */
+#ifndef PL_SPMV_H
+#define PL_SPMV_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pl_config.h"
+#include "pl_csr.h"
+
+/* ---- pJDS ------------------------------------------------------------ */
+typedef struct pjds {
+    int32_t nrows;         /* rows n (local)                                   */
+    int32_t ncols;         /* columns the block reads (local + halo)           */
+    int32_t C;             /* chunk height                                     */
+    int32_t nchunks;       /* ceil(nrows / C)                                  */
+    int64_t sort_window;   /* sigma actually used (>= 1)                       */
+    int64_t nnz;           /* true non-zeros                                   */
+    int64_t nent;          /* stored entries including padding                 */
+    int64_t *chunk_start;  /* nchunks + 1 offsets into col/val                 */
+    int32_t *chunk_width;  /* nchunks: longest row in the chunk                */
+    int32_t *row_len;      /* nchunks * C: length of each permuted row (pad 0) */
+    int32_t *col;          /* nent column indices (padding: a valid column)    */
+    double *val;           /* nent values (padding: 0)                         */
+    int32_t *row_map;      /* NULL: row i is y[i]; else row i adds into        */
+                           /* y[row_map[i]] (remote part of a split matrix)    */
+} pjds;
+
+/* Sort permutation of n rows with lengths len[]: perm[new] = old, rows sorted
+ * by descending length (stable) inside windows of sigma rows (sigma <= 0 or
+ * >= n: one window).  Can't fail. */
+void pjds_sort_perm(int32_t n, const int32_t *len, int64_t sigma, int32_t *perm);
+/* Build pJDS of the rows of a local CSR with local int32 column indices
+ * (lcol, in the permuted basis already), taking row perm[i] as row i.
+ * row_ptr has n+1 entries.  Allocates; free with pjds_destroy. */
+int pjds_create(int32_t n, int32_t ncols, const int64_t *row_ptr, const int32_t *lcol, const double *val,
+                const int32_t *perm, int C, int64_t sigma, pjds *out);
+void pjds_destroy(pjds *p);
+/* Statistics of the format on the global matrix, for `info` and `bench`. */
+typedef struct pjds_stats {
+    int64_t rows, nnz, row_len_min, row_len_max;
+    int64_t csr_bytes;         /* 8 nnz + 4 nnz + 8 (rows + 1)                */
+    int64_t ellpack_entries;   /* rows padded to a multiple of C, times max len */
+    int64_t pjds_entries;      /* sum over chunks of C * chunk width          */
+    double pjds_reduction_vs_ellpack; /* 1 - pjds_entries / ellpack_entries   */
+} pjds_stats;
+/* Stats from the row lengths of the whole matrix (only lengths, any order).
+ * Collective over comm when the lengths are distributed: each rank passes its
+ * own rows' lengths (sorting is global in the paper's Table I, so this
+ * gathers the length histogram, O(max length) memory, never all rows). */
+int pjds_stats_from_lengths(int64_t n_local, const int32_t *len, int C, MPI_Comm comm, pjds_stats *st);
+
+/* ---- backends -------------------------------------------------------- */
+/* A table of vector operations that run where the operator lives.  Pointers
+ * to vectors are backend memory (host for cpu, device for cuda).  Results
+ * of reductions are *local* partial sums delivered to host memory; the one
+ * MPI_Allreduce is in pl_vec_* below.  Scalars and small matrices (h, Y)
+ * live on the host.  Every function returns an error code. */
+typedef struct pl_backend pl_backend;
+struct pl_backend {
+    const char *name;  /* "cpu" or "cuda" */
+    void *ctx;         /* handles, streams; owned by the backend */
+    int (*vec_alloc)(pl_backend *be, size_t n, double **v);
+    void (*vec_free)(pl_backend *be, double *v);
+    int (*upload)(pl_backend *be, double *dst, const double *h_src, size_t n);    /* host -> backend */
+    int (*download)(pl_backend *be, double *h_dst, const double *src, size_t n);  /* backend -> host */
+    int (*copy)(pl_backend *be, size_t n, const double *x, double *y);            /* y = x */
+    int (*set)(pl_backend *be, size_t n, double a, double *x);                   /* x = a */
+    int (*scal)(pl_backend *be, size_t n, double a, double *x);                  /* x = a x */
+    int (*axpy)(pl_backend *be, size_t n, double a, const double *x, double *y);  /* y += a x */
+    int (*dot)(pl_backend *be, size_t n, const double *x, const double *y, double *h_r); /* local x.y */
+    /* h[0:k] = V[:, 0:k]^T w (local partial sums), V column-major, ld >= n */
+    int (*gemv_t)(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h_h);
+    /* w = beta w + alpha V[:, 0:k] h, h on host */
+    int (*gemv_n)(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
+                  double beta, double *w);
+    /* W[:, 0:m] = V[:, 0:k] Y (Y k x m column-major on host, ldy >= k); W must not overlap V */
+    int (*gemm)(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *h_Y, int ldy,
+                double *W, size_t ldw);
+    /* matrices: copy a host pJDS into backend memory (cpu may keep a reference;
+     * the host pJDS outlives the backend matrix) */
+    int (*mat_create)(pl_backend *be, const pjds *h_mat, void **mat);
+    void (*mat_destroy)(pl_backend *be, void *mat);
+    /* row_map == NULL: y = A x;  else y[row_map[i]] += (A x)[i] */
+    int (*spmv)(pl_backend *be, const void *mat, const double *x, double *y);
+    /* int32 index arrays in backend memory (halo packing) */
+    int (*idx_create)(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx);
+    void (*idx_destroy)(pl_backend *be, int32_t *idx);
+    /* buf[i] = x[idx[i]] for i < n */
+    int (*gather)(pl_backend *be, size_t n, const int32_t *idx, const double *x, double *buf);
+    int (*sync)(pl_backend *be);
+    void (*destroy)(pl_backend **be);
+    /* counters, updated by the calls above */
+    double bytes_h2d, bytes_d2h;
+};
+
+/* Create the backend named by cfg->backend (auto: cuda when built with CUDA
+ * and a device is present, else cpu).  PL_ERR_INPUT if cuda is asked for
+ * and not available.  `local_rank` picks the GPU. */
+int pl_backend_create(int kind, int local_rank, pl_backend **be);
+int pl_backend_cpu_create(pl_backend **be);
+/* Returns PL_ERR_NOTSUP when built without CUDA, PL_ERR_INPUT when no GPU. */
+int pl_backend_cuda_create(int device, pl_backend **be);
+/* Number of CUDA devices (0 without CUDA or without a driver).  Can't fail. */
+int pl_cuda_device_count(void);
+void pl_backend_destroy(pl_backend **be);
+
+/* ---- operator -------------------------------------------------------- */
+typedef struct pl_op pl_op; /* opaque: local pJDS + remote part + halo plan */
+
+typedef struct pl_op_info {
+    int64_t n_global;      /* rows of the matrix                        */
+    int64_t row0;          /* first global row of this rank's block     */
+    int32_t n_local;       /* rows of this rank                         */
+    int32_t n_halo;        /* remote x entries this rank receives       */
+    int64_t nnz_local;     /* non-zeros of this rank                    */
+    int64_t nent_local;    /* stored entries incl. padding              */
+    size_t device_bytes;   /* matrix bytes in backend memory            */
+    double norm_estimate;  /* global max row sum |a_ij| (>= ||A||_2)    */
+} pl_op_info;
+
+/* Build the operator from this rank's CSR row block (global columns):
+ * permute once into pJDS (chunk_height, sort_window), split local/remote
+ * columns, plan the halo, upload to the backend.  Collective over comm.
+ * The CSR block can be freed afterwards. */
+int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI_Comm comm, pl_op **op);
+void pl_op_destroy(pl_op **op);
+/* y = A x; x and y are n_local vectors in backend memory, permuted basis.
+ * Collective over the operator's communicator (halo exchange). */
+int pl_op_apply(pl_op *op, const double *x, double *y);
+void pl_op_get_info(const pl_op *op, pl_op_info *info);
+MPI_Comm pl_op_comm(const pl_op *op);
+pl_backend *pl_op_backend(const pl_op *op);
+/* perm[i] = original global row of permuted local row i (host array owned
+ * by the operator, n_local entries). */
+const int64_t *pl_op_global_index(const pl_op *op);
+/* Counters: SpMVs applied, seconds in apply (host wall clock, synchronised). */
+void pl_op_counters(const pl_op *op, int64_t *n_apply, double *seconds);
+
+/* ---- global vector operations (backend op + one MPI_Allreduce) -------- */
+int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
+int pl_vec_nrm2(pl_op *op, const double *x, double *r);
+int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);
+
+/* ---- row-block partition (collective helpers) -------------------------- */
+/* Split rows [0, N) into `size` contiguous blocks with about equal sums of
+ * row lengths.  `len_of_block` gives the lengths of a row range (the
+ * generator or the file); each rank computes the lengths of an equal share
+ * of rows, prefix sums are combined by MPI, so no rank holds N lengths.
+ * bounds[size + 1] out (bounds[0] = 0, bounds[size] = N). */
+typedef int (*pl_row_lengths_fn)(void *arg, int64_t r0, int64_t r1, int32_t *len);
+int pl_partition_by_nnz(int64_t N, pl_row_lengths_fn fn, void *arg, MPI_Comm comm, int64_t *bounds);
+
+#endif

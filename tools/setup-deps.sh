@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages pjds-lanczos needs, only those missing.
+# Usage: tools/setup-deps.sh   (uses sudo when not root)
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config
+      libopenmpi-dev openmpi-bin
+      libhdf5-dev hdf5-tools
+      liblapacke-dev libopenblas-dev
+      libinih-dev
+      python3-numpy python3-scipy python3-h5py)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
