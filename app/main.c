@@ -1,2 +1,180 @@
-/* main.c — placeholder, replaced below */
-int main(void) { return 0; }
+/* main.c — the pjds-lanczos command line: subcommands info, solve, bench,
+ * export; configuration from an INI file with --set overrides; MPI set-up
+ * (one rank per GPU, node-local rank for device selection); exit status
+ * 0 = success, 2 = bad input, 1 = any other failure. */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "pl_build.h"
+#include "pl_error.h"
+
+typedef struct command {
+    const char *name;
+    int (*fn)(app_ctx *);
+    const char *summary;
+    const char *usage; /* extra positional arguments */
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"info", cmd_info, "build the matrix and print its statistics", "",
+     "Builds (or imports) the configured matrix and prints `key: value` lines: rows, nnz,\n"
+     "nnz_per_row, row lengths, storage of CSR, ELLPACK and pJDS (chunk height [spmv] chunk_height),\n"
+     "the pJDS data reduction against ELLPACK, and the build time.\n"},
+    {"solve", cmd_solve, "compute eigenvalues (and eigenvectors) with thick-restart Lanczos", "",
+     "Builds the matrix, permutes it once into pJDS, runs thick-restart Lanczos in the permuted\n"
+     "basis on the configured backend and writes the spectrum to the HDF5 file [output] file.\n"
+     "Progress goes to stderr at most once a second; eigenvalues to stdout.\n"},
+    {"bench", cmd_bench, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "",
+     "Times y = A x on the configured matrix for each storage format on the configured backend\n"
+     "(median of [spmv] repeats runs) and reports GF/s, effective GB/s and %% of the memory floor.\n"},
+    {"export", cmd_export, "write the configured matrix to an HDF5 matrix file", " FILE.h5",
+     "Writes the configured matrix (generated or imported) in the pjds-lanczos HDF5 matrix schema\n"
+     "(README, \"HDF5 matrix schema\"), so other tools can load exactly the matrix we solve.\n"},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
+
+/* Until a subcommand's module lands, a weak stand-in reports it missing. */
+__attribute__((weak)) int cmd_solve(app_ctx *ctx) { (void)ctx; return PL_ERROR(PL_ERR_NOTSUP, "solve is not available in this build"); }
+__attribute__((weak)) int cmd_bench(app_ctx *ctx) { (void)ctx; return PL_ERROR(PL_ERR_NOTSUP, "bench is not available in this build"); }
+__attribute__((weak)) int cmd_export(app_ctx *ctx) { (void)ctx; return PL_ERROR(PL_ERR_NOTSUP, "export is not available in this build"); }
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: pjds-lanczos [--version] [--help] COMMAND [options] CONFIG [args]\n\ncommands:\n");
+    for (int i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`pjds-lanczos COMMAND --help` describes a command and its options.\n");
+}
+
+static void command_help(const command *c)
+{
+    printf("usage: pjds-lanczos %s [options] CONFIG%s\n\n", c->name, c->usage);
+    printf(c->help, 0);
+    printf("\noptions:\n"
+           "  --set section.key=value  override a config key (repeatable), e.g. --set solver.nev=8\n"
+           "  --quiet                  no progress or summary on stderr (warnings and errors still print)\n"
+           "  --verbose                debug messages on stderr\n");
+    if (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))
+        printf("  --overwrite              replace an existing output file\n");
+    printf("  --help                   this text\n\nThe config reference is in README.md; configs/ holds examples.\n");
+}
+
+/* Parse the arguments after COMMAND.  Returns PL_OK, or PL_ERR_INPUT. */
+static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, char ***sets, int *nsets, int *help, int *verbose)
+{
+    *sets = calloc((size_t)argc, sizeof **sets);
+    ctx->args = calloc((size_t)argc, sizeof *ctx->args);
+    PL_CHECK(*sets && ctx->args, PL_ERR_MEM, "out of host memory");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) *help = 1;
+        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) ctx->quiet = 1;
+        else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) *verbose = 1;
+        else if (!strcmp(a, "--overwrite") && (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))) ctx->overwrite = 1;
+        else if (!strcmp(a, "--set")) {
+            PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--set needs an argument section.key=value");
+            (*sets)[(*nsets)++] = argv[++i];
+        } else if (!strncmp(a, "--set=", 6)) (*sets)[(*nsets)++] = argv[i] + 6;
+        else if (a[0] == '-' && a[1]) return PL_ERROR(PL_ERR_INPUT, "%s: unknown option '%s' (see pjds-lanczos %s --help)", c->name, a, c->name);
+        else if (!ctx->cfg_path) ctx->cfg_path = a;
+        else ctx->args[ctx->nargs++] = argv[i];
+    }
+    if (*help) return PL_OK;
+    PL_CHECK(ctx->cfg_path, PL_ERR_INPUT, "%s: missing CONFIG argument (see pjds-lanczos %s --help)", c->name, c->name);
+    int want = strcmp(c->name, "export") ? 0 : 1;
+    PL_CHECK(ctx->nargs == want, PL_ERR_INPUT, "%s: expected %s (see pjds-lanczos %s --help)", c->name,
+             want ? "CONFIG FILE.h5" : "a single CONFIG argument", c->name);
+    return PL_OK;
+}
+
+static int setup_config(app_ctx *ctx, char **sets, int nsets)
+{
+    pl_config_defaults(&ctx->cfg);
+    PL_CALL(pl_config_read(&ctx->cfg, ctx->cfg_path));
+    for (int i = 0; i < nsets; i++) PL_CALL(pl_config_set(&ctx->cfg, sets[i]));
+    PL_CALL(pl_config_check(&ctx->cfg));
+    return PL_OK;
+}
+
+/* Report an error.  in_setup: found by every rank alike (arguments, config),
+ * so rank 0 speaks; otherwise the rank that saw it speaks. */
+static int finish(app_ctx *ctx, int rc, int in_setup)
+{
+    if (rc != PL_OK && (!in_setup || ctx->rank == 0)) {
+        if (ctx->size > 1 && !in_setup) fprintf(stderr, "pjds-lanczos: [rank %d] ", ctx->rank);
+        pl_error_report();
+    }
+    return pl_error_exit_status(rc);
+}
+
+int main(int argc, char **argv)
+{
+    app_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.t_start = pl_wtime();
+
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("pjds-lanczos %s (CUDA %s, NCCL %s)\n", PL_VERSION, PJDS_HAVE_CUDA ? "yes" : "no", PJDS_HAVE_NCCL ? "yes" : "no");
+        return 0;
+    }
+    const command *cmd = NULL;
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
+    if (!cmd) {
+        fprintf(stderr, "pjds-lanczos: error: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "pjds-lanczos: error: MPI_Init_thread failed\n");
+        return 1;
+    }
+    ctx.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(ctx.comm, &ctx.rank);
+    MPI_Comm_size(ctx.comm, &ctx.size);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(ctx.comm, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &ctx.local_rank);
+        MPI_Comm_size(node, &ctx.local_size);
+        MPI_Comm_free(&node);
+    } else {
+        ctx.local_rank = 0;
+        ctx.local_size = 1;
+    }
+
+    char **sets = NULL;
+    int nsets = 0, help = 0, verbose = 0;
+    int rc = parse_args(argc - 2, argv + 2, cmd, &ctx, &sets, &nsets, &help, &verbose);
+    pl_log_init(ctx.rank, ctx.quiet ? PL_LOG_QUIET : verbose ? PL_LOG_DEBUG : PL_LOG_INFO);
+    int in_setup = 1;
+    if (rc == PL_OK && help) {
+        if (ctx.rank == 0) command_help(cmd);
+    } else {
+        if (rc == PL_OK) rc = setup_config(&ctx, sets, nsets);
+        if (rc == PL_OK) {
+            pl_debug("%s: %d rank(s), %d OpenMP thread(s) per rank, MPI thread level %d", cmd->name, ctx.size,
+                     omp_get_max_threads(), provided);
+            in_setup = 0;
+            rc = cmd->fn(&ctx);
+        }
+    }
+    int status = finish(&ctx, rc, in_setup);
+    free(sets);
+    free(ctx.args);
+    pl_config_destroy(&ctx.cfg);
+    /* a failure inside a command may leave other ranks in a collective */
+    if (status != 0 && !in_setup && ctx.size > 1) MPI_Abort(MPI_COMM_WORLD, status);
+    MPI_Finalize();
+    return status;
+}

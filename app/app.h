@@ -1,0 +1,50 @@
+/* app.h — shared state of the pjds-lanczos subcommands. */
+#ifndef PL_APP_H
+#define PL_APP_H
+
+#include <mpi.h>
+
+#include "pl_config.h"
+#include "pl_csr.h"
+
+typedef struct app_ctx {
+    pl_config cfg;        /* resolved and checked configuration               */
+    const char *cfg_path; /* CONFIG argument                                  */
+    MPI_Comm comm;        /* MPI_COMM_WORLD                                   */
+    int rank, size;       /* in comm                                          */
+    int local_rank;       /* node-local rank (GPU selection)                  */
+    int local_size;       /* ranks on this node                               */
+    int quiet;            /* --quiet: no progress lines                       */
+    int overwrite;        /* --overwrite: replace an existing output file     */
+    int nargs;            /* positional arguments after CONFIG (export FILE)  */
+    char **args;
+    double t_start;       /* pl_wtime() at program start                      */
+} app_ctx;
+
+/* What app_build_rows learned about the matrix. */
+typedef struct app_matrix_info {
+    int64_t rows;           /* N                                              */
+    int64_t nnz;            /* global non-zeros                               */
+    int symmetric_known;    /* the source guarantees symmetry (generator, or file attribute) */
+    double build_seconds;   /* generation or import, wall clock, max over ranks */
+    double partition_seconds;
+    char name[256];         /* model or matrix name for output                */
+} app_matrix_info;
+
+/* Build (generate or import) this rank's contiguous row block, balanced by
+ * non-zeros over the ranks of ctx->comm.  Collective.  PL_ERR_INPUT for bad
+ * model parameters or a bad matrix file. */
+int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
+
+/* Subcommands: return an error code (main maps it to the exit status). */
+int cmd_info(app_ctx *ctx);
+int cmd_solve(app_ctx *ctx);
+int cmd_bench(app_ctx *ctx);
+int cmd_export(app_ctx *ctx);
+
+/* 1 if ctx says the output file may be (over)written; PL_ERR_INPUT with a
+ * clear message otherwise (exists without --overwrite, directory missing or
+ * not writable).  Collective (rank 0 checks, result broadcast). */
+int app_check_output_path(app_ctx *ctx, const char *path);
+
+#endif

@@ -1,0 +1,101 @@
+/* app_matrix.c — from the configuration to this rank's CSR row block:
+ * the Holstein-Hubbard generator or an HDF5 matrix file, contiguous row
+ * blocks balanced by non-zeros (spmv/partition.c); plus the output-path
+ * check shared by the commands that write files. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "hh.h"
+#include "pl_error.h"
+#include "spmv.h"
+
+static int hh_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
+{
+    return hh_row_lengths((const hh_model *)arg, r0, r1, len);
+}
+
+static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
+{
+    hh_model *model = NULL;
+    int rc = hh_model_create(&ctx->cfg.model, &model);
+    if (rc == PL_ERR_INPUT) {
+        /* the generator names the parameter; add where the model was configured */
+        char msg[1024], where[1200];
+        snprintf(msg, sizeof msg, "%s", pl_error_message());
+        pl_error_clear();
+        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(&ctx->cfg, "model", "max_phonons", where, sizeof where), msg);
+    }
+    PL_CALL(rc);
+    int64_t N = hh_model_rows(model);
+    int64_t *bounds = NULL;
+    PL_MALLOC(bounds, ctx->size + 1);
+    double t0 = pl_wtime();
+    if (ctx->size > 1) {
+        PL_CALL_GOTO(pl_partition_by_nnz(N, hh_lengths_cb, model, ctx->comm, bounds), out, rc);
+    } else {
+        bounds[0] = 0;
+        bounds[1] = N;
+    }
+    mi->partition_seconds = pl_wtime() - t0;
+    t0 = pl_wtime();
+    PL_CALL_GOTO(hh_rows_csr(model, bounds[ctx->rank], bounds[ctx->rank + 1], rows), out, rc);
+    double t = pl_wtime() - t0;
+    mi->rows = N;
+    mi->symmetric_known = 1;
+    const pl_model_cfg *m = &ctx->cfg.model;
+    snprintf(mi->name, sizeof mi->name, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites,
+             m->n_up, m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
+             pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
+             m->coupling);
+    PL_CHECK_GOTO(MPI_Allreduce(&t, &mi->build_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+                  out, rc, "MPI_Allreduce failed");
+out:
+    free(bounds);
+    hh_model_destroy(&model);
+    return rc;
+}
+
+/* Import from HDF5: provided by io/pl_h5matrix (weak stand-in until then). */
+__attribute__((weak)) int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
+{
+    (void)ctx, (void)rows, (void)mi;
+    return PL_ERROR(PL_ERR_NOTSUP, "[model] type = hdf5 is not available in this build");
+}
+
+int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
+{
+    memset(mi, 0, sizeof *mi);
+    memset(rows, 0, sizeof *rows);
+    if (ctx->cfg.model.type == PL_MODEL_HDF5) PL_CALL(app_build_rows_hdf5(ctx, rows, mi));
+    else PL_CALL(build_hh(ctx, rows, mi));
+    int64_t nnz = pl_csr_nnz(rows);
+    PL_CHECK(MPI_Allreduce(&nnz, &mi->nnz, 1, MPI_INT64_T, MPI_SUM, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce failed");
+    return PL_OK;
+}
+
+int app_check_output_path(app_ctx *ctx, const char *path)
+{
+    char msg[1400] = "";
+    if (ctx->rank == 0) {
+        char *dup = strdup(path);
+        const char *dir = dup ? dirname(dup) : ".";
+        if (!path[0]) snprintf(msg, sizeof msg, "output path is empty");
+        else if (access(path, F_OK) == 0 && !ctx->overwrite)
+            snprintf(msg, sizeof msg, "%s: output file exists; use --overwrite to replace it", path);
+        else if (access(dir, F_OK) != 0)
+            snprintf(msg, sizeof msg, "%s: directory %s does not exist", path, dir);
+        else if (access(dir, W_OK | X_OK) != 0)
+            snprintf(msg, sizeof msg, "%s: directory %s is not writable", path, dir);
+        free(dup);
+    }
+    PL_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    PL_CHECK(!msg[0], PL_ERR_INPUT, "%s", msg);
+    return PL_OK;
+}

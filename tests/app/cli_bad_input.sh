@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Bad-input tests of the CLI: each case must exit with status 2 and print
+# exactly one line on stderr that names the file, the line and the key.
+# Usage: cli_bad_input.sh CASE   (PJDS_BIN = the pjds-lanczos executable)
+set -u
+case_name=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cfg=$dir/bad.ini
+base() { # a valid small model; $1 = extra lines for [model], $2 = extra sections
+cat >"$cfg" <<EOT
+[model]
+type = holstein-hubbard
+sites = 4
+n_up = 2
+n_down = 2
+hubbard_u = 4
+coupling = 0.5
+phonon_basis = site
+$1
+$2
+EOT
+}
+expect=""
+args=()
+case $case_name in
+  unknown_section) base "max_phonons = 2" $'[solverr]\nnev = 2'; expect="bad.ini:11: \[solverr\] unknown section" ;;
+  unknown_key)     base $'max_phonons = 2\nphonons = 3'; expect="bad.ini:10: \[model\] phonons: unknown key" ;;
+  missing_key)     base ""; expect="bad.ini: \[model\] missing key 'max_phonons'" ;;
+  non_number)      base "max_phonons = two"; expect="bad.ini:9: \[model\] max_phonons: 'two' is not an integer" ;;
+  non_number_real) base $'max_phonons = 2\nhopping = 1.0x'; expect="bad.ini:10: \[model\] hopping: '1.0x' is not a finite number" ;;
+  n_up_gt_sites)   base "max_phonons = 2"; sed -i 's/^n_up = 2/n_up = 5/' "$cfg"; expect="bad.ini:4: \[model\] n_up: 5 > sites = 4" ;;
+  negative_m)      base "max_phonons = -1"; expect="bad.ini:9: \[model\] max_phonons: must be >= 0" ;;
+  basis_too_large) base "max_phonons = 2000000000"; sed -i 's/^sites = 4/sites = 60/' "$cfg"; expect="bad.ini:9: \[model\] max_phonons: .*too large" ;;
+  duplicate_key)   base $'max_phonons = 2\nmax_phonons = 3'; expect="bad.ini:10: \[model\] max_phonons: key given twice" ;;
+  bad_enum)        base $'max_phonons = 2\nboundary = twisted'; expect="bad.ini:10: \[model\] boundary: 'twisted' is not one of periodic\|open" ;;
+  bad_set)         base "max_phonons = 2"; args=(--set model.nope=1); expect="--set model.nope=1: \[model\] nope: unknown key" ;;
+  missing_file)    cfg=$dir/none.ini; expect="none.ini: cannot open config file" ;;
+  syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
+  *) echo "unknown case $case_name"; exit 1 ;;
+esac
+"$PJDS_BIN" info "$cfg" "${args[@]}" >"$dir/out" 2>"$dir/err"
+status=$?
+fail=0
+if [ "$status" -ne 2 ]; then echo "FAIL: exit status $status, expected 2"; fail=1; fi
+nlines=$(wc -l <"$dir/err")
+if [ "$nlines" -ne 1 ]; then echo "FAIL: $nlines lines on stderr, expected 1"; fail=1; fi
+if ! grep -Eq "$expect" "$dir/err"; then echo "FAIL: stderr does not match /$expect/"; fail=1; fi
+echo "stderr: $(cat "$dir/err")"
+exit $fail
