@@ -23,6 +23,7 @@
 
 #include "pl_config.h"
 #include "pl_csr.h"
+#include "pl_error.h"
 
 /* ---- pJDS ------------------------------------------------------------ */
 typedef struct pjds {
@@ -108,7 +109,29 @@ struct pl_backend {
     void (*destroy)(pl_backend **be);
     /* counters, updated by the calls above */
     double bytes_h2d, bytes_d2h;
+    /* added by the CUDA helper: free and total bytes of the backend's
+     * device memory and the device number; NULL for host backends (cpu). */
+    int (*mem_info)(pl_backend *be, int *device, size_t *free_bytes, size_t *total_bytes);
 };
+
+/* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`
+ * fit into the free memory of the backend's device (always PL_OK for host
+ * backends), else PL_ERR_INPUT "needs X GiB of device memory, GPU N has Y
+ * GiB free".  Call before allocating the matrix and the Krylov basis.
+ * Not collective. */
+static inline int pl_backend_mem_check(pl_backend *be, double bytes_needed)
+{
+    int dev = 0;
+    size_t fr = 0, tot = 0;
+    if (!be || !be->mem_info) return PL_OK;
+    int e = be->mem_info(be, &dev, &fr, &tot);
+    if (e != PL_OK) return pl_error_trace(e, __FILE__, __LINE__, __func__, "be->mem_info");
+    if (bytes_needed <= (double)fr) return PL_OK;
+    return pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
+                        "needs %.2f GiB of device memory, GPU %d has %.2f GiB free (of %.2f GiB): "
+                        "use more GPUs (MPI ranks) or a smaller [solver] ncv",
+                        bytes_needed / 1073741824.0, dev, (double)fr / 1073741824.0, (double)tot / 1073741824.0);
+}
 
 /* Create the backend named by cfg->backend (auto: cuda when built with CUDA
  * and a device is present, else cpu).  PL_ERR_INPUT if cuda is asked for
@@ -133,6 +156,11 @@ typedef struct pl_op_info {
     int64_t nent_local;    /* stored entries incl. padding              */
     size_t device_bytes;   /* matrix bytes in backend memory            */
     double norm_estimate;  /* global max row sum |a_ij| (>= ||A||_2)    */
+    /* added by the spmv helper: */
+    int exchange;          /* exchange mode in use (PL_EXCHANGE_*; task  */
+                           /* falls back to overlap without MPI threads) */
+    int n_neighbors;       /* ranks this rank receives from or sends to  */
+    int64_t n_send;        /* x entries this rank sends per apply        */
 } pl_op_info;
 
 /* Build the operator from this rank's CSR row block (global columns):
@@ -152,6 +180,23 @@ pl_backend *pl_op_backend(const pl_op *op);
 const int64_t *pl_op_global_index(const pl_op *op);
 /* Counters: SpMVs applied, seconds in apply (host wall clock, synchronised). */
 void pl_op_counters(const pl_op *op, int64_t *n_apply, double *seconds);
+/* Split of the apply time (for `bench`), this rank, summed over applies:
+ * t_local/t_remote = local/remote pJDS SpMV, t_comm = exposed communication
+ * (gather of the send buffer, host<->device staging, MPI time not hidden
+ * behind the local part).  The split is exact only with detailed timing on
+ * (pl_op_set_detailed_timing), which synchronises the backend between
+ * phases and so removes GPU/host overlap; off (default), t_local and
+ * t_remote measure launch time only on asynchronous backends.
+ * t_total == the seconds of pl_op_counters.  Can't fail. */
+typedef struct pl_op_timings {
+    int64_t n_apply;
+    double t_total, t_local, t_remote, t_comm;
+    double bytes_sent;     /* halo bytes this rank sent (MPI)            */
+} pl_op_timings;
+void pl_op_timings_get(const pl_op *op, pl_op_timings *t);
+void pl_op_set_detailed_timing(pl_op *op, int on);
+/* Zero the counters and timings.  Can't fail. */
+void pl_op_reset_counters(pl_op *op);
 
 /* ---- global vector operations (backend op + one MPI_Allreduce) -------- */
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
