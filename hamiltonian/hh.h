@@ -39,8 +39,11 @@ void hh_model_dims(const hh_model *model, int64_t *n_up_states, int64_t *n_down_
  * col/val (room for hh_model_max_row_len entries).  Thread-safe. */
 int hh_row(const hh_model *model, int64_t row, int *len, int64_t *col, double *val);
 
-/* CSR rows [r0, r1) into a freshly allocated block (OpenMP-parallel).
- * progress: if nonzero, report progress on stderr for long builds. */
+/* CSR rows [r0, r1) into a freshly allocated block *out (OpenMP-parallel,
+ * two passes: lengths, then fill).  The caller owns *out (pl_csr_destroy).
+ * Builds that take longer than ~2 s report progress on stderr (pl_info, at
+ * most once per second).  PL_ERR_ARG for a bad range, PL_ERR_MEM; on
+ * failure *out is left empty.  Not collective. */
 int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out);
 
 /* Row lengths of rows [r0, r1) without the values (OpenMP-parallel), into
