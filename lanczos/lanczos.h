@@ -1,4 +1,112 @@
-#ifndef LANCZOS_H
-#define LANCZOS_H
+/* lanczos.h — thick-restart Lanczos for a few extreme eigenpairs of a
+ * symmetric operator, written only against spmv.h (pl_op_apply, the backend
+ * vector table, pl_vec_*): no backend, format or MPI details here.
+ *
+ * Method: Wu & Simon, "Thick-restart Lanczos method for large symmetric
+ * eigenvalue problems", SIAM J. Matrix Anal. Appl. 22 (2000) 602-616, with
+ * full reorthogonalisation (classical Gram-Schmidt, two passes) and a
+ * relative breakdown guard.  See lanczos.c for the algorithm.
+ *
+ * All vectors live in backend memory in the operator's permuted local basis;
+ * the projected eigenproblems are solved on the host with LAPACKE. */
+#pragma once /* no conditional compilation anywhere in lanczos/: a test greps for it */
+
+#include <stdint.h>
+
 #include "spmv.h"
-#endif
+
+/* Why the solver stopped (SLEPc EPSConvergedReason). */
+enum lz_reason {
+    LZ_ITERATING = 0,    /* internal: still running                              */
+    LZ_CONVERGED = 1,    /* nev wanted eigenpairs met the tolerance              */
+    LZ_MAX_RESTARTS = 2, /* max_restarts reached first                           */
+    LZ_BREAKDOWN = 3     /* no new direction could be found (should not happen   */
+                         /* for nev < N; kept for completeness)                  */
+};
+const char *lz_reason_name(int reason); /* "converged", "max_restarts", "breakdown" */
+
+/* What the monitor sees at the end of each Lanczos cycle (before the restart). */
+typedef struct lz_monitor_info {
+    int restart;             /* cycles finished - 1 (0 after the first cycle)   */
+    int nconv;               /* leading wanted pairs converged                  */
+    int nev;
+    int64_t iterations;      /* operator applications so far                    */
+    const double *ritz;      /* nev current Ritz values, wanted order           */
+    const double *resid;     /* nev residual estimates |beta_m y_m,i|           */
+    double worst_resid;      /* max relative residual estimate of the nev       */
+    double elapsed;          /* seconds since lz_solve started                  */
+} lz_monitor_info;
+typedef void (*lz_monitor_fn)(void *arg, const lz_monitor_info *info);
+
+typedef struct lz_options {
+    int nev;             /* eigenpairs wanted = 4 (1 <= nev < N)                      */
+    int which;           /* PL_WHICH_SMALLEST | PL_WHICH_LARGEST = smallest            */
+    double tol;          /* relative residual = 1e-10 (> 0): converged when           */
+                         /* |beta_m y_m,i| <= tol * max(|theta_i|, normest)           */
+    int ncv;             /* basis size, 0 = auto max(2 nev + 10, 24); capped at N      */
+    int max_restarts;    /* = 1000; 0 = one cycle only                                 */
+    uint64_t seed;       /* start vector seed = 1                                      */
+    int want_vectors;    /* return eigenvectors = 0                                    */
+    int verify;          /* = 1: when all nev converge, lock them and run one more     */
+                         /* cycle from a fresh random vector; continue if it finds a    */
+                         /* wanted eigenvalue that was missed (degenerate copies)       */
+    lz_monitor_fn monitor; /* called on every rank after each cycle; NULL = none      */
+    void *monitor_arg;
+} lz_options;
+
+/* Defaults as documented above.  Can't fail. */
+void lz_options_defaults(lz_options *o);
+
+/* Per-phase wall-clock seconds (rank-local). */
+typedef struct lz_timing {
+    double total;        /* the whole lz_solve                            */
+    double spmv;         /* pl_op_apply                                   */
+    double orth;         /* Gram-Schmidt (gemv_t, gemv_n, norms)           */
+    double projected;    /* host LAPACKE on the projected matrix           */
+    double restart;      /* basis update V Y at restarts and at the end    */
+    double residual;     /* explicit final residuals                       */
+    double other;        /* start vectors, everything else                 */
+} lz_timing;
+
+typedef struct lz_result {
+    int nev;                 /* pairs returned (= options nev)                         */
+    int ncv;                 /* basis size used                                        */
+    double *eigenvalues;     /* nev, host, sorted as wanted (ascending for smallest,   */
+                             /* descending for largest)                                */
+    double *residuals;       /* nev: ||A x_i - lambda_i x_i||_2 recomputed explicitly  */
+                             /* (x_i of unit norm)                                     */
+    double normest;          /* max(operator norm estimate, max |theta|) used in tests */
+    int nconv;               /* leading pairs that met the tolerance                   */
+    int restarts;            /* restarts performed                                     */
+    int64_t iterations;      /* operator applications (including the final residuals) */
+    int reason;              /* enum lz_reason                                         */
+    int breakdowns;          /* invariant subspaces met (a random vector was injected)  */
+    /* history, one row per cycle (restarts + 1 rows, row-major, nev columns) */
+    int nhist;
+    int64_t *hist_iterations;    /* nhist: operator applications at the end of the cycle */
+    double *hist_ritz;           /* nhist x nev Ritz values                               */
+    double *hist_resid;          /* nhist x nev residual estimates                        */
+    /* eigenvectors (want_vectors): backend memory, column i (i < nev) at
+     * vectors + i * ld, permuted local basis, unit global 2-norm */
+    double *vectors;
+    size_t ld;               /* = n_local                                            */
+    pl_backend *be;          /* backend that owns `vectors` (not owned by the result) */
+    lz_timing time;
+} lz_result;
+
+/* Solve for the nev wanted eigenpairs of the operator.  Collective over the
+ * operator's communicator.  On success *res is filled (free with
+ * lz_result_destroy); not converging is not an error (res->reason says why
+ * it stopped).  Fails with PL_ERR_INPUT "[solver] nev = X must be < N = Y"
+ * (or bad tol/ncv/which), PL_ERR_MEM when the basis (ncv + 1 vectors of
+ * n_local doubles, one backend allocation) does not fit, PL_ERR_LAPACK if
+ * the projected eigenproblem fails, or any error of the operator/backend. */
+int lz_solve(pl_op *op, const lz_options *opt, lz_result *res);
+/* Free host arrays and the backend vectors; zeroes *res.  Accepts a zeroed
+ * result.  Can't fail. */
+void lz_result_destroy(lz_result *res);
+
+/* Reproducible start-vector element for global original row g: a
+ * splitmix64 hash of (seed, g) mapped to (-1, 1).  Independent of ranks and
+ * permutation.  Can't fail. */
+double lz_random_element(uint64_t seed, int64_t g);
