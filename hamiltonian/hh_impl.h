@@ -25,8 +25,8 @@
 #define HH_MAX_MODES 62
 /* hops of one spin: at most one per bond, L bonds at most (+1 for L = 2) */
 #define HH_MAX_HOPS 64
-/* phonon neighbour tables are built when n_phonon_states * modes <= this */
-#define HH_PH_TABLE_LIMIT (INT64_C(1) << 22)
+/* phonon neighbour tables are built when n_phonon_states * modes <= this (40 MB at most) */
+#define HH_PH_TABLE_LIMIT (INT64_C(1) << 21)
 /* ph_count table (modes + 1) x (M + 1) entries at most */
 #define HH_PH_COUNT_LIMIT (INT64_C(1) << 26)
 
