@@ -18,11 +18,19 @@ int cmd_info(app_ctx *ctx)
     PL_CALL(app_build_rows(ctx, &rows, &mi));
     int rc = PL_OK;
     int32_t *len = NULL;
+    int64_t *hist = NULL, *ghist = NULL;
     len = malloc(((size_t)rows.nrows + 1) * sizeof *len);
     PL_CHECK_GOTO(len, PL_ERR_MEM, out, rc, "out of host memory");
     for (int64_t i = 0; i < rows.nrows; i++) len[i] = (int32_t)(rows.row_ptr[i + 1] - rows.row_ptr[i]);
     pjds_stats st;
     PL_CALL_GOTO(pjds_stats_from_lengths(rows.nrows, len, ctx->cfg.spmv.chunk_height, ctx->comm, &st), out, rc);
+    /* row-length histogram (global), O(longest row) memory */
+    hist = calloc((size_t)st.row_len_max + 1, sizeof *hist);
+    ghist = calloc((size_t)st.row_len_max + 1, sizeof *ghist);
+    PL_CHECK_GOTO(hist && ghist, PL_ERR_MEM, out, rc, "out of host memory");
+    for (int64_t i = 0; i < rows.nrows; i++) hist[len[i]]++;
+    PL_CHECK_GOTO(MPI_Reduce(hist, ghist, (int)st.row_len_max + 1, MPI_INT64_T, MPI_SUM, 0, ctx->comm) == MPI_SUCCESS,
+                  PL_ERR_MPI, out, rc, "MPI_Reduce failed");
     if (ctx->rank == 0) {
         printf("matrix: %s\n", mi.name);
         printf("rows: %lld\n", (long long)st.rows);
@@ -36,12 +44,18 @@ int cmd_info(app_ctx *ctx)
         printf("storage_pjds_entries: %lld\n", (long long)st.pjds_entries);
         printf("pjds_padding_vs_csr: %.6f\n", st.nnz ? (double)(st.pjds_entries - st.nnz) / (double)st.nnz : 0.0);
         printf("pjds_reduction_vs_ellpack: %.6f\n", st.pjds_reduction_vs_ellpack);
+        printf("row_length_histogram:");
+        for (int64_t l = 0; l <= st.row_len_max; l++)
+            if (ghist[l]) printf(" %lld:%lld", (long long)l, (long long)ghist[l]);
+        printf("\n");
         printf("build_seconds: %.3f\n", mi.build_seconds);
         printf("ranks: %d\n", ctx->size);
         printf("threads_per_rank: %d\n", omp_get_max_threads());
         fflush(stdout);
     }
 out:
+    free(hist);
+    free(ghist);
     free(len);
     pl_csr_destroy(&rows);
     return rc;

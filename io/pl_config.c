@@ -336,13 +336,16 @@ const char *pl_config_enum_name(const char *section, const char *key, int value)
 {
     int i = find_key(section, key);
     if (i < 0 || keys[i].type != KT_ENUM) return "?";
-    static _Thread_local char buf[64];
+    static _Thread_local char ring[8][64]; /* several names may be used in one printf */
+    static _Thread_local int next;
+    char *buf = ring[next++ & 7];
+    const size_t buflen = sizeof ring[0];
     const char *w = keys[i].words;
     for (int idx = 0; *w; idx++) {
         const char *bar = strchr(w, '|');
         size_t n = bar ? (size_t)(bar - w) : strlen(w);
         if (idx == value) {
-            snprintf(buf, sizeof buf, "%.*s", (int)n, w);
+            snprintf(buf, buflen, "%.*s", (int)n, w);
             return buf;
         }
         if (!bar) break;

@@ -17,8 +17,8 @@ n_down = 2
 hubbard_u = 4
 coupling = 0.5
 phonon_basis = site
-$1
-$2
+${1:-}
+${2:-}
 EOT
 }
 expect=""
@@ -45,6 +45,6 @@ fail=0
 if [ "$status" -ne 2 ]; then echo "FAIL: exit status $status, expected 2"; fail=1; fi
 nlines=$(wc -l <"$dir/err")
 if [ "$nlines" -ne 1 ]; then echo "FAIL: $nlines lines on stderr, expected 1"; fail=1; fi
-if ! grep -Eq "$expect" "$dir/err"; then echo "FAIL: stderr does not match /$expect/"; fail=1; fi
+if ! grep -Eq -- "$expect" "$dir/err"; then echo "FAIL: stderr does not match /$expect/"; fail=1; fi
 echo "stderr: $(cat "$dir/err")"
 exit $fail
