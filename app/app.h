@@ -36,6 +36,11 @@ typedef struct app_matrix_info {
  * model parameters or a bad matrix file. */
 int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 
+/* For solve: PL_ERR_INPUT unless the matrix is symmetric (asserted by its
+ * source, or checked numerically with [matrix] symmetry_tolerance).
+ * Collective. */
+int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi);
+
 /* Subcommands: return an error code (main maps it to the exit status). */
 int cmd_info(app_ctx *ctx);
 int cmd_solve(app_ctx *ctx);

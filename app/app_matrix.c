@@ -61,12 +61,8 @@ out:
     return rc;
 }
 
-/* Import from HDF5: provided by io/pl_h5matrix (weak stand-in until then). */
-__attribute__((weak)) int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
-{
-    (void)ctx, (void)rows, (void)mi;
-    return PL_ERROR(PL_ERR_NOTSUP, "[model] type = hdf5 is not available in this build");
-}
+/* Import from HDF5: app_import.c. */
+int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 
 int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 {
