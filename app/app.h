@@ -41,6 +41,12 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
  * Collective. */
 int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi);
 
+/* The backend of [spmv] backend; the GPU is picked by the node-local rank,
+ * and more ranks on a node than GPUs is PL_ERR_INPUT (unless backend = cpu).
+ * Collective. */
+struct pl_backend;
+int app_backend_create(app_ctx *ctx, struct pl_backend **be);
+
 /* Subcommands: return an error code (main maps it to the exit status). */
 int cmd_info(app_ctx *ctx);
 int cmd_solve(app_ctx *ctx);

@@ -95,3 +95,24 @@ int app_check_output_path(app_ctx *ctx, const char *path)
     PL_CHECK(!msg[0], PL_ERR_INPUT, "%s", msg);
     return PL_OK;
 }
+
+int app_backend_create(app_ctx *ctx, pl_backend **be)
+{
+    int kind = ctx->cfg.spmv.backend;
+    int nd = pl_cuda_device_count();
+    if (kind == PL_BACKEND_CUDA || (kind == PL_BACKEND_AUTO && nd > 0)) {
+        /* one GPU per rank, chosen by the node-local rank; never share */
+        int bad = nd > 0 && ctx->local_size > nd, any = 0;
+        PL_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+                 "MPI_Allreduce failed");
+        char host[MPI_MAX_PROCESSOR_NAME] = "";
+        int hl = 0;
+        MPI_Get_processor_name(host, &hl);
+        PL_CHECK(!bad, PL_ERR_INPUT,
+                 "%d ranks run on node %s but it has %d GPU(s): start one rank per GPU, or set [spmv] backend = cpu",
+                 ctx->local_size, host, nd);
+        PL_CHECK(!any, PL_ERR_INPUT, "some node has more ranks than GPUs: start one rank per GPU, or set [spmv] backend = cpu");
+    }
+    PL_CALL(pl_backend_create(kind, ctx->local_rank, be));
+    return PL_OK;
+}
