@@ -207,10 +207,29 @@ static void cpu_mat_destroy(pl_backend *be, void *mat)
     free(m);
 }
 
-/* One chunk, compile-time C: acc[r] += val * x[col] over the chunk's columns. */
-#define PL_CHUNK_KERNEL(CC)                                                                      \
-    static void chunk_range_##CC(const pjds *p, int32_t c0, int32_t c1, const double *restrict x, \
-                                 double *restrict y)                                             \
+/* x86-64 builds with GCC carry AVX2 and AVX-512 versions of the kernels
+ * (target attributes; the tune= part matters: GCC's generic tuning never
+ * emits vector gathers), chosen once per backend with
+ * __builtin_cpu_supports; PJDS_CPU_ISA=default|avx2|avx512 forces one (for
+ * benchmarks).  A portable build thus still uses gathers where they exist. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PL_HAVE_ISA_CLONES 1
+#define PL_TGT_avx512 __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma,tune=icelake-server")))
+#define PL_TGT_avx2 __attribute__((target("avx2,fma,tune=haswell")))
+#else
+#define PL_HAVE_ISA_CLONES 0
+#endif
+#define PL_TGT_default
+
+enum { PL_ISA_DEFAULT = 0, PL_ISA_AVX2 = 1, PL_ISA_AVX512 = 2 };
+typedef void (*chunk_fn)(const pjds *, int32_t, int32_t, const double *, double *);
+
+/* Chunks [c0, c1), compile-time C: acc[r] += val * x[col] over the chunk's
+ * columns, C rows at a time (one vector gather-FMA per column and SIMD
+ * width). */
+#define PL_CHUNK_KERNEL(CC, ISA)                                                                 \
+    PL_TGT_##ISA static void chunk_range_##CC##_##ISA(const pjds *p, int32_t c0, int32_t c1,     \
+                                                      const double *restrict x, double *restrict y) \
     {                                                                                            \
         const int32_t n = p->nrows;                                                              \
         const int32_t *restrict map = p->row_map;                                                \
@@ -234,11 +253,55 @@ static void cpu_mat_destroy(pl_backend *be, void *mat)
                 for (int r = 0; r < rn; r++) y[r0 + r] = acc[r];                                 \
         }                                                                                        \
     }
-PL_CHUNK_KERNEL(32)
-PL_CHUNK_KERNEL(16)
-PL_CHUNK_KERNEL(8)
-PL_CHUNK_KERNEL(4)
-PL_CHUNK_KERNEL(1)
+#define PL_CHUNK_KERNELS(ISA)                                                                    \
+    PL_CHUNK_KERNEL(32, ISA)                                                                     \
+    PL_CHUNK_KERNEL(16, ISA)                                                                     \
+    PL_CHUNK_KERNEL(8, ISA)                                                                      \
+    PL_CHUNK_KERNEL(4, ISA)                                                                      \
+    PL_CHUNK_KERNEL(1, ISA)
+PL_CHUNK_KERNELS(default)
+#if PL_HAVE_ISA_CLONES
+PL_CHUNK_KERNELS(avx2)
+PL_CHUNK_KERNELS(avx512)
+#endif
+
+static chunk_fn chunk_kernel(int isa, int C)
+{
+#define PL_PICK(ISA)                                                                             \
+    switch (C) {                                                                                 \
+    case 32: return chunk_range_32_##ISA;                                                        \
+    case 16: return chunk_range_16_##ISA;                                                        \
+    case 8: return chunk_range_8_##ISA;                                                          \
+    case 4: return chunk_range_4_##ISA;                                                          \
+    case 1: return chunk_range_1_##ISA;                                                          \
+    default: return NULL;                                                                        \
+    }
+#if PL_HAVE_ISA_CLONES
+    if (isa == PL_ISA_AVX512) PL_PICK(avx512)
+    if (isa == PL_ISA_AVX2) PL_PICK(avx2)
+#endif
+    (void)isa;
+    PL_PICK(default)
+#undef PL_PICK
+}
+
+static int detect_isa(void)
+{
+    int isa = PL_ISA_DEFAULT;
+#if PL_HAVE_ISA_CLONES
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) isa = PL_ISA_AVX2;
+    if (isa == PL_ISA_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq"))
+        isa = PL_ISA_AVX512;
+    const char *e = getenv("PJDS_CPU_ISA");
+    if (e) {
+        int want = strcmp(e, "avx512") == 0 ? PL_ISA_AVX512 : strcmp(e, "avx2") == 0 ? PL_ISA_AVX2 : PL_ISA_DEFAULT;
+        if (want < isa) isa = want;
+    }
+#endif
+    return isa;
+}
 
 /* Any C: row-by-row inside the chunk (each row's entries are C apart). */
 static void chunk_range_generic(const pjds *p, int32_t c0, int32_t c1, const double *restrict x, double *restrict y)
@@ -262,19 +325,12 @@ static void chunk_range_generic(const pjds *p, int32_t c0, int32_t c1, const dou
 
 static int cpu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
-    (void)be;
     const cpu_mat *m = mat;
     const pjds *p = m->p;
     if (p->nrows == 0) return PL_OK;
-    void (*kern)(const pjds *, int32_t, int32_t, const double *, double *);
-    switch (p->C) {
-    case 32: kern = chunk_range_32; break;
-    case 16: kern = chunk_range_16; break;
-    case 8: kern = chunk_range_8; break;
-    case 4: kern = chunk_range_4; break;
-    case 1: kern = chunk_range_1; break;
-    default: kern = chunk_range_generic; break;
-    }
+    const int *isa = be->ctx;
+    chunk_fn kern = chunk_kernel(*isa, p->C);
+    if (!kern) kern = chunk_range_generic;
     int np = m->nparts;
     if (np == 1 || p->nent < 4096) {
         kern(p, 0, p->nchunks, x, y);
@@ -321,6 +377,7 @@ static int cpu_sync(pl_backend *be)
 static void cpu_destroy(pl_backend **be)
 {
     if (!be || !*be) return;
+    free((*be)->ctx);
     free(*be);
     *be = NULL;
 }
@@ -330,7 +387,13 @@ int pl_backend_cpu_create(pl_backend **out)
     pl_backend *be = calloc(1, sizeof *be);
     PL_CHECK(be, PL_ERR_MEM, "out of host memory");
     be->name = "cpu";
-    be->ctx = NULL;
+    int *isa = malloc(sizeof *isa);
+    if (!isa) {
+        free(be);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory");
+    }
+    *isa = detect_isa();
+    be->ctx = isa;
     be->vec_alloc = cpu_vec_alloc;
     be->vec_free = cpu_vec_free;
     be->upload = cpu_upload;
