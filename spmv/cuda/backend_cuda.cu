@@ -1,0 +1,754 @@
+/* backend_cuda.cu — the CUDA backend: the pl_backend table of spmv.h with
+ * device vectors, cuBLAS vector and dense operations, the pJDS SpMV kernel
+ * family of pjds_kernels.cu, and the bench entry points of pl_cuda_bench.h.
+ *
+ * Everything runs on one non-blocking stream owned by the backend context
+ * (no globals).  Operations are asynchronous except those that deliver a
+ * result to the host (download, dot, gemv_t), which synchronise the stream.
+ * cuBLAS uses the 64-bit-size API (cublas*_64) so vectors may pass 2^31
+ * entries.  Every host<->device transfer, small ones included (dot results,
+ * h, Y), is counted in bytes_h2d / bytes_d2h.
+ *
+ * Device selection: pl_backend_cuda_create(device) uses device modulo the
+ * number of devices, so callers pass the node-local MPI rank.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_impl.h"
+
+/* ---- device count, context ----------------------------------------------- */
+
+extern "C" int pl_cuda_device_count(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear: no driver or no device is not an error here */
+        return 0;
+    }
+    return n;
+}
+
+static int is_cuda(const pl_backend *be) { return be && be->name && !strcmp(be->name, "cuda") && be->ctx; }
+
+#define PL_CHECK_CUDA_BE(be) PL_CHECK(is_cuda(be), PL_ERR_ARG, "not a CUDA backend")
+
+/* Make sure d_work holds n doubles. */
+static int work_reserve(pl_cuda_ctx *cx, size_t n)
+{
+    if (n <= cx->work_n) return PL_OK;
+    size_t want = n < 1024 ? 1024 : n;
+    if (cx->d_work) PL_CUDA(cudaFree(cx->d_work)); /* cudaFree waits for the device */
+    cx->d_work = NULL;
+    cx->work_n = 0;
+    PL_CUDA(cudaMalloc((void **)&cx->d_work, want * sizeof(double)));
+    cx->work_n = want;
+    return PL_OK;
+}
+
+/* ---- vectors ---------------------------------------------------------------- */
+
+static int cu_vec_alloc(pl_backend *be, size_t n, double **v)
+{
+    (void)be;
+    size_t bytes = 0;
+    PL_CHECK(!pl_mul_size(n ? n : 1, sizeof(double), &bytes), PL_ERR_OVERFLOW, "vector of %zu doubles overflows", n);
+    *v = NULL;
+    cudaError_t e = cudaMalloc((void **)v, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return PL_ERROR(PL_ERR_MEM, "out of device memory for a vector of %zu doubles (%.2f GiB)", n,
+                        (double)bytes / 1073741824.0);
+    }
+    PL_CUDA(e);
+    return PL_OK;
+}
+
+static void cu_vec_free(pl_backend *be, double *v)
+{
+    (void)be;
+    if (v) (void)cudaFree(v);
+}
+
+static int cu_upload(pl_backend *be, double *dst, const double *h_src, size_t n)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (n == 0) return PL_OK;
+    PL_CUDA(cudaMemcpyAsync(dst, h_src, n * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    be->bytes_h2d += (double)n * sizeof(double);
+    return PL_OK;
+}
+
+static int cu_download(pl_backend *be, double *h_dst, const double *src, size_t n)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (n == 0) return PL_OK;
+    PL_CUDA(cudaMemcpyAsync(h_dst, src, n * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    be->bytes_d2h += (double)n * sizeof(double);
+    return PL_OK;
+}
+
+static int cu_copy(pl_backend *be, size_t n, const double *x, double *y)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (n == 0 || x == y) return PL_OK;
+    PL_CUDA(cudaMemcpyAsync(y, x, n * sizeof(double), cudaMemcpyDeviceToDevice, cx->stream));
+    return PL_OK;
+}
+
+static int cu_set(pl_backend *be, size_t n, double a, double *x)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (n == 0) return PL_OK;
+    if (a == 0.0 && !signbit(a)) {
+        PL_CUDA(cudaMemsetAsync(x, 0, n * sizeof(double), cx->stream));
+        return PL_OK;
+    }
+    PL_CALL(pl_cuda_fill(cx, n, a, x));
+    return PL_OK;
+}
+
+static int cu_scal(pl_backend *be, size_t n, double a, double *x)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (n == 0) return PL_OK;
+    PL_CUBLAS(cublasDscal_64(cx->cublas, (int64_t)n, &a, x, 1));
+    return PL_OK;
+}
+
+static int cu_axpy(pl_backend *be, size_t n, double a, const double *x, double *y)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (n == 0) return PL_OK;
+    PL_CUBLAS(cublasDaxpy_64(cx->cublas, (int64_t)n, &a, x, 1, y, 1));
+    return PL_OK;
+}
+
+static int cu_dot(pl_backend *be, size_t n, const double *x, const double *y, double *h_r)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    *h_r = 0.0;
+    if (n == 0) return PL_OK;
+    /* host pointer mode: cuBLAS waits for the result */
+    PL_CUBLAS(cublasDdot_64(cx->cublas, (int64_t)n, x, 1, y, 1, h_r));
+    be->bytes_d2h += sizeof(double);
+    return PL_OK;
+}
+
+static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h_h)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_t: k = %d, ld = %zu < n = %zu", k, ld, n);
+    if (k == 0) return PL_OK;
+    if (n == 0) {
+        for (int i = 0; i < k; i++) h_h[i] = 0.0;
+        return PL_OK;
+    }
+    PL_CALL(work_reserve(cx, (size_t)k));
+    const double one = 1.0, zero = 0.0;
+    PL_CUBLAS(cublasDgemv_64(cx->cublas, CUBLAS_OP_T, (int64_t)n, k, &one, V, (int64_t)ld, w, 1, &zero, cx->d_work, 1));
+    PL_CUDA(cudaMemcpyAsync(h_h, cx->d_work, (size_t)k * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    be->bytes_d2h += (double)k * sizeof(double);
+    return PL_OK;
+}
+
+static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
+                     double beta, double *w)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_n: k = %d, ld = %zu < n = %zu", k, ld, n);
+    if (n == 0) return PL_OK;
+    if (k == 0) return cu_scal(be, n, beta, w);
+    PL_CALL(work_reserve(cx, (size_t)k));
+    /* pageable source: returns once staged, so h_h may change afterwards */
+    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_h, (size_t)k * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
+    be->bytes_h2d += (double)k * sizeof(double);
+    PL_CUBLAS(cublasDgemv_64(cx->cublas, CUBLAS_OP_N, (int64_t)n, k, &alpha, V, (int64_t)ld, cx->d_work, 1, &beta, w, 1));
+    return PL_OK;
+}
+
+static int cu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *h_Y, int ldy,
+                   double *W, size_t ldw)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 0 && m >= 0 && ld >= n && ldw >= n && ldy >= k, PL_ERR_ARG,
+             "gemm: bad sizes n = %zu k = %d m = %d ld = %zu ldy = %d ldw = %zu", n, k, m, ld, ldy, ldw);
+    if (n == 0 || m == 0) return PL_OK;
+    if (k == 0) {
+        for (int c = 0; c < m; c++) PL_CALL(cu_set(be, n, 0.0, W + (size_t)c * ldw));
+        return PL_OK;
+    }
+    size_t ny = (size_t)ldy * (size_t)m;
+    PL_CALL(work_reserve(cx, ny));
+    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_Y, ny * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
+    be->bytes_h2d += (double)ny * sizeof(double);
+    const double one = 1.0, zero = 0.0;
+    PL_CUBLAS(cublasDgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)n, m, k, &one, V, (int64_t)ld, cx->d_work,
+                             ldy, &zero, W, (int64_t)ldw));
+    return PL_OK;
+}
+
+/* ---- matrices --------------------------------------------------------------- */
+
+static int upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total)
+{
+    *d = NULL;
+    size_t b = bytes ? bytes : 8;
+    cudaError_t e = cudaMalloc(d, b);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return PL_ERROR(PL_ERR_MEM, "out of device memory for a matrix array of %.2f GiB", (double)b / 1073741824.0);
+    }
+    PL_CUDA(e);
+    *total += b;
+    if (bytes) PL_CUDA(cudaMemcpyAsync(*d, h, bytes, cudaMemcpyHostToDevice, cx->stream));
+    return PL_OK;
+}
+
+static void cu_mat_destroy(pl_backend *be, void *mat)
+{
+    (void)be;
+    pl_cuda_mat *m = (pl_cuda_mat *)mat;
+    if (!m) return;
+    (void)cudaFree(m->d_chunk_start);
+    (void)cudaFree(m->d_chunk_width);
+    (void)cudaFree(m->d_row_len);
+    (void)cudaFree(m->d_col);
+    (void)cudaFree(m->d_val);
+    if (m->d_row_map) (void)cudaFree(m->d_row_map);
+    free(m);
+}
+
+static int mat_upload(pl_backend *be, const pjds *p, pl_cuda_mat *m)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    size_t tot = 0;
+    const size_t nch = (size_t)p->nchunks, C = (size_t)p->C, nent = (size_t)p->nent;
+    PL_CALL(upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), &tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), &tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), &tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_col, p->col, nent * sizeof(int32_t), &tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_val, p->val, nent * sizeof(double), &tot));
+    if (p->row_map)
+        PL_CALL(upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), &tot));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    m->bytes = tot;
+    be->bytes_h2d += (double)tot;
+    return PL_OK;
+}
+
+static int cu_mat_create(pl_backend *be, const pjds *p, void **mat)
+{
+    *mat = NULL;
+    PL_CHECK(p->nrows >= 0 && p->C >= 1 && p->nchunks == (p->nrows + p->C - 1) / p->C, PL_ERR_ARG,
+             "inconsistent pJDS: nrows %d, C %d, nchunks %d", p->nrows, p->C, p->nchunks);
+    PL_CHECK(p->chunk_start[p->nchunks] == p->nent, PL_ERR_ARG, "inconsistent pJDS: chunk_start[nchunks] != nent");
+    /* the kernel advances pointers by C per entry: the offset j*C + lane must fit int64 (it does), and
+     * chunk width * C must fit the entry count, checked by pjds_create */
+    pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->nrows = p->nrows;
+    m->ncols = p->ncols;
+    m->C = p->C;
+    m->nchunks = p->nchunks;
+    m->nnz = p->nnz;
+    m->nent = p->nent;
+    int e = mat_upload(be, p, m);
+    if (e != PL_OK) {
+        cu_mat_destroy(be, m);
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, "mat_upload");
+    }
+    *mat = m;
+    return PL_OK;
+}
+
+static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CALL(pl_cuda_spmv_launch(cx, (const pl_cuda_mat *)mat, cx->variant, x, y));
+    return PL_OK;
+}
+
+static int cu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    size_t tot = 0;
+    *idx = NULL;
+    PL_CALL(upload_array(cx, (void **)idx, h_idx, n * sizeof(int32_t), &tot));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    be->bytes_h2d += (double)(n * sizeof(int32_t));
+    return PL_OK;
+}
+
+static void cu_idx_destroy(pl_backend *be, int32_t *idx)
+{
+    (void)be;
+    if (idx) (void)cudaFree(idx);
+}
+
+static int cu_gather(pl_backend *be, size_t n, const int32_t *idx, const double *x, double *buf)
+{
+    PL_CALL(pl_cuda_gather(pl_cuda_ctx_of(be), n, idx, x, buf));
+    return PL_OK;
+}
+
+static int cu_sync(pl_backend *be)
+{
+    PL_CUDA(cudaStreamSynchronize(pl_cuda_ctx_of(be)->stream));
+    return PL_OK;
+}
+
+static int cu_mem_info(pl_backend *be, int *device, size_t *free_bytes, size_t *total_bytes)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CUDA(cudaSetDevice(cx->device));
+    PL_CUDA(cudaMemGetInfo(free_bytes, total_bytes));
+    *device = cx->device;
+    return PL_OK;
+}
+
+static void cu_destroy(pl_backend **pbe)
+{
+    if (!pbe || !*pbe) return;
+    pl_backend *be = *pbe;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (cx) {
+        if (cx->stream) (void)cudaStreamSynchronize(cx->stream);
+        if (cx->d_work) (void)cudaFree(cx->d_work);
+        if (cx->cusparse) (void)cusparseDestroy(cx->cusparse);
+        if (cx->cublas) (void)cublasDestroy(cx->cublas);
+        if (cx->ev0) (void)cudaEventDestroy(cx->ev0);
+        if (cx->ev1) (void)cudaEventDestroy(cx->ev1);
+        if (cx->stream) (void)cudaStreamDestroy(cx->stream);
+        free(cx);
+    }
+    free(be);
+    *pbe = NULL;
+}
+
+/* PJDS_CUDA_VARIANT: a variant name or number; else the default. */
+static int variant_from_env(void)
+{
+    const char *s = getenv("PJDS_CUDA_VARIANT");
+    int nv = pl_cuda_nvariants_impl();
+    if (!s || !*s) return pl_cuda_spmv_variant_default();
+    for (int v = 0; v < nv; v++)
+        if (!strcmp(s, pl_cuda_variant_get(v)->name)) return v;
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (end && *end == 0 && v >= 0 && v < nv) return (int)v;
+    pl_warn("PJDS_CUDA_VARIANT=%s is not a kernel variant; using %s", s,
+            pl_cuda_variant_get(pl_cuda_spmv_variant_default())->name);
+    return pl_cuda_spmv_variant_default();
+}
+
+static int ctx_init(pl_cuda_ctx *cx, int device)
+{
+    cx->device = device;
+    PL_CUDA(cudaSetDevice(device));
+    PL_CUDA(cudaStreamCreateWithFlags(&cx->stream, cudaStreamNonBlocking));
+    PL_CUBLAS(cublasCreate(&cx->cublas));
+    PL_CUBLAS(cublasSetStream(cx->cublas, cx->stream));
+    PL_CUBLAS(cublasSetPointerMode(cx->cublas, CUBLAS_POINTER_MODE_HOST));
+    PL_CUDA(cudaEventCreate(&cx->ev0));
+    PL_CUDA(cudaEventCreate(&cx->ev1));
+    cx->variant = variant_from_env();
+    return PL_OK;
+}
+
+extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
+{
+    *pbe = NULL;
+    int n = pl_cuda_device_count();
+    PL_CHECK(n > 0, PL_ERR_INPUT,
+             "[spmv] backend = cuda, but no CUDA device is available (no GPU or no driver): use backend = cpu or auto");
+    PL_CHECK(device >= 0, PL_ERR_ARG, "device %d < 0", device);
+    pl_backend *be = (pl_backend *)calloc(1, sizeof *be);
+    pl_cuda_ctx *cx = (pl_cuda_ctx *)calloc(1, sizeof *cx);
+    if (!be || !cx) {
+        free(be);
+        free(cx);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory");
+    }
+    be->name = "cuda";
+    be->ctx = cx;
+    be->vec_alloc = cu_vec_alloc;
+    be->vec_free = cu_vec_free;
+    be->upload = cu_upload;
+    be->download = cu_download;
+    be->copy = cu_copy;
+    be->set = cu_set;
+    be->scal = cu_scal;
+    be->axpy = cu_axpy;
+    be->dot = cu_dot;
+    be->gemv_t = cu_gemv_t;
+    be->gemv_n = cu_gemv_n;
+    be->gemm = cu_gemm;
+    be->mat_create = cu_mat_create;
+    be->mat_destroy = cu_mat_destroy;
+    be->spmv = cu_spmv;
+    be->idx_create = cu_idx_create;
+    be->idx_destroy = cu_idx_destroy;
+    be->gather = cu_gather;
+    be->sync = cu_sync;
+    be->destroy = cu_destroy;
+    be->mem_info = cu_mem_info;
+    int e = ctx_init(cx, device % n);
+    if (e != PL_OK) {
+        cu_destroy(&be);
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, "ctx_init");
+    }
+    *pbe = be;
+    return PL_OK;
+}
+
+/* ---- pl_cuda_bench.h ---------------------------------------------------------- */
+
+/* Chosen from the H100 sweep (notes/gpu-notes.md); until measured, the
+ * unrolled __ldg kernel. */
+#define PL_CUDA_VARIANT_DEFAULT_NAME "rl-u4-nc-b256"
+
+extern "C" int pl_cuda_spmv_nvariants(void) { return pl_cuda_nvariants_impl(); }
+
+extern "C" const char *pl_cuda_spmv_variant_name(int v)
+{
+    const pl_cuda_variant *p = pl_cuda_variant_get(v);
+    return p ? p->name : NULL;
+}
+
+extern "C" int pl_cuda_spmv_variant_default(void)
+{
+    int nv = pl_cuda_nvariants_impl();
+    for (int v = 0; v < nv; v++)
+        if (!strcmp(pl_cuda_variant_get(v)->name, PL_CUDA_VARIANT_DEFAULT_NAME)) return v;
+    return 0;
+}
+
+extern "C" int pl_cuda_set_variant(pl_backend *be, int v)
+{
+    PL_CHECK_CUDA_BE(be);
+    PL_CHECK(v >= 0 && v < pl_cuda_nvariants_impl(), PL_ERR_ARG, "kernel variant %d out of range", v);
+    pl_cuda_ctx_of(be)->variant = v;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_get_variant(pl_backend *be, int *v)
+{
+    PL_CHECK_CUDA_BE(be);
+    *v = pl_cuda_ctx_of(be)->variant;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_device_name(pl_backend *be, char *buf, size_t len, int *device)
+{
+    PL_CHECK_CUDA_BE(be);
+    cudaDeviceProp prop;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CUDA(cudaGetDeviceProperties(&prop, cx->device));
+    snprintf(buf, len, "%s", prop.name);
+    *device = cx->device;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_timer_start(pl_backend *be)
+{
+    PL_CHECK_CUDA_BE(be);
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CUDA(cudaEventRecord(cx->ev0, cx->stream));
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_timer_stop(pl_backend *be, double *ms)
+{
+    PL_CHECK_CUDA_BE(be);
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    float f = 0.0f;
+    PL_CUDA(cudaEventRecord(cx->ev1, cx->stream));
+    PL_CUDA(cudaEventSynchronize(cx->ev1));
+    PL_CUDA(cudaEventElapsedTime(&f, cx->ev0, cx->ev1));
+    *ms = (double)f;
+    return PL_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+extern "C" int pl_cuda_copy_bandwidth(pl_backend *be, size_t bytes, int repeats, double *gbs)
+{
+    PL_CHECK_CUDA_BE(be);
+    PL_CHECK(repeats >= 1 && bytes >= 8, PL_ERR_ARG, "copy bandwidth: repeats %d, bytes %zu", repeats, bytes);
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    void *a = NULL, *b = NULL;
+    double *t = (double *)malloc((size_t)repeats * sizeof(double));
+    PL_CHECK(t, PL_ERR_MEM, "out of host memory");
+    int r = PL_OK;
+    PL_CUDA_GOTO(cudaMalloc(&a, bytes), out, r);
+    PL_CUDA_GOTO(cudaMalloc(&b, bytes), out, r);
+    PL_CUDA_GOTO(cudaMemsetAsync(a, 0, bytes, cx->stream), out, r);
+    PL_CUDA_GOTO(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, cx->stream), out, r); /* warm-up */
+    for (int i = 0; i < repeats; i++) {
+        PL_CALL_GOTO(pl_cuda_timer_start(be), out, r);
+        PL_CUDA_GOTO(cudaMemcpyAsync((i & 1) ? a : b, (i & 1) ? b : a, bytes, cudaMemcpyDeviceToDevice, cx->stream),
+                     out, r);
+        PL_CALL_GOTO(pl_cuda_timer_stop(be, &t[i]), out, r);
+    }
+    qsort(t, (size_t)repeats, sizeof(double), cmp_double);
+    *gbs = 2.0 * (double)bytes / (t[repeats / 2] * 1e-3) / 1e9;
+out:
+    if (a) (void)cudaFree(a);
+    if (b) (void)cudaFree(b);
+    free(t);
+    return r;
+}
+
+extern "C" size_t pl_cuda_mat_bytes(const void *mat) { return mat ? ((const pl_cuda_mat *)mat)->bytes : 0; }
+
+/* ---- cuSPARSE reference formats ------------------------------------------------ */
+
+struct pl_cusparse_mat {
+    int64_t nrows, ncols;
+    cusparseSpMatDescr_t A;
+    void *d_off, *d_col, *d_val; /* offsets (row or slice), columns, values */
+    void *d_buf;                 /* SpMV buffer                            */
+    size_t buf_bytes, bytes;
+    cusparseSpMVAlg_t alg;
+    const char *what;
+};
+
+static int cusparse_handle(pl_cuda_ctx *cx)
+{
+    if (cx->cusparse) return PL_OK;
+    PL_CUSPARSE(cusparseCreate(&cx->cusparse));
+    PL_CUSPARSE(cusparseSetStream(cx->cusparse, cx->stream));
+    PL_CUSPARSE(cusparseSetPointerMode(cx->cusparse, CUSPARSE_POINTER_MODE_HOST));
+    return PL_OK;
+}
+
+extern "C" void pl_cusparse_destroy(pl_backend *be, pl_cusparse_mat **pm)
+{
+    (void)be;
+    if (!pm || !*pm) return;
+    pl_cusparse_mat *m = *pm;
+    if (m->A) (void)cusparseDestroySpMat(m->A);
+    if (m->d_off) (void)cudaFree(m->d_off);
+    if (m->d_col) (void)cudaFree(m->d_col);
+    if (m->d_val) (void)cudaFree(m->d_val);
+    if (m->d_buf) (void)cudaFree(m->d_buf);
+    free(m);
+    *pm = NULL;
+}
+
+/* Query and allocate the SpMV buffer with dummy vectors (x, y = NULL is
+ * allowed for the size query only through descriptors: use small
+ * temporaries on the matrix's dimensions). */
+static int cusparse_prepare(pl_backend *be, pl_cusparse_mat *m)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    double *x = NULL, *y = NULL;
+    cusparseDnVecDescr_t vx = NULL, vy = NULL;
+    int r = PL_OK;
+    const double one = 1.0, zero = 0.0;
+    cusparseStatus_t s;
+    PL_CUDA_GOTO(cudaMalloc((void **)&x, (size_t)(m->ncols ? m->ncols : 1) * sizeof(double)), out, r);
+    PL_CUDA_GOTO(cudaMalloc((void **)&y, (size_t)(m->nrows ? m->nrows : 1) * sizeof(double)), out, r);
+    PL_CUDA_GOTO(cudaMemsetAsync(x, 0, (size_t)(m->ncols ? m->ncols : 1) * sizeof(double), cx->stream), out, r);
+    s = cusparseCreateDnVec(&vx, m->ncols, x, CUDA_R_64F);
+    if (s == CUSPARSE_STATUS_SUCCESS) s = cusparseCreateDnVec(&vy, m->nrows, y, CUDA_R_64F);
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpMV_bufferSize(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy,
+                                    CUDA_R_64F, m->alg, &m->buf_bytes);
+    if (s == CUSPARSE_STATUS_SUCCESS && m->buf_bytes) {
+        cudaError_t ce = cudaMalloc(&m->d_buf, m->buf_bytes);
+        if (ce != cudaSuccess) {
+            r = PL_ERROR(PL_ERR_CUDA, "cudaMalloc of the cuSPARSE buffer (%zu bytes): %s", m->buf_bytes,
+                         cudaGetErrorName(ce));
+            goto out;
+        }
+    }
+#if CUSPARSE_VERSION >= 12400
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpMV_preprocess(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy,
+                                    CUDA_R_64F, m->alg, m->d_buf);
+#endif
+    if (s == CUSPARSE_STATUS_SUCCESS) {
+        /* one trial SpMV: cuSPARSE reports unsupported configurations here */
+        s = cusparseSpMV(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy, CUDA_R_64F, m->alg,
+                         m->d_buf);
+    }
+    if (s == CUSPARSE_STATUS_NOT_SUPPORTED) {
+        r = PL_ERROR(PL_ERR_NOTSUP, "cuSPARSE does not support SpMV on %s (double): %s", m->what,
+                     cusparseGetErrorString(s));
+        goto out;
+    }
+    if (s != CUSPARSE_STATUS_SUCCESS) {
+        r = PL_ERROR(PL_ERR_CUDA, "cuSPARSE SpMV set-up on %s: %s (%s)", m->what, cusparseGetErrorName(s),
+                     cusparseGetErrorString(s));
+        goto out;
+    }
+    PL_CUDA_GOTO(cudaStreamSynchronize(cx->stream), out, r);
+    m->bytes += m->buf_bytes;
+out:
+    if (vx) (void)cusparseDestroyDnVec(vx);
+    if (vy) (void)cusparseDestroyDnVec(vy);
+    if (x) (void)cudaFree(x);
+    if (y) (void)cudaFree(y);
+    return r;
+}
+
+static int dev_copy(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *tot)
+{
+    size_t b = bytes ? bytes : 8;
+    PL_CUDA(cudaMalloc(d, b));
+    *tot += b;
+    if (bytes) PL_CUDA(cudaMemcpyAsync(*d, h, bytes, cudaMemcpyHostToDevice, cx->stream));
+    return PL_OK;
+}
+
+static int csr_fill(pl_backend *be, pl_cusparse_mat *m, const int64_t *row_ptr, const int32_t *col, const double *val)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const int64_t nnz = row_ptr[m->nrows];
+    size_t tot = 0;
+    if (nnz < INT32_MAX) {
+        /* 32-bit offsets: half the row-pointer traffic, the fast path of cuSPARSE */
+        int32_t *off = (int32_t *)malloc((size_t)(m->nrows + 1) * sizeof(int32_t));
+        PL_CHECK(off, PL_ERR_MEM, "out of host memory");
+        for (int64_t i = 0; i <= m->nrows; i++) off[i] = (int32_t)row_ptr[i];
+        int e = dev_copy(cx, &m->d_off, off, (size_t)(m->nrows + 1) * sizeof(int32_t), &tot);
+        if (e == PL_OK) e = cudaStreamSynchronize(cx->stream) == cudaSuccess ? PL_OK : PL_ERR_CUDA;
+        free(off);
+        PL_CHECK(e == PL_OK, e, "uploading CSR row offsets failed");
+        PL_CALL(dev_copy(cx, &m->d_col, col, (size_t)nnz * sizeof(int32_t), &tot));
+        PL_CALL(dev_copy(cx, &m->d_val, val, (size_t)nnz * sizeof(double), &tot));
+        PL_CUSPARSE(cusparseCreateCsr(&m->A, m->nrows, m->ncols, nnz, m->d_off, m->d_col, m->d_val, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    } else {
+        int64_t *c64 = (int64_t *)malloc((size_t)nnz * sizeof(int64_t));
+        PL_CHECK(c64, PL_ERR_MEM, "out of host memory");
+        for (int64_t k = 0; k < nnz; k++) c64[k] = col[k];
+        int e = dev_copy(cx, &m->d_col, c64, (size_t)nnz * sizeof(int64_t), &tot);
+        if (e == PL_OK) e = cudaStreamSynchronize(cx->stream) == cudaSuccess ? PL_OK : PL_ERR_CUDA;
+        free(c64);
+        PL_CHECK(e == PL_OK, e, "uploading CSR columns failed");
+        PL_CALL(dev_copy(cx, &m->d_off, row_ptr, (size_t)(m->nrows + 1) * sizeof(int64_t), &tot));
+        PL_CALL(dev_copy(cx, &m->d_val, val, (size_t)nnz * sizeof(double), &tot));
+        PL_CUSPARSE(cusparseCreateCsr(&m->A, m->nrows, m->ncols, nnz, m->d_off, m->d_col, m->d_val, CUSPARSE_INDEX_64I,
+                                      CUSPARSE_INDEX_64I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    }
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    m->bytes = tot;
+    be->bytes_h2d += (double)tot;
+    return PL_OK;
+}
+
+extern "C" int pl_cusparse_csr_create(pl_backend *be, int64_t nrows, int64_t ncols, const int64_t *row_ptr,
+                                      const int32_t *col, const double *val, pl_cusparse_mat **pm)
+{
+    PL_CHECK_CUDA_BE(be);
+    *pm = NULL;
+    PL_CALL(cusparse_handle(pl_cuda_ctx_of(be)));
+    pl_cusparse_mat *m = (pl_cusparse_mat *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->nrows = nrows;
+    m->ncols = ncols;
+    m->alg = CUSPARSE_SPMV_CSR_ALG1;
+    m->what = "CSR";
+    int e = csr_fill(be, m, row_ptr, col, val);
+    if (e == PL_OK) e = cusparse_prepare(be, m);
+    if (e != PL_OK) {
+        pl_cusparse_destroy(be, &m);
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, "CSR set-up");
+    }
+    *pm = m;
+    return PL_OK;
+}
+
+static int sell_fill(pl_backend *be, pl_cusparse_mat *m, const pjds *p)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    size_t tot = 0;
+    PL_CHECK(p->nent < INT32_MAX, PL_ERR_NOTSUP, "sliced ELLPACK via cuSPARSE: %lld stored entries need 64-bit offsets",
+             (long long)p->nent);
+    const size_t nch = (size_t)p->nchunks, nent = (size_t)p->nent;
+    int32_t *off = (int32_t *)malloc((nch + 1) * sizeof(int32_t));
+    int32_t *col = (int32_t *)malloc((nent ? nent : 1) * sizeof(int32_t));
+    if (!off || !col) {
+        free(off);
+        free(col);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory");
+    }
+    for (size_t c = 0; c <= nch; c++) off[c] = (int32_t)p->chunk_start[c];
+    /* padding (j >= row_len) becomes column -1, as cuSPARSE's SELL wants */
+    for (size_t c = 0; c < nch; c++)
+        for (int32_t j = 0; j < p->chunk_width[c]; j++)
+            for (int32_t l = 0; l < p->C; l++) {
+                size_t k = (size_t)p->chunk_start[c] + (size_t)j * (size_t)p->C + (size_t)l;
+                col[k] = j < p->row_len[c * (size_t)p->C + (size_t)l] ? p->col[k] : -1;
+            }
+    int e = dev_copy(cx, &m->d_off, off, (nch + 1) * sizeof(int32_t), &tot);
+    if (e == PL_OK) e = dev_copy(cx, &m->d_col, col, nent * sizeof(int32_t), &tot);
+    if (e == PL_OK) e = dev_copy(cx, &m->d_val, p->val, nent * sizeof(double), &tot);
+    if (e == PL_OK && cudaStreamSynchronize(cx->stream) != cudaSuccess)
+        e = PL_ERROR(PL_ERR_CUDA, "upload of the sliced ELLPACK arrays failed");
+    free(off);
+    free(col);
+    PL_CALL(e);
+    PL_CUSPARSE(cusparseCreateSlicedEll(&m->A, p->nrows, p->ncols, p->nnz, p->nent, p->C, m->d_off, m->d_col, m->d_val,
+                                        CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    m->bytes = tot;
+    be->bytes_h2d += (double)tot;
+    return PL_OK;
+}
+
+extern "C" int pl_cusparse_sell_create(pl_backend *be, const pjds *p, pl_cusparse_mat **pm)
+{
+    PL_CHECK_CUDA_BE(be);
+    *pm = NULL;
+    PL_CHECK(!p->row_map, PL_ERR_ARG, "sliced ELLPACK via cuSPARSE: row_map is not supported");
+    PL_CALL(cusparse_handle(pl_cuda_ctx_of(be)));
+    pl_cusparse_mat *m = (pl_cusparse_mat *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->nrows = p->nrows;
+    m->ncols = p->ncols;
+    m->alg = CUSPARSE_SPMV_SELL_ALG1;
+    m->what = "sliced ELLPACK";
+    int e = sell_fill(be, m, p);
+    if (e == PL_OK) e = cusparse_prepare(be, m);
+    if (e != PL_OK) {
+        pl_cusparse_destroy(be, &m);
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, "sliced ELLPACK set-up");
+    }
+    *pm = m;
+    return PL_OK;
+}
+
+extern "C" int pl_cusparse_spmv(pl_backend *be, pl_cusparse_mat *m, const double *d_x, double *d_y)
+{
+    PL_CHECK_CUDA_BE(be);
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    if (m->nrows == 0) return PL_OK;
+    cusparseConstDnVecDescr_t vx = NULL;
+    cusparseDnVecDescr_t vy = NULL;
+    const double one = 1.0, zero = 0.0;
+    PL_CUSPARSE(cusparseCreateConstDnVec(&vx, m->ncols, d_x, CUDA_R_64F));
+    cusparseStatus_t s = cusparseCreateDnVec(&vy, m->nrows, d_y, CUDA_R_64F);
+    if (s == CUSPARSE_STATUS_SUCCESS)
+        s = cusparseSpMV(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy, CUDA_R_64F, m->alg,
+                         m->d_buf);
+    (void)cusparseDestroyDnVec(vx);
+    if (vy) (void)cusparseDestroyDnVec(vy);
+    PL_CUSPARSE(s);
+    return PL_OK;
+}
+
+extern "C" size_t pl_cusparse_bytes(const pl_cusparse_mat *m) { return m ? m->bytes : 0; }

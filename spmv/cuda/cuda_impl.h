@@ -1,0 +1,122 @@
+/* cuda_impl.h — internals of the CUDA backend (spmv/cuda/ only; included
+ * from .cu files, never from another folder).
+ *
+ * - PL_CUDA / PL_CUBLAS / PL_CUSPARSE: call, and on failure record
+ *   PL_ERR_CUDA with the library's error name and string (PETSc
+ *   PetscCallCUDA style) and return.  PL_CUDA_LAUNCH checks
+ *   cudaGetLastError() after a kernel launch.
+ * - pl_cuda_ctx: everything the backend owns (device, stream, cuBLAS and
+ *   cuSPARSE handles, timing events, a small device workspace); it lives
+ *   in pl_backend.ctx, never in a global.
+ * - pl_cuda_mat: a pJDS matrix in device memory.
+ */
+#ifndef PL_CUDA_IMPL_H
+#define PL_CUDA_IMPL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <stdint.h>
+
+#include <mpi.h> /* before the extern "C" block: mpi.h handles C++ itself */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "pl_error.h"
+#include "spmv.h"
+#include "pl_cuda_bench.h"
+#ifdef __cplusplus
+}
+#endif
+
+#define PL_CUDA(e)                                                                                       \
+    do {                                                                                                 \
+        cudaError_t pl_ce_ = (e);                                                                        \
+        if (pl_ce_ != cudaSuccess)                                                                       \
+            return pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,            \
+                                cudaGetErrorName(pl_ce_), cudaGetErrorString(pl_ce_));                   \
+    } while (0)
+
+#define PL_CUDA_GOTO(e, label, r)                                                                        \
+    do {                                                                                                 \
+        cudaError_t pl_ce_ = (e);                                                                        \
+        if (pl_ce_ != cudaSuccess) {                                                                     \
+            (r) = pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,             \
+                               cudaGetErrorName(pl_ce_), cudaGetErrorString(pl_ce_));                    \
+            goto label;                                                                                  \
+        }                                                                                                \
+    } while (0)
+
+/* After a kernel launch: launch-configuration errors and earlier
+ * asynchronous faults surface here. */
+#define PL_CUDA_LAUNCH() PL_CUDA(cudaGetLastError())
+
+#define PL_CUBLAS(e)                                                                                     \
+    do {                                                                                                 \
+        cublasStatus_t pl_cbe_ = (e);                                                                    \
+        if (pl_cbe_ != CUBLAS_STATUS_SUCCESS)                                                            \
+            return pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,            \
+                                cublasGetStatusName(pl_cbe_), cublasGetStatusString(pl_cbe_));           \
+    } while (0)
+
+#define PL_CUSPARSE(e)                                                                                   \
+    do {                                                                                                 \
+        cusparseStatus_t pl_cse_ = (e);                                                                  \
+        if (pl_cse_ != CUSPARSE_STATUS_SUCCESS)                                                          \
+            return pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,            \
+                                cusparseGetErrorName(pl_cse_), cusparseGetErrorString(pl_cse_));        \
+    } while (0)
+
+/* The SpMV kernel family: thread mapping, loop bound, unrolling of the
+ * entry loop, cache hints, block size.  Table in pjds_kernels.cu. */
+typedef struct pl_cuda_variant {
+    const char *name;
+    int bound;   /* 0: row_len[r] (true entries only), 1: chunk_width[c] (reads padding) */
+    int unroll;  /* 1, 2, 4 or 8: entries whose loads are issued together              */
+    int hint;    /* 0: plain loads; 1: ld.global.nc (__ldg) for matrix and x;          */
+                 /* 2: matrix ld.global.cs (streaming), x __ldg;                        */
+                 /* 3: matrix L2 evict_first, x L2 evict_last (createpolicy)           */
+    int block;   /* threads per block                                                 */
+} pl_cuda_variant;
+
+typedef struct pl_cuda_ctx {
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    cusparseHandle_t cusparse; /* created on first use (bench only)   */
+    cudaEvent_t ev0, ev1;      /* timer                               */
+    double *d_work;            /* small device workspace (h, Y)       */
+    size_t work_n;             /* doubles in d_work                   */
+    int variant;               /* SpMV kernel variant for be->spmv    */
+} pl_cuda_ctx;
+
+/* A pJDS matrix in device memory (what mat_create returns). */
+typedef struct pl_cuda_mat {
+    int32_t nrows, ncols, C, nchunks;
+    int64_t nnz, nent;
+    int64_t *d_chunk_start; /* nchunks + 1 */
+    int32_t *d_chunk_width; /* nchunks     */
+    int32_t *d_row_len;     /* nchunks * C */
+    int32_t *d_col;         /* nent        */
+    double *d_val;          /* nent        */
+    int32_t *d_row_map;     /* nrows or NULL */
+    size_t bytes;           /* device bytes of all arrays */
+} pl_cuda_mat;
+
+static inline pl_cuda_ctx *pl_cuda_ctx_of(pl_backend *be) { return (pl_cuda_ctx *)be->ctx; }
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* pjds_kernels.cu */
+int pl_cuda_spmv_launch(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *d_x, double *d_y);
+int pl_cuda_nvariants_impl(void);
+const pl_cuda_variant *pl_cuda_variant_get(int v);
+int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x);
+int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
+#ifdef __cplusplus
+}
+#endif
+
+#endif
