@@ -185,51 +185,81 @@ static int random_direction(lz_ws *w, int j, int first, int *exhausted)
     return PL_OK;
 }
 
-/* V[:, 0:kk] = V[:, 0:mm] Ysel (mm x kk, ld mm), in place, by row blocks
- * through the workspace W. */
-static int update_basis(lz_ws *w, int mm, int kk)
+/* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s), in place, by row
+ * blocks through the workspace W. */
+static int update_basis(lz_ws *w, int off, int s, int kk)
 {
     double t0 = pl_wtime();
+    const double *Vo = col(w, off);
     for (size_t r0 = 0; r0 < w->n; r0 += w->blk) {
         size_t b = w->n - r0 < w->blk ? w->n - r0 : w->blk;
-        PL_CALL(w->be->gemm(w->be, b, mm, kk, w->V + r0, w->ld, w->Ysel, mm, w->W, b));
-        for (int c = 0; c < kk; c++) PL_CALL(w->be->copy(w->be, b, w->W + (size_t)c * b, col(w, c) + r0));
+        PL_CALL(w->be->gemm(w->be, b, s, kk, Vo + r0, w->ld, w->Ysel, s, w->W, b));
+        for (int c = 0; c < kk; c++) PL_CALL(w->be->copy(w->be, b, w->W + (size_t)c * b, col(w, off + c) + r0));
     }
     w->t.restart += pl_wtime() - t0;
     return PL_OK;
 }
 
-/* Eigen-decomposition of T[0:mm, 0:mm] on rank 0, broadcast; fills theta,
- * Y (ld mm) and ord (wanted order). */
-static int projected(lz_ws *w, int mm, int which)
+/* Eigen-decomposition of the block T[off:mm, off:mm] (size s = mm - off) on
+ * rank 0, broadcast so that every rank decides alike; fills theta (s), Y
+ * (s x s, ld s) and ord (wanted order into theta). */
+static int projected(lz_ws *w, int off, int mm, int which)
 {
     double t0 = pl_wtime();
-    size_t mm2 = (size_t)mm * (size_t)mm;
+    int s = mm - off;
+    size_t s2 = (size_t)s * (size_t)s;
     if (w->rank == 0) {
-        for (int c = 0; c < mm; c++)
-            for (int r = 0; r < mm; r++) w->Y[(size_t)c * mm + r] = w->T[(size_t)c * w->m + r];
-        lapack_int info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', mm, w->Y, mm, w->theta);
-        w->bcast[mm2 + mm] = (double)info;
-        memcpy(w->bcast, w->Y, mm2 * sizeof(double));
-        memcpy(w->bcast + mm2, w->theta, (size_t)mm * sizeof(double));
+        for (int c = 0; c < s; c++)
+            for (int r = 0; r < s; r++) w->Y[(size_t)c * s + r] = w->T[(size_t)(off + c) * w->m + off + r];
+        lapack_int info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', s, w->Y, s, w->theta);
+        w->bcast[s2 + s] = (double)info;
+        memcpy(w->bcast, w->Y, s2 * sizeof(double));
+        memcpy(w->bcast + s2, w->theta, (size_t)s * sizeof(double));
     }
-    LZ_MPI(MPI_Bcast(w->bcast, (int)(mm2 + mm + 1), MPI_DOUBLE, 0, w->comm));
-    int info = (int)w->bcast[mm2 + mm];
-    PL_CHECK(info == 0, PL_ERR_LAPACK, "LAPACKE_dsyev on the %d x %d projected matrix failed (info %d)", mm, mm, info);
+    LZ_MPI(MPI_Bcast(w->bcast, (int)(s2 + s + 1), MPI_DOUBLE, 0, w->comm));
+    int info = (int)w->bcast[s2 + s];
+    PL_CHECK(info == 0, PL_ERR_LAPACK, "LAPACKE_dsyev on the %d x %d projected matrix failed (info %d)", s, s, info);
     if (w->rank != 0) {
-        memcpy(w->Y, w->bcast, mm2 * sizeof(double));
-        memcpy(w->theta, w->bcast + mm2, (size_t)mm * sizeof(double));
+        memcpy(w->Y, w->bcast, s2 * sizeof(double));
+        memcpy(w->theta, w->bcast + s2, (size_t)s * sizeof(double));
     }
     /* dsyev returns ascending eigenvalues */
-    for (int i = 0; i < mm; i++) w->ord[i] = which == PL_WHICH_LARGEST ? mm - 1 - i : i;
+    for (int i = 0; i < s; i++) w->ord[i] = which == PL_WHICH_LARGEST ? s - 1 - i : i;
     w->t.projected += pl_wtime() - t0;
     return PL_OK;
 }
 
-static void select_columns(lz_ws *w, int mm, int kk)
+/* Ysel = the first kk wanted columns of Y (s x s). */
+static void select_columns(lz_ws *w, int s, int kk)
 {
     for (int c = 0; c < kk; c++)
-        memcpy(w->Ysel + (size_t)c * mm, w->Y + (size_t)w->ord[c] * mm, (size_t)mm * sizeof(double));
+        memcpy(w->Ysel + (size_t)c * s, w->Y + (size_t)w->ord[c] * s, (size_t)s * sizeof(double));
+}
+
+/* Reset T after a restart: locked (nlock) and kept Ritz values on the
+ * diagonal, nothing else. */
+static void reset_T(lz_ws *w, int nlock, const double *lock_theta, int kk)
+{
+    memset(w->T, 0, (size_t)w->m * w->m * sizeof(double));
+    for (int i = 0; i < nlock; i++) w->T[(size_t)i * w->m + i] = lock_theta[i];
+    for (int i = 0; i < kk; i++) w->T[(size_t)(nlock + i) * w->m + nlock + i] = w->theta[w->ord[i]];
+}
+
+/* The vector to expand from after a restart into column j: the residual
+ * direction v_mm if it exists, else a fresh random one. */
+static int restart_vector(lz_ws *w, int mm, int j, int vm_valid, int *ok)
+{
+    *ok = 1;
+    if (vm_valid) {
+        double t0 = pl_wtime();
+        PL_CALL(w->be->copy(w->be, w->n, col(w, mm), col(w, j)));
+        w->t.restart += pl_wtime() - t0;
+        return PL_OK;
+    }
+    int ex;
+    PL_CALL(random_direction(w, j, 0, &ex));
+    *ok = !ex;
+    return PL_OK;
 }
 
 static int push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *resid)
@@ -367,26 +397,30 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
 {
     const int nev = opt->nev, m = w->m;
     const double tol = opt->tol;
+    const int smallest = opt->which != PL_WHICH_LARGEST;
     double t_begin = pl_wtime();
     pl_op_info info;
     pl_op_get_info(w->op, &info);
     res->nev = nev;
     res->ncv = m;
 
-    double *ritz, *est;
-    PL_MALLOC(ritz, nev);
-    PL_MALLOC(est, nev);
+    double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL;
     int err = PL_OK, hcap = 0;
+    ritz = malloc((size_t)nev * sizeof *ritz);
+    est = malloc((size_t)nev * sizeof *est);
+    lock_theta = malloc((size_t)nev * sizeof *lock_theta);
+    lock_est = malloc((size_t)nev * sizeof *lock_est);
+    PL_CHECK_GOTO(ritz && est && lock_theta && lock_est, PL_ERR_MEM, out, err, "out of host memory");
 
     int exhausted = 0;
     PL_CALL_GOTO(random_direction(w, 0, 1, &exhausted), out, err);
     PL_CHECK_GOTO(!exhausted, PL_ERR_INTERNAL, out, err, "the start vector is zero");
 
-    int k = 0;          /* kept vectors at the start of the cycle          */
-    int after_verify = 0;
-    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m;
+    int k = 0;         /* columns kept (locked + Ritz) at the start of the cycle */
+    int nlock = 0;     /* verification phase: nev locked pairs in columns 0..nev-1 */
+    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0;
     double beta_m = 0.0, normest = info.norm_estimate;
-    memset(w->T, 0, (size_t)m * m * sizeof(double));
+    reset_T(w, 0, NULL, 0);
 
     while (reason == LZ_ITERATING) {
         /* ---- expansion: columns k .. m ---- */
@@ -399,8 +433,8 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
             PL_CALL_GOTO(orthogonalize(w, j + 1, j + 1, w->cf, &nrm, &in_span), out, err);
             const double *coef = w->cf;
             w->T[(size_t)j * m + j] = coef[j];
-            if (j == k)
-                for (int i = 0; i < k; i++) w->T[(size_t)k * m + i] = w->T[(size_t)i * m + k] = coef[i];
+            if (j == k) /* arrow of the thick restart; locked columns stay decoupled */
+                for (int i = nlock; i < k; i++) w->T[(size_t)k * m + i] = w->T[(size_t)i * m + k] = coef[i];
             double beta = nrm;
             if (in_span) {
                 res->breakdowns++;
@@ -425,16 +459,58 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
         if (!vm_valid) beta_m = 0.0;
         int whole_space = (int64_t)mm >= w->N;
 
+        /* ---- verification phase: is a wanted eigenvalue outside the locked set? ---- */
+        if (nlock > 0) {
+            int s = mm - nlock;
+            PL_CALL_GOTO(projected(w, nlock, mm, opt->which), out, err);
+            int c = w->ord[0];
+            double thc = w->theta[c], estc = fabs(beta_m * w->Y[(size_t)c * s + (s - 1)]);
+            for (int i = 0; i < s; i++) normest = fmax(normest, fabs(w->theta[i]));
+            double scale = fmax(fabs(thc), normest), edge = lock_theta[nev - 1];
+            int missed = smallest ? thc < edge - tol * scale : thc > edge + tol * scale;
+            double worst = 0.0;
+            for (int i = 0; i < nev; i++) worst = fmax(worst, lock_est[i] / fmax(fabs(lock_theta[i]), normest));
+            if (!missed) { /* (a missed one: the history row comes from the full problem below) */
+                PL_CALL_GOTO(push_history(res, &hcap, nev, w->napply, lock_theta, lock_est), out, err);
+                if (opt->monitor) {
+                    lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_theta, lock_est, worst,
+                                          pl_wtime() - t_begin, 1};
+                    opt->monitor(opt->monitor_arg, &mi);
+                }
+            }
+            if (missed) {
+                /* a wanted eigenvalue (e.g. another copy of a degenerate one) was
+                 * missed: unlock, continue the normal iteration on the whole basis */
+                nlock = 0;
+                res->missed++;
+            } else if (estc <= tol * scale || whole_space || restarts >= opt->max_restarts) {
+                reason = LZ_CONVERGED;
+                final_locked = 1;
+                nconv = nev;
+                break;
+            } else {
+                /* thick restart inside the complement of the locked vectors */
+                int kk = 1 + (s - 1) / 2;
+                if (kk > s - 1) kk = s - 1;
+                select_columns(w, s, kk);
+                PL_CALL_GOTO(update_basis(w, nlock, s, kk), out, err);
+                reset_T(w, nlock, lock_theta, kk);
+                int ok;
+                PL_CALL_GOTO(restart_vector(w, mm, nlock + kk, vm_valid, &ok), out, err);
+                PL_CHECK_GOTO(ok, PL_ERR_INTERNAL, out, err, "no restart vector in the verification phase");
+                k = nlock + kk;
+                restarts++;
+                continue;
+            }
+        }
+
         /* ---- projected problem, convergence ---- */
-        PL_CALL_GOTO(projected(w, mm, opt->which), out, err);
-        double tmax = 0.0;
-        for (int i = 0; i < mm; i++) tmax = fmax(tmax, fabs(w->theta[i]));
-        normest = fmax(info.norm_estimate, tmax);
+        PL_CALL_GOTO(projected(w, 0, mm, opt->which), out, err);
+        for (int i = 0; i < mm; i++) normest = fmax(normest, fabs(w->theta[i]));
         double worst = 0.0;
         int nc = 0, prefix = 1;
-        int navail = mm < nev ? mm : nev;
         for (int i = 0; i < nev; i++) {
-            if (i >= navail) {
+            if (i >= mm) { /* cannot happen: mm > nev */
                 ritz[i] = NAN;
                 est[i] = INFINITY;
                 prefix = 0;
@@ -444,37 +520,41 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
             ritz[i] = w->theta[c];
             est[i] = fabs(beta_m * w->Y[(size_t)c * mm + (mm - 1)]);
             double scale = fmax(fabs(ritz[i]), normest);
-            double rel = scale > 0 ? est[i] / scale : est[i];
-            worst = fmax(worst, rel);
+            worst = fmax(worst, est[i] / scale);
             if (prefix && est[i] <= tol * scale) nc++;
             else prefix = 0;
         }
         nconv = nc;
         PL_CALL_GOTO(push_history(res, &hcap, nev, w->napply, ritz, est), out, err);
         if (opt->monitor) {
-            lz_monitor_info mi = {restarts, nconv, nev, w->napply, ritz, est, worst, pl_wtime() - t_begin};
+            lz_monitor_info mi = {restarts, nconv, nev, w->napply, ritz, est, worst, pl_wtime() - t_begin, 0};
             opt->monitor(opt->monitor_arg, &mi);
         }
 
         if (nconv >= nev) {
-            if (!opt->verify || after_verify || whole_space || restarts >= opt->max_restarts) {
+            if (!opt->verify || whole_space || restarts >= opt->max_restarts || m - nev < 2) {
                 reason = LZ_CONVERGED;
                 break;
             }
-            /* verification cycle: lock the nev pairs, drop their (converged)
-             * coupling, continue from a fresh random vector */
-            select_columns(w, mm, nev);
-            PL_CALL_GOTO(update_basis(w, mm, nev), out, err);
-            memset(w->T, 0, (size_t)m * m * sizeof(double));
-            for (int i = 0; i < nev; i++) w->T[(size_t)i * m + i] = w->theta[w->ord[i]];
+            /* verification phase: lock the nev pairs (their residuals are below
+             * the tolerance and dropped), and look for the most wanted
+             * eigenvalue of A restricted to their complement, from the next
+             * Ritz vector mixed with a fresh random vector */
+            select_columns(w, mm, nev + 1);
+            PL_CALL_GOTO(update_basis(w, 0, mm, nev + 1), out, err);
+            memcpy(lock_theta, ritz, (size_t)nev * sizeof(double));
+            memcpy(lock_est, est, (size_t)nev * sizeof(double));
+            reset_T(w, nev, lock_theta, 0);
             int ex;
-            PL_CALL_GOTO(random_direction(w, nev, 0, &ex), out, err);
-            /* nev < N vectors cannot span the space */
+            PL_CALL_GOTO(random_direction(w, nev + 1, 0, &ex), out, err);
             PL_CHECK_GOTO(!ex, PL_ERR_INTERNAL, out, err, "verification vector vanished (nev = %d, N = %lld)", nev,
                           (long long)w->N);
+            PL_CALL_GOTO(w->be->axpy(w->be, w->n, 1.0, col(w, nev + 1), col(w, nev)), out, err);
+            PL_CALL_GOTO(w->be->scal(w->be, w->n, LZ_SQRT1_2, col(w, nev)), out, err);
+            nlock = nev;
             k = nev;
-            after_verify = 1;
             restarts++;
+            res->verifications++;
             continue;
         }
         if (whole_space) { /* every Ritz value is exact; cannot happen with nconv < nev */
@@ -491,33 +571,28 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
         if (kk < nev + 1) kk = nev + 1;
         if (kk > mm - 1) kk = mm - 1;
         select_columns(w, mm, kk);
-        PL_CALL_GOTO(update_basis(w, mm, kk), out, err);
-        memset(w->T, 0, (size_t)m * m * sizeof(double));
-        for (int i = 0; i < kk; i++) w->T[(size_t)i * m + i] = w->theta[w->ord[i]];
-        if (vm_valid) {
-            double t0 = pl_wtime();
-            PL_CALL_GOTO(w->be->copy(w->be, w->n, col(w, mm), col(w, kk)), out, err);
-            w->t.restart += pl_wtime() - t0;
-        } else {
-            int ex;
-            PL_CALL_GOTO(random_direction(w, kk, 0, &ex), out, err);
-            if (ex) {
-                reason = LZ_BREAKDOWN;
-                break;
-            }
+        PL_CALL_GOTO(update_basis(w, 0, mm, kk), out, err);
+        reset_T(w, 0, NULL, kk);
+        int ok;
+        PL_CALL_GOTO(restart_vector(w, mm, kk, vm_valid, &ok), out, err);
+        if (!ok) {
+            reason = LZ_BREAKDOWN;
+            break;
         }
         k = kk;
-        after_verify = 0;
         restarts++;
     }
 
     /* ---- Ritz vectors and explicit residuals ---- */
-    {
+    if (final_locked) {
+        memcpy(res->eigenvalues, lock_theta, (size_t)nev * sizeof(double)); /* V[:, 0:nev] holds the vectors */
+    } else {
         select_columns(w, mm, nev);
-        PL_CALL_GOTO(update_basis(w, mm, nev), out, err);
+        PL_CALL_GOTO(update_basis(w, 0, mm, nev), out, err);
         for (int i = 0; i < nev; i++) res->eigenvalues[i] = w->theta[w->ord[i]];
-        double t0 = pl_wtime();
-        double tsp = w->t.spmv;
+    }
+    {
+        double t0 = pl_wtime(), tsp = w->t.spmv;
         for (int i = 0; i < nev; i++) {
             double r;
             PL_CALL_GOTO(apply(w, i, m), out, err);
@@ -535,5 +610,7 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
 out:
     free(ritz);
     free(est);
+    free(lock_theta);
+    free(lock_est);
     return err;
 }

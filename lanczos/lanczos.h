@@ -35,6 +35,8 @@ typedef struct lz_monitor_info {
     const double *resid;     /* nev residual estimates |beta_m y_m,i|           */
     double worst_resid;      /* max relative residual estimate of the nev       */
     double elapsed;          /* seconds since lz_solve started                  */
+    int verifying;           /* 1: nev pairs are locked and the complement is   */
+                             /* searched for a missed wanted eigenvalue         */
 } lz_monitor_info;
 typedef void (*lz_monitor_fn)(void *arg, const lz_monitor_info *info);
 
@@ -47,9 +49,12 @@ typedef struct lz_options {
     int max_restarts;    /* = 1000; 0 = one cycle only                                 */
     uint64_t seed;       /* start vector seed = 1                                      */
     int want_vectors;    /* return eigenvectors = 0                                    */
-    int verify;          /* = 1: when all nev converge, lock them and run one more     */
-                         /* cycle from a fresh random vector; continue if it finds a    */
-                         /* wanted eigenvalue that was missed (degenerate copies)       */
+    int verify;          /* = 1: when all nev converge, lock them and solve for the     */
+                         /* most wanted eigenvalue of A on their complement, started   */
+                         /* from the next Ritz vector plus a fresh random vector; if it */
+                         /* beats a locked one (a missed copy of a degenerate          */
+                         /* eigenvalue), unlock and iterate on; stop when it converges  */
+                         /* without doing so                                           */
     lz_monitor_fn monitor; /* called on every rank after each cycle; NULL = none      */
     void *monitor_arg;
 } lz_options;
@@ -81,6 +86,8 @@ typedef struct lz_result {
     int64_t iterations;      /* operator applications (including the final residuals) */
     int reason;              /* enum lz_reason                                         */
     int breakdowns;          /* invariant subspaces met (a random vector was injected)  */
+    int verifications;       /* verification phases started (options verify)           */
+    int missed;              /* ... that found a missed wanted eigenvalue              */
     /* history, one row per cycle (restarts + 1 rows, row-major, nev columns) */
     int nhist;
     int64_t *hist_iterations;    /* nhist: operator applications at the end of the cycle */

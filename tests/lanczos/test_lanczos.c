@@ -91,9 +91,9 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
     TU_OK(rc);
     if (rc == PL_OK) {
         if (g_rank == 0)
-            fprintf(stderr, "%-28s which=%-8s nev=%d: %s, %d restarts, %lld iterations, %d breakdowns\n", name,
-                    which == PL_WHICH_SMALLEST ? "smallest" : "largest", nev, lz_reason_name(res.reason), res.restarts,
-                    (long long)res.iterations, res.breakdowns);
+            fprintf(stderr, "%-28s which=%-8s nev=%d: %s, %d restarts, %lld iterations, %d breakdowns, %d/%d missed/verified\n",
+                    name, which == PL_WHICH_SMALLEST ? "smallest" : "largest", nev, lz_reason_name(res.reason),
+                    res.restarts, (long long)res.iterations, res.breakdowns, res.missed, res.verifications);
         TU_CHECK_MSG(res.reason == LZ_CONVERGED, "%s: reason %s", name, lz_reason_name(res.reason));
         for (int i = 0; i < nev; i++) {
             double r = which == PL_WHICH_SMALLEST ? ref[i] : ref[d->n - 1 - i];

@@ -1,0 +1,306 @@
+/* cmd_solve.c — `pjds-lanczos solve CONFIG`: build the matrix, permute it
+ * into the pJDS operator, run thick-restart Lanczos, write the HDF5 result
+ * file (docs/output-schema.md) and print the eigenvalues.
+ *
+ * Flow: output path checked first (no work is wasted on a file that may not
+ * be written) -> app_build_rows -> backend -> pl_op_create ("permute") ->
+ * lz_solve (progress on stderr at most once a second) -> eigenvectors
+ * downloaded, un-permuted (scatter by global index: each rank owns the
+ * contiguous original rows [row0, row0 + n)) and sent piece by piece to
+ * rank 0, which writes them as hyperslabs -> file renamed into place.
+ * stdout: one `eigenvalue[i]: value  residual: r` line per eigenpair (rank 0);
+ * stderr: progress and a summary unless --quiet; a warning if not converged
+ * (exit status 0: not converging is a reason, not an error). */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "lanczos.h"
+#include "pl_build.h"
+#include "pl_error.h"
+#include "pl_spectrum.h"
+#include "spmv.h"
+
+#define SOLVE_MPI(call)                                                                                  \
+    do {                                                                                                 \
+        if ((call) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "%s failed", #call);                      \
+    } while (0)
+
+typedef struct progress {
+    int rank, quiet;
+    double last; /* time of the last line */
+} progress;
+
+static void monitor(void *arg, const lz_monitor_info *mi)
+{
+    progress *p = arg;
+    double now = pl_wtime();
+    if (p->quiet || p->rank != 0 || now - p->last < 1.0) return;
+    p->last = now;
+    pl_info("solve: restart %d, converged %d/%d, worst relative residual %.2e, %lld SpMVs, %.1f s", mi->restart,
+            mi->nconv, mi->nev, mi->worst_resid, (long long)mi->iterations, mi->elapsed);
+}
+
+/* Gather the eigenvectors in the original basis to rank 0 and write them.
+ * Every rank downloads and un-permutes its block; rank 0 receives the others'
+ * blocks one vector at a time (O(max n_local) memory).  Rank 0 keeps
+ * receiving after a write error so no rank hangs; the error is returned on
+ * rank 0 only (the app then aborts the others). */
+static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spectrum *sp)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    const int64_t *gidx = pl_op_global_index(op);
+    int64_t n = info.n_local, row0 = info.row0;
+    int size = ctx->size, rank = ctx->rank, rc = PL_OK;
+    int64_t mine[2] = {row0, n}, *blocks = NULL;
+    double *perm = NULL, *orig = NULL;
+    int64_t nmax = n;
+    SOLVE_MPI(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm));
+    PL_MALLOC(blocks, 2 * (size_t)size);
+    PL_CHECK_GOTO(MPI_Gather(mine, 2, MPI_INT64_T, blocks, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+                  out, rc, "MPI_Gather of the row blocks failed");
+    perm = malloc(((size_t)n + 1) * sizeof *perm);
+    orig = malloc(((size_t)nmax + 1) * sizeof *orig);
+    PL_CHECK_GOTO(perm && orig, PL_ERR_MEM, out, rc, "out of host memory for the eigenvectors");
+    if (rank == 0) PL_CALL_GOTO(pl_spectrum_vectors_create(sp, res->nev, info.n_global), out, rc);
+    for (int i = 0; i < res->nev; i++) {
+        PL_CALL_GOTO(res->be->download(res->be, perm, res->vectors + (size_t)i * res->ld, (size_t)n), out, rc);
+        for (int64_t p = 0; p < n; p++) {
+            int64_t l = gidx[p] - row0;
+            PL_CHECK_GOTO(l >= 0 && l < n, PL_ERR_INTERNAL, out, rc, "global index %lld outside the block [%lld, %lld)",
+                          (long long)gidx[p], (long long)row0, (long long)(row0 + n));
+            orig[l] = perm[p];
+        }
+        if (rank != 0) {
+            PL_CHECK_GOTO(MPI_Send(orig, (int)n, MPI_DOUBLE, 0, 100 + i, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
+                          "MPI_Send of an eigenvector block failed");
+            continue;
+        }
+        if (rc == PL_OK) {
+            int e = pl_spectrum_vectors_write(sp, i, row0, n, orig, 1);
+            if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "pl_spectrum_vectors_write");
+        }
+        for (int r = 1; r < size; r++) {
+            PL_CHECK_GOTO(MPI_Recv(orig, (int)blocks[2 * r + 1], MPI_DOUBLE, r, 100 + i, ctx->comm, MPI_STATUS_IGNORE) ==
+                              MPI_SUCCESS,
+                          PL_ERR_MPI, out, rc, "MPI_Recv of an eigenvector block failed");
+            if (rc == PL_OK) {
+                int e = pl_spectrum_vectors_write(sp, i, blocks[2 * r], blocks[2 * r + 1], orig, 1);
+                if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "pl_spectrum_vectors_write");
+            }
+        }
+    }
+out:
+    free(blocks);
+    free(perm);
+    free(orig);
+    return rc;
+}
+
+typedef struct solve_facts {
+    app_matrix_info mi;
+    pjds_stats st;
+    int64_t stored_entries; /* sum over ranks of the operator's stored entries */
+    double permute_seconds, solve_seconds, t_write0;
+    int64_t spmv_count;
+    double spmv_seconds, spmv_gflops;
+    const char *backend;
+    int exchange;
+} solve_facts;
+
+static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res, const solve_facts *f)
+{
+    const pl_config *cfg = &ctx->cfg;
+    char *resolved = pl_config_dump_string(cfg);
+    PL_CHECK(resolved, PL_ERR_MEM, "out of host memory");
+    int rc = PL_OK;
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "program", "pjds-lanczos"), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "version", PL_VERSION), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "config_file", ctx->cfg_path ? ctx->cfg_path : ""), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "config_text", cfg->text ? cfg->text : ""), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "config_resolved", resolved), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "matrix_name", f->mi.name), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "rows", f->mi.rows), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nnz", f->mi.nnz), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "nnz_per_row", f->mi.rows ? (double)f->mi.nnz / (double)f->mi.rows : 0.0),
+                 out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_min", f->st.row_len_min), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_max", f->st.row_len_max), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "chunk_height", cfg->spmv.chunk_height), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "sort_window", cfg->spmv.sort_window), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_pjds_entries", f->st.pjds_entries), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_ellpack_entries", f->st.ellpack_entries), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_operator_entries", f->stored_entries), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "backend", f->backend), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "exchange", pl_config_enum_name("spmv", "exchange", f->exchange)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ranks", ctx->size), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "threads_per_rank", omp_get_max_threads()), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "which", pl_config_enum_name("solver", "which", cfg->solver.which)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nev", res->nev), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ncv", res->ncv), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "tolerance", cfg->solver.tolerance), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "norm_estimate", res->normest), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "converged_reason", lz_reason_name(res->reason)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nconv", res->nconv), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "restarts", res->restarts), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "iterations", res->iterations), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "breakdowns", res->breakdowns), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "build_seconds", f->mi.build_seconds + f->mi.partition_seconds), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "permute_seconds", f->permute_seconds), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "solve_seconds", f->solve_seconds), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orth_seconds", res->time.orth), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "restart_seconds", res->time.restart), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "projected_seconds", res->time.projected), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "spmv_count", f->spmv_count), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_seconds", f->spmv_seconds), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_gflops", f->spmv_gflops), out, rc);
+    /* last: the times of writing and of the whole run so far */
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "write_seconds", pl_wtime() - f->t_write0), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "total_seconds", pl_wtime() - ctx->t_start), out, rc);
+out:
+    free(resolved);
+    return rc;
+}
+
+/* Rank 0 writes the file; vectors need every rank.  Returns the status on
+ * every rank: rank 0's error on rank 0, PL_OK elsewhere. */
+static int write_output(app_ctx *ctx, pl_op *op, const lz_result *res, solve_facts *f)
+{
+    pl_spectrum *sp = NULL;
+    int rc = PL_OK, ok = 1;
+    f->t_write0 = pl_wtime();
+    if (ctx->rank == 0) {
+        rc = pl_spectrum_create(ctx->cfg.output.file, &sp);
+        if (rc == PL_OK) rc = pl_spectrum_write_results(sp, res->nev, res->eigenvalues, res->residuals);
+        if (rc == PL_OK)
+            rc = pl_spectrum_write_history(sp, res->nhist, res->nev, res->hist_iterations, res->hist_ritz, res->hist_resid);
+        if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "writing the results");
+        ok = rc == PL_OK;
+    }
+    SOLVE_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, ctx->comm));
+    if (ok && ctx->cfg.output.eigenvectors) {
+        int e = write_vectors(ctx, op, res, sp);
+        if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "write_vectors(ctx, op, res, sp)");
+    }
+    if (ctx->rank != 0) return PL_OK;
+    if (rc == PL_OK) rc = write_attributes(ctx, sp, res, f);
+    if (rc == PL_OK) {
+        rc = pl_spectrum_commit(&sp);
+        if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_spectrum_commit(&sp)");
+    }
+    pl_spectrum_abort(&sp); /* no-op after a commit */
+    return rc;
+}
+
+static double max_over_ranks(app_ctx *ctx, double t)
+{
+    double m = t;
+    if (MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) return t;
+    return m;
+}
+
+int cmd_solve(app_ctx *ctx)
+{
+    const pl_config *cfg = &ctx->cfg;
+    pl_csr rows;
+    memset(&rows, 0, sizeof rows);
+    pl_backend *be = NULL;
+    pl_op *op = NULL;
+    lz_result res;
+    memset(&res, 0, sizeof res);
+    solve_facts f;
+    memset(&f, 0, sizeof f);
+    int32_t *len = NULL;
+    int rc = PL_OK;
+    char where[1200];
+
+    PL_CALL(app_check_output_path(ctx, cfg->output.file));
+    PL_CALL(app_build_rows(ctx, &rows, &f.mi));
+    PL_CHECK_GOTO(cfg->solver.nev < f.mi.rows, PL_ERR_INPUT, out, rc, "%s: %d must be < N = %lld (the number of rows)",
+                  pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f.mi.rows);
+
+    /* matrix statistics from the row lengths, before the CSR block is freed */
+    len = malloc(((size_t)rows.nrows + 1) * sizeof *len);
+    PL_CHECK_GOTO(len, PL_ERR_MEM, out, rc, "out of host memory");
+    for (int64_t i = 0; i < rows.nrows; i++) len[i] = (int32_t)(rows.row_ptr[i + 1] - rows.row_ptr[i]);
+    PL_CALL_GOTO(pjds_stats_from_lengths(rows.nrows, len, cfg->spmv.chunk_height, ctx->comm, &f.st), out, rc);
+
+    PL_CALL_GOTO(pl_backend_create(cfg->spmv.backend, ctx->local_rank, &be), out, rc);
+    double t0 = pl_wtime();
+    PL_CALL_GOTO(pl_op_create(&rows, &cfg->spmv, be, ctx->comm, &op), out, rc);
+    f.permute_seconds = max_over_ranks(ctx, pl_wtime() - t0);
+    pl_csr_destroy(&rows);
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    f.stored_entries = info.nent_local;
+    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, &f.stored_entries, 1, MPI_INT64_T, MPI_SUM, ctx->comm) == MPI_SUCCESS,
+                  PL_ERR_MPI, out, rc, "MPI_Allreduce failed");
+    f.backend = be->name;
+    f.exchange = info.exchange;
+    pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",
+            (long long)f.mi.rows, (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds, f.permute_seconds);
+
+    lz_options o;
+    lz_options_defaults(&o);
+    o.nev = cfg->solver.nev;
+    o.which = cfg->solver.which;
+    o.tol = cfg->solver.tolerance;
+    o.ncv = cfg->solver.ncv;
+    o.max_restarts = cfg->solver.max_restarts;
+    o.seed = cfg->solver.seed;
+    o.want_vectors = cfg->output.eigenvectors;
+    progress prog = {ctx->rank, ctx->quiet, pl_wtime()};
+    o.monitor = monitor;
+    o.monitor_arg = &prog;
+    int64_t n0;
+    double s0;
+    pl_op_counters(op, &n0, &s0);
+    t0 = pl_wtime();
+    rc = lz_solve(op, &o, &res);
+    if (rc == PL_ERR_INPUT) { /* name where the offending key was set */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", pl_error_message());
+        pl_error_clear();
+        rc = PL_ERROR(PL_ERR_INPUT, "%s: %s", cfg->path, msg);
+        goto out;
+    }
+    PL_CALL_GOTO(rc, out, rc);
+    f.solve_seconds = max_over_ranks(ctx, pl_wtime() - t0);
+    int64_t n1;
+    double s1;
+    pl_op_counters(op, &n1, &s1);
+    f.spmv_count = n1 - n0;
+    f.spmv_seconds = max_over_ranks(ctx, s1 - s0);
+    f.spmv_gflops = f.spmv_seconds > 0 ? 2.0 * (double)f.mi.nnz * (double)f.spmv_count / f.spmv_seconds * 1e-9 : 0.0;
+
+    PL_CALL_GOTO(write_output(ctx, op, &res, &f), out, rc);
+
+    if (ctx->rank == 0) {
+        for (int i = 0; i < res.nev; i++)
+            printf("eigenvalue[%d]: %.17g  residual: %.3e\n", i, res.eigenvalues[i], res.residuals[i]);
+        fflush(stdout);
+        pl_info("solve: %s after %d restart(s), %lld SpMVs (ncv %d, %d/%d converged)", lz_reason_name(res.reason),
+                res.restarts, (long long)res.iterations, res.ncv, res.nconv, res.nev);
+        pl_info("solve: times: build %.2f s, permute %.2f s, solve %.2f s (SpMV %.2f s, orth %.2f s, restart %.2f s), "
+                "total %.2f s",
+                f.mi.build_seconds + f.mi.partition_seconds, f.permute_seconds, f.solve_seconds, f.spmv_seconds,
+                res.time.orth, res.time.restart, pl_wtime() - ctx->t_start);
+        pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f.spmv_gflops, (long long)f.spmv_count);
+        pl_info("solve: wrote %s", cfg->output.file);
+        if (res.reason != LZ_CONVERGED)
+            pl_warn("not converged (reason %s): %d of %d eigenpairs met tolerance %g; results written anyway",
+                    lz_reason_name(res.reason), res.nconv, res.nev, cfg->solver.tolerance);
+    }
+out:
+    free(len);
+    lz_result_destroy(&res);
+    pl_op_destroy(&op);
+    pl_backend_destroy(&be);
+    pl_csr_destroy(&rows);
+    return rc;
+}

@@ -1,0 +1,56 @@
+/* pl_spectrum.h — the HDF5 result file of a solve (schema in
+ * docs/output-schema.md).
+ *
+ * The file is written by one process (rank 0) to a temporary name in the
+ * same directory, "<path>.tmp.<pid>", and renamed to <path> by
+ * pl_spectrum_commit only when complete, so a killed or failed run never
+ * leaves a half-written <path>.  Any failure removes the temporary file
+ * (pl_spectrum_abort).  Nothing here is collective: the caller gathers the
+ * eigenvector pieces of other ranks and passes them to
+ * pl_spectrum_vectors_write one contiguous row range at a time.
+ *
+ * Every HDF5 return code is checked; a failure is PL_ERR_HDF5 (PL_ERR_IO for
+ * the rename) with a message naming the file and the object. */
+#ifndef PL_SPECTRUM_H
+#define PL_SPECTRUM_H
+
+#include <stdint.h>
+
+typedef struct pl_spectrum pl_spectrum; /* opaque writer */
+
+/* Create the temporary file for `path`; an existing temporary of the same
+ * name is truncated.  Whether `path` may be replaced is the caller's check
+ * (app_check_output_path).  Fails with PL_ERR_HDF5 or PL_ERR_IO. */
+int pl_spectrum_create(const char *path, pl_spectrum **sp);
+
+/* /eigenvalues and /residual_norms, nev float64 each. */
+int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalues, const double *residual_norms);
+
+/* /convergence/iterations (int64, nrows), /convergence/ritz_values and
+ * /convergence/residual_estimates (float64, nrows x nev, row-major): one row
+ * per Lanczos cycle. */
+int pl_spectrum_write_history(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
+                              const double *resid);
+
+/* Attributes of the root group (scalar int64, float64, or a variable-length
+ * UTF-8 string). */
+int pl_spectrum_attr_int(pl_spectrum *sp, const char *name, int64_t value);
+int pl_spectrum_attr_double(pl_spectrum *sp, const char *name, double value);
+int pl_spectrum_attr_string(pl_spectrum *sp, const char *name, const char *value);
+
+/* Create /eigenvectors, float64 nev x N (row i = eigenvector i in the
+ * original basis), then write rows [row0, row0 + count) of eigenvector i.
+ * The writer refuses vectors in a permuted basis: the caller passes
+ * original_basis = 1 to confirm it un-permuted them (PL_ERR_ARG otherwise). */
+int pl_spectrum_vectors_create(pl_spectrum *sp, int nev, int64_t N);
+int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis);
+
+/* Close the file and rename it to its final path.  On failure the temporary
+ * file is removed.  Frees the writer and sets *sp = NULL in all cases. */
+int pl_spectrum_commit(pl_spectrum **sp);
+/* Close and remove the temporary file; accepts NULL.  Can't fail. */
+void pl_spectrum_abort(pl_spectrum **sp);
+/* The temporary file name (for messages and tests). */
+const char *pl_spectrum_tmp_path(const pl_spectrum *sp);
+
+#endif

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# CLI tests of `pjds-lanczos solve`.  Usage: solve_cli.sh CASE [ARGS]
+# Environment: PJDS_BIN (the executable), SOLVE_CHECK (tests/solve/solve_check),
+# PJDS_H5DUMP (h5dump), MPIEXEC (mpiexec + flags, for the mpi case).
+# Cases:
+#   sort         sort_window = 1 and full pJDS sort: same eigenvalues (dense
+#                reference too), eigenvectors in the original basis satisfy
+#                ||A v - lambda v|| <= tol * max(|lambda|, normest)
+#   largest      which = largest, nev = 1 and 4 against dense
+#   h5dump       every dataset and attribute of docs/output-schema.md exists
+#   bad_nev bad_tol bad_which unwritable exists
+#                exit 2, one line on stderr, no output (or temporary) file
+#   kill         SIGKILL mid-solve leaves no output file
+#   mpi NP MODE  NP ranks, exchange MODE: eigenvalues equal the 1-rank run,
+#                gathered eigenvectors pass the residual check
+set -u
+case_name=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+die() { echo "FAIL: $*"; fail=1; }
+
+# a small Holstein-Hubbard model: L=4, 2 up, 2 down, M=3 site phonons (N = 1260)
+model() {
+cat <<EOT
+[model]
+type = holstein-hubbard
+sites = 4
+n_up = 2
+n_down = 2
+hopping = 1.0
+hubbard_u = 4.0
+phonon_frequency = 1.0
+coupling = ${1:-0.6}
+max_phonons = ${2:-3}
+phonon_basis = site
+boundary = periodic
+EOT
+}
+# write a config: $1 = name, $2 = [solver] lines, $3 = [spmv] lines, $4 = [output] lines
+mkcfg() {
+  { model; printf '[solver]\n%s\n[spmv]\nbackend = cpu\n%s\n[output]\nfile = %s/%s.h5\n%s\n' "$2" "$3" "$dir" "$1" "$4"; } >"$dir/$1.ini"
+}
+run_solve() { # $1 = name; extra args after
+  local name=$1; shift
+  "$PJDS_BIN" solve "$dir/$name.ini" --quiet "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+}
+no_files() { # no output file, no temporary
+  local n
+  n=$(find "$dir" -maxdepth 1 -name "$1.h5*" | wc -l)
+  [ "$n" -eq 0 ] || die "files left behind: $(find "$dir" -maxdepth 1 -name "$1.h5*")"
+}
+expect_input_error() { # $1 = name, $2 = regex
+  local status=$3
+  [ "$status" -eq 2 ] || die "exit status $status, expected 2"
+  local nl
+  nl=$(wc -l <"$dir/$1.err")
+  [ "$nl" -eq 1 ] || die "$nl lines on stderr, expected 1"
+  grep -Eq "$2" "$dir/$1.err" || die "stderr does not match /$2/"
+  echo "stderr: $(cat "$dir/$1.err")"
+}
+
+case $case_name in
+sort)
+  mkcfg s1 $'nev = 4\ntolerance = 1e-12' "sort_window = 1" "eigenvectors = true"
+  mkcfg s0 $'nev = 4\ntolerance = 1e-12' "sort_window = 0" "eigenvectors = true"
+  mkcfg s64 $'nev = 4\ntolerance = 1e-12' $'sort_window = 64\nchunk_height = 8' "eigenvectors = true"
+  for s in s1 s0 s64; do
+    run_solve $s || die "$s: exit status $?: $(cat "$dir/$s.err")"
+    cat "$dir/$s.out"
+    [ "$(grep -c '^eigenvalue\[[0-9]\]: .* residual: ' "$dir/$s.out")" -eq 4 ] || die "$s: expected 4 eigenvalue lines"
+    "$SOLVE_CHECK" "$dir/$s.ini" "$dir/$s.h5" --dense --vectors --expect-nev 4 || die "$s: solve_check"
+  done
+  "$SOLVE_CHECK" "$dir/s1.ini" "$dir/s1.h5" --compare "$dir/s0.h5" || die "sigma 1 vs full sort"
+  "$SOLVE_CHECK" "$dir/s1.ini" "$dir/s64.h5" --compare "$dir/s0.h5" || die "sigma 64 vs full sort"
+  ;;
+largest)
+  for k in 1 4; do
+    mkcfg l$k $'which = largest\ntolerance = 1e-12\nnev = '$k "" ""
+    run_solve l$k || die "l$k: exit status $?: $(cat "$dir/l$k.err")"
+    cat "$dir/l$k.out"
+    "$SOLVE_CHECK" "$dir/l$k.ini" "$dir/l$k.h5" --dense --expect-nev $k || die "largest nev=$k"
+  done
+  ;;
+h5dump)
+  [ -x "${PJDS_H5DUMP:-}" ] || { echo "skipped: no h5dump"; exit 77; }
+  mkcfg d $'nev = 2' "" "eigenvectors = true"
+  run_solve d || die "exit status $?: $(cat "$dir/d.err")"
+  "$PJDS_H5DUMP" -H "$dir/d.h5" >"$dir/d.dump" 2>&1 || die "h5dump cannot open the file"
+  # the names documented in docs/output-schema.md
+  for ds in eigenvalues residual_norms eigenvectors iterations ritz_values residual_estimates; do
+    grep -q "DATASET \"$ds\"" "$dir/d.dump" || die "dataset $ds missing"
+  done
+  grep -q 'GROUP "convergence"' "$dir/d.dump" || die "group convergence missing"
+  for a in program version config_file config_text config_resolved matrix_name rows nnz nnz_per_row \
+           row_length_min row_length_max chunk_height sort_window storage_pjds_entries storage_ellpack_entries \
+           storage_operator_entries backend exchange ranks threads_per_rank which nev ncv tolerance norm_estimate \
+           converged_reason nconv restarts iterations breakdowns eigenvector_basis build_seconds permute_seconds \
+           solve_seconds orth_seconds restart_seconds projected_seconds spmv_count spmv_seconds spmv_gflops \
+           write_seconds total_seconds; do
+    grep -q "ATTRIBUTE \"$a\"" "$dir/d.dump" || die "attribute $a missing"
+  done
+  # also documented in the schema file itself
+  for a in eigenvalues residual_norms ritz_values storage_pjds_entries spmv_gflops converged_reason; do
+    grep -q "$a" "$PJDS_SRC/docs/output-schema.md" || die "$a not documented"
+  done
+  "$PJDS_H5DUMP" -d /eigenvalues "$dir/d.h5" | grep -q "(0):" || die "h5dump cannot read /eigenvalues"
+  ;;
+bad_nev)
+  mkcfg b $'nev = 5000' "" ""
+  run_solve b; expect_input_error b "b.ini:[0-9]+: \[solver\] nev: 5000 must be < N = 1260" $?
+  no_files b
+  ;;
+bad_tol)
+  mkcfg b $'tolerance = 0' "" ""
+  run_solve b; expect_input_error b "\[solver\] tolerance" $?
+  no_files b
+  ;;
+bad_which)
+  mkcfg b $'which = middle' "" ""
+  run_solve b; expect_input_error b "\[solver\] which: 'middle'" $?
+  no_files b
+  ;;
+unwritable)
+  mkcfg b $'nev = 2' "" ""
+  sed -i "s|^file = .*|file = $dir/no/such/dir/b.h5|" "$dir/b.ini"
+  run_solve b; expect_input_error b "does not exist|not writable" $?
+  [ ! -e "$dir/no" ] || die "directory created"
+  ;;
+exists)
+  mkcfg b $'nev = 2' "" ""
+  echo "precious" >"$dir/b.h5"
+  run_solve b; expect_input_error b "exists; use --overwrite" $?
+  [ "$(cat "$dir/b.h5")" = "precious" ] || die "existing file modified"
+  [ "$(find "$dir" -name 'b.h5.tmp*' | wc -l)" -eq 0 ] || die "temporary file left"
+  # and --overwrite replaces it
+  run_solve b --overwrite || die "--overwrite: exit status $?"
+  "$SOLVE_CHECK" "$dir/b.ini" "$dir/b.h5" --expect-nev 2 || die "--overwrite: bad file"
+  ;;
+kill)
+  # a medium problem that cannot converge: a tolerance far below rounding
+  { model 1.0 8; printf '[solver]\nnev = 4\ntolerance = 1e-300\nmax_restarts = 1000000\n[spmv]\nbackend = cpu\n[output]\nfile = %s/k.h5\neigenvectors = true\n' "$dir"; } >"$dir/k.ini"
+  "$PJDS_BIN" solve "$dir/k.ini" >"$dir/k.out" 2>"$dir/k.err" &
+  pid=$!
+  sleep 1.5
+  kill -0 $pid 2>/dev/null || die "solve ended before the kill: $(cat "$dir/k.err")"
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+  [ ! -e "$dir/k.h5" ] || die "output file left after SIGKILL"
+  ls "$dir"
+  ;;
+mpi)
+  np=$2; mode=$3
+  mkcfg r1 $'nev = 4\ntolerance = 1e-12' "exchange = $mode" "eigenvectors = true"
+  mkcfg rn $'nev = 4\ntolerance = 1e-12' "exchange = $mode" "eigenvectors = true"
+  OMP_NUM_THREADS=1 run_solve r1 || die "1 rank: exit status $?: $(cat "$dir/r1.err")"
+  OMP_NUM_THREADS=1 $MPIEXEC $np "$PJDS_BIN" solve "$dir/rn.ini" --quiet >"$dir/rn.out" 2>"$dir/rn.err" ||
+    die "$np ranks: exit status $?: $(cat "$dir/rn.err")"
+  cat "$dir/rn.out"
+  [ "$(grep -c '^eigenvalue' "$dir/rn.out")" -eq 4 ] || die "expected 4 eigenvalue lines from rank 0 only"
+  "$SOLVE_CHECK" "$dir/rn.ini" "$dir/rn.h5" --compare "$dir/r1.h5" --vectors || die "$np ranks vs 1 rank"
+  ;;
+*) echo "unknown case $case_name"; exit 1 ;;
+esac
+[ $fail -eq 0 ] && echo "PASS: $case_name"
+exit $fail
