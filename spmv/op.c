@@ -67,7 +67,8 @@ struct pl_op {
     int32_t *d_send_idx;           /* backend memory */
     double *d_sendbuf, *d_halo;    /* backend memory */
     double *h_sendbuf, *h_halo;    /* host staging (== d_ on the cpu backend) */
-    int host_shared;
+    int host_shared;               /* cpu: staging buffers are the backend's */
+    int host_pinned;               /* staging from be->host_alloc */
     MPI_Request *req;              /* n_rnb + n_snb */
     /* counters */
     int64_t n_apply;
@@ -367,6 +368,10 @@ static int upload(pl_op *op, build_tmp *t)
     if (op->host_shared) {
         op->h_sendbuf = op->d_sendbuf;
         op->h_halo = op->d_halo;
+    } else if (be->host_alloc && be->host_free) {
+        PL_CALL(be->host_alloc(be, (size_t)op->n_send, &op->h_sendbuf));
+        op->host_pinned = 1;
+        PL_CALL(be->host_alloc(be, (size_t)op->n_halo, &op->h_halo));
     } else {
         PL_MALLOC(op->h_sendbuf, (size_t)op->n_send);
         PL_MALLOC(op->h_halo, (size_t)op->n_halo);
@@ -421,6 +426,8 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
     PL_MPI(MPI_Allreduce(&op->norm_est, &gmax, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce of the norm estimate");
     op->norm_est = gmax;
 
+    if (cfg->transport == PL_TRANSPORT_NCCL)
+        pl_warn("[spmv] transport = nccl is not implemented by the operator; halos go through MPI");
     op->exchange = cfg->exchange;
     if (op->exchange == PL_EXCHANGE_TASK && op->size > 1) {
         int provided = MPI_THREAD_SINGLE;
@@ -474,7 +481,10 @@ void pl_op_destroy(pl_op **pop)
         if (op->d_sendbuf) be->vec_free(be, op->d_sendbuf);
         if (op->d_halo) be->vec_free(be, op->d_halo);
     }
-    if (!op->host_shared) {
+    if (op->host_pinned) {
+        if (op->h_sendbuf) be->host_free(be, op->h_sendbuf);
+        if (op->h_halo) be->host_free(be, op->h_halo);
+    } else if (!op->host_shared) {
         free(op->h_sendbuf);
         free(op->h_halo);
     }

@@ -112,6 +112,11 @@ struct pl_backend {
     /* added by the CUDA helper: free and total bytes of the backend's
      * device memory and the device number; NULL for host backends (cpu). */
     int (*mem_info)(pl_backend *be, int *device, size_t *free_bytes, size_t *total_bytes);
+    /* added by the spmv helper, optional (NULL: op.c uses malloc/free):
+     * host staging memory for halos, page-locked where the backend can
+     * (cudaMallocHost), so that halo download/upload run at full speed. */
+    int (*host_alloc)(pl_backend *be, size_t n, double **h);
+    void (*host_free)(pl_backend *be, double *h);
 };
 
 /* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`
