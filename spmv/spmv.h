@@ -171,11 +171,16 @@ typedef struct pl_op_info {
 /* Build the operator from this rank's CSR row block (global columns):
  * permute once into pJDS (chunk_height, sort_window), split local/remote
  * columns, plan the halo, upload to the backend.  Collective over comm.
- * The CSR block can be freed afterwards. */
+ * The CSR block can be freed afterwards.
+ * (spmv helper:) rows are sorted by the length of their local part (the
+ * columns this rank owns); the blocks of the ranks must be contiguous and in
+ * rank order.  Failure is collective: if any rank fails, every rank returns
+ * an error (PL_ERR_INPUT for a column outside [0, N) or a bad [spmv] key). */
 int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI_Comm comm, pl_op **op);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.
- * Collective over the operator's communicator (halo exchange). */
+ * Collective over the operator's communicator (halo exchange).
+ * x and y must not overlap.  Returns after the backend is synchronised. */
 int pl_op_apply(pl_op *op, const double *x, double *y);
 void pl_op_get_info(const pl_op *op, pl_op_info *info);
 MPI_Comm pl_op_comm(const pl_op *op);
