@@ -331,8 +331,11 @@ static int run_window(bench *b, int w, int is_cfg, double *d_x, double *d_y, int
     if (is_cfg) {
         bench_row *r = add_row(b, "pJDS footprint", "-", p.sort_window);
         if (r) {
+            /* arrays of the format: values, columns, offsets, widths, row lengths */
+            r->bytes_dev = 12.0 * (double)p.nent + 8.0 * (double)(p.nchunks + 1) + 4.0 * (double)p.nchunks +
+                           4.0 * (double)p.nchunks * (double)p.C;
 #if PJDS_HAVE_CUDA
-            r->bytes_dev = is_gpu(b->be) ? (double)pl_cuda_mat_bytes(mat) : 0.0;
+            if (is_gpu(b->be)) r->bytes_dev = (double)pl_cuda_mat_bytes(mat);
 #endif
             snprintf(r->note, sizeof r->note, "C %d, %lld stored entries (%.2f%% padding)", C, (long long)p.nent,
                      p.nnz ? 100.0 * (double)(p.nent - p.nnz) / (double)p.nnz : 0.0);

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""cupy_peer.py — CuPy's eigsh against `pjds-lanczos solve` on the same matrix.
+
+Loads a matrix written by `pjds-lanczos export CONFIG FILE.h5` (HDF5 schema
+version 1: datasets row_ptr, col_idx, values in a group, CSR, 0-based;
+storage "lower" is expanded), runs cupyx.scipy.sparse.linalg.eigsh(k, which='SA',
+tol) after a warm-up on a small matrix, then `pjds-lanczos solve CONFIG` in the
+same run, and prints both times and the eigenvalue differences.
+
+Usage (on the GPU machine, where python3 has CuPy, scipy and h5py):
+    python3 bench/cupy_peer.py --matrix /tmp/hmep.h5 --config configs/hmep.ini \
+        --bin build-gpu/app/pjds-lanczos [--k 4] [--tol 1e-10] [--json out.json]
+Exit status 0 when both ran and the eigenvalues agree to 1e-8 (relative), 1
+otherwise; each part reports its own failure and the rest still runs.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def load_matrix(path, group):
+    import h5py
+    import numpy as np
+    with h5py.File(path, "r") as f:
+        g = f[group]
+        rp = g["row_ptr"][...].astype(np.int64)
+        ci = g["col_idx"][...]
+        va = g["values"][...].astype(np.float64)
+        storage = g.attrs.get("storage", b"full")
+        if isinstance(storage, bytes):
+            storage = storage.decode()
+        n = int(g.attrs.get("rows", len(rp) - 1))
+    return n, rp, ci, va, str(storage)
+
+
+def to_cupy(n, rp, ci, va, storage):
+    import cupy as cp
+    import cupyx.scipy.sparse as csp
+    idx_dtype = cp.int32 if len(va) < 2**31 and n < 2**31 else cp.int64
+    A = csp.csr_matrix((cp.asarray(va), cp.asarray(ci.astype(idx_dtype)), cp.asarray(rp.astype(idx_dtype))),
+                       shape=(n, n))
+    if storage == "lower":
+        d = A.diagonal()
+        A = (A + A.T - csp.diags(d)).tocsr()
+    return A
+
+
+def run_cupy(args, out):
+    try:
+        import cupy as cp
+        import cupyx.scipy.sparse as csp
+        from cupyx.scipy.sparse.linalg import eigsh
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"cupy: not available ({e})")
+        out["cupy_error"] = str(e)
+        return run_scipy(args, out) if args.scipy_fallback else None
+    dev = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    out["device"] = dev["name"].decode() if isinstance(dev["name"], bytes) else str(dev["name"])
+    # warm-up: a small symmetric tridiagonal matrix (kernels compiled, pools primed)
+    m = 2000
+    T = csp.diags([cp.full(m - 1, -1.0), cp.full(m, 2.0), cp.full(m - 1, -1.0)], [-1, 0, 1], format="csr")
+    eigsh(T, k=args.k, which="SA", tol=args.tol, return_eigenvectors=False)
+    cp.cuda.Device().synchronize()
+
+    t0 = time.perf_counter()
+    n, rp, ci, va, storage = load_matrix(args.matrix, args.group)
+    A = to_cupy(n, rp, ci, va, storage)
+    cp.cuda.Device().synchronize()
+    t_load = time.perf_counter() - t0
+    nnz = int(A.nnz)
+    del rp, ci, va
+    # one SpMV timing for reference (CuPy's csr matvec, i.e. cuSPARSE)
+    x = cp.random.default_rng(1).standard_normal(n)
+    for _ in range(3):
+        A @ x
+    cp.cuda.Device().synchronize()
+    ev0, ev1 = cp.cuda.Event(), cp.cuda.Event()
+    ev0.record()
+    reps = 20
+    for _ in range(reps):
+        A @ x
+    ev1.record()
+    ev1.synchronize()
+    t_spmv = cp.cuda.get_elapsed_time(ev0, ev1) / reps
+
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    w = eigsh(A, k=args.k, which="SA", tol=args.tol, return_eigenvectors=False)
+    cp.cuda.Device().synchronize()
+    t_eig = time.perf_counter() - t0
+    w = sorted(float(v) for v in cp.asnumpy(w))
+    out.update(rows=n, nnz=nnz, cupy_load_s=t_load, cupy_spmv_ms=t_spmv, cupy_eigsh_s=t_eig, cupy_eigenvalues=w)
+    print(f"cupy: {out['device']}: n = {n}, nnz = {nnz}; load {t_load:.2f} s, SpMV (csr @ x) {t_spmv:.3f} ms, "
+          f"eigsh(k={args.k}, which='SA', tol={args.tol:g}) {t_eig:.2f} s")
+    del A
+    cp.get_default_memory_pool().free_all_blocks()
+    return w
+
+
+def run_scipy(args, out):
+    """CPU stand-in for machines without CuPy (tests the script, not a peer timing)."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import eigsh
+    t0 = time.perf_counter()
+    n, rp, ci, va, storage = load_matrix(args.matrix, args.group)
+    A = sp.csr_matrix((va, ci, rp), shape=(n, n))
+    if storage == "lower":
+        A = (A + A.T - sp.diags(A.diagonal())).tocsr()
+    t_load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    w = eigsh(A, k=args.k, which="SA", tol=args.tol, return_eigenvectors=False)
+    t_eig = time.perf_counter() - t0
+    w = sorted(float(v) for v in w)
+    out.update(device="cpu (scipy fallback)", rows=n, nnz=int(A.nnz), cupy_load_s=t_load, cupy_eigsh_s=t_eig,
+               cupy_eigenvalues=w)
+    print(f"scipy (fallback, not CuPy): n = {n}, nnz = {A.nnz}; load {t_load:.2f} s, eigsh {t_eig:.2f} s")
+    return w
+
+
+def run_ours(args, out):
+    tmp = tempfile.mkdtemp(prefix="pjds-peer-")
+    h5 = os.path.join(tmp, "peer.h5")
+    cmd = [args.bin, "solve", args.config, "--overwrite", "--set", f"output.file={h5}",
+           "--set", f"solver.nev={args.k}", "--set", f"solver.tolerance={args.tol:g}"] + sum(
+               (["--set", s] for s in args.set), [])
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    t = time.perf_counter() - t0
+    out["ours_cmd"] = " ".join(cmd)
+    out["ours_wall_s"] = t
+    if p.returncode != 0:
+        print(f"ours: solve failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
+        out["ours_error"] = p.stderr[-3000:]
+        return None
+    w = [float(m.group(1)) for m in re.finditer(r"^eigenvalue\[\d+\]:\s*(\S+)", p.stdout, re.M)]
+    # the solver's own timing lines (stderr summary), whatever they are called
+    times = [ln.strip() for ln in p.stderr.splitlines() if re.search(r"second|time|spmv|SpMV", ln)]
+    out.update(ours_eigenvalues=sorted(w), ours_summary=times[-12:])
+    m = re.search(r"times:.*?\bsolve ([0-9.]+) s", p.stderr)
+    out["ours_solve_s"] = float(m.group(1)) if m else None
+    print(f"ours: pjds-lanczos solve {t:.2f} s wall (includes building the matrix); summary lines:")
+    for ln in times[-12:]:
+        print(f"  {ln}")
+    return sorted(w)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--matrix", required=True)
+    ap.add_argument("--group", default="/")
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--tol", type=float, default=1e-10)
+    ap.add_argument("--set", action="append", default=[], help="extra --set for our solve")
+    ap.add_argument("--json")
+    ap.add_argument("--scipy-fallback", action="store_true",
+                    help="without CuPy, run scipy's eigsh on the CPU instead (for testing the script)")
+    args = ap.parse_args()
+    out = {}
+    try:
+        wc = run_cupy(args, out)
+    except Exception as e:  # noqa: BLE001 - report and go on to our solver
+        print(f"cupy: failed: {type(e).__name__}: {e}")
+        out["cupy_error"] = str(e)
+        wc = None
+    wo = run_ours(args, out)
+    ok = False
+    if wc and wo:
+        k = min(len(wc), len(wo))
+        diffs = [abs(a - b) / max(1.0, abs(b)) for a, b in zip(wc[:k], wo[:k])]
+        out["rel_diff"] = diffs
+        print(f"{'i':>2} {'cupy eigsh':>24} {'pjds-lanczos':>24} {'rel. diff':>10}")
+        for i in range(k):
+            print(f"{i:>2} {wc[i]:24.15f} {wo[i]:24.15f} {diffs[i]:10.2e}")
+        ok = k == args.k and max(diffs) <= 1e-8
+        solve = f"{out['ours_solve_s']:.2f} s solve phase, " if out.get("ours_solve_s") is not None else ""
+        print(f"peer: cupy eigsh {out['cupy_eigsh_s']:.2f} s vs pjds-lanczos {solve}{out['ours_wall_s']:.2f} s wall; "
+              f"eigenvalues {'agree' if ok else 'DIFFER'} (max rel. diff {max(diffs):.2e})")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

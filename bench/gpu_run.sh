@@ -1,0 +1,141 @@
+#!/bin/bash
+# gpu_run.sh — the one script to run on the GPU machine (repository root):
+# unpack libinih from .deps/, build with CUDA (sm_90), run the GPU tests,
+# compute-sanitizer memcheck on the GPU backend test, `bench` on HMEp with
+# the kernel-variant x sort-window sweep, and the CuPy eigsh peer comparison.
+# Every step has a time limit and a failure does not stop the later steps.
+# Full logs go to $OUT (at most 8 files); a short summary prints LAST.
+#
+#   bash bench/gpu_run.sh                 # everything (~6-8 min on an H100)
+#   CONFIG=configs/hmep.ini SKIP_PEER=1 SKIP_SANITIZER=1 bash bench/gpu_run.sh
+#
+# Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
+#                                      carry=[".deps"], timeout_s=600)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-/tmp/pjds-gpu-out}
+mkdir -p "$OUT"
+CONFIG=${CONFIG:-configs/hmep.ini}
+BUILD=${BUILD:-build-gpu}
+JOBS=${JOBS:-16}
+PY=${PYTHON:-python3}
+T0=$(date +%s)
+SUM=$OUT/summary.txt
+: > "$SUM"
+el() { echo $(( $(date +%s) - T0 )); }
+note() { echo "$*" | tee -a "$SUM"; }
+step() { echo; echo "=== [$(el) s] $*"; }
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
+export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+
+# ---- environment -----------------------------------------------------------
+step "environment"
+{
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv 2>&1
+    nvcc --version | tail -1
+    cmake --version | head -1
+    git log --oneline -1 2>/dev/null
+} > "$OUT/env.log" 2>&1
+cat "$OUT/env.log"
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+note "gpu: ${GPU:-none}"
+
+if ls .deps/*.deb > /dev/null 2>&1; then
+    mkdir -p /opt/deps
+    for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
+    # the .pc files say prefix=/usr; point them at the unpacked tree
+    for pc in /opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
+        [ -f "$pc" ] && sed -i 's|^prefix=/usr$|prefix=/opt/deps/usr|' "$pc"
+    done
+    export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    export CMAKE_PREFIX_PATH=/opt/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+    export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export CPATH=/opt/deps/usr/include${CPATH:+:$CPATH}
+else
+    note "warning: no .deps/*.deb (libinih): the build may fail"
+fi
+
+# ---- build -----------------------------------------------------------------
+step "build"
+BUILD_OK=0
+if timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        > "$OUT/build.log" 2>&1 &&
+   timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos test_cuda_backend >> "$OUT/build.log" 2>&1; then
+    BUILD_OK=1
+    note "build: ok ($(el) s)"
+    # the other tests too, best effort (not needed below)
+    timeout 120 cmake --build "$BUILD" -j "$JOBS" -- -k >> "$OUT/build.log" 2>&1 || note "build: some other targets failed (see build.log)"
+else
+    note "build: FAILED (see build.log)"
+    grep -E "error|Error" "$OUT/build.log" | head -20 | tee -a "$SUM"
+fi
+BIN=$BUILD/app/pjds-lanczos
+TEST=$BUILD/tests/gpu/test_cuda_backend
+
+# ---- GPU tests -----------------------------------------------------------------
+if [ $BUILD_OK = 1 ]; then
+    step "ctest -L gpu"
+    (cd "$BUILD" && timeout 240 ctest -L gpu --output-on-failure --timeout 200) > "$OUT/tests.log" 2>&1
+    tail -15 "$OUT/tests.log"
+    note "gpu tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
+    grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|Not Run|Skipped)' "$OUT/tests.log" | tee -a "$SUM"
+
+    if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer > /dev/null; then
+        step "compute-sanitizer memcheck"
+        {
+            echo "## memcheck test_cuda_backend (PJDS_TEST_QUICK=1)"
+            PJDS_TEST_QUICK=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TEST"
+            echo "exit $?"
+        } > "$OUT/sanitizer.log" 2>&1
+        tail -5 "$OUT/sanitizer.log"
+        note "memcheck: $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) $(tail -1 "$OUT/sanitizer.log")"
+    fi
+fi
+
+# ---- bench -------------------------------------------------------------------------
+if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ]; then
+    step "bench $CONFIG"
+    PJDS_BENCH_JSON=$OUT/bench.json timeout 300 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > "$OUT/bench.log" 2>&1
+    rc=$?
+    cat "$OUT/bench.log" | grep -v "Hamiltonian rows:" | tail -60
+    note "bench: exit $rc ($(el) s)"
+elif [ $BUILD_OK = 1 ]; then
+    note "bench: $CONFIG missing, skipped"
+fi
+
+# ---- CuPy peer -----------------------------------------------------------------------
+if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
+    step "CuPy eigsh peer"
+    H5=/tmp/pjds-peer-matrix.h5
+    rm -f "$H5"
+    {
+        timeout 120 "$BIN" export "$CONFIG" "$H5" --overwrite
+        erc=$?
+        echo "export exit $erc"
+        if [ $erc = 0 ]; then
+            timeout 240 "$PY" bench/cupy_peer.py --matrix "$H5" --config "$CONFIG" --bin "$BIN" \
+                --set spmv.backend=cuda --json /tmp/pjds-peer.json
+            echo "peer exit $?"
+        fi
+    } > "$OUT/peer.log" 2>&1
+    tail -15 "$OUT/peer.log"
+    rm -f "$H5"
+fi
+
+# ---- summary (last) -------------------------------------------------------------------
+step "summary"
+{
+    echo "################ SUMMARY ($(el) s) ################"
+    cat "$SUM"
+    if [ -f "$OUT/bench.log" ]; then
+        echo "--- bench (main table)"
+        sed -n '/^== pjds-lanczos bench/,$p' "$OUT/bench.log" | grep -E "^(==|matrix|copy|pJDS data|sort-window|variant|% of|max rel|format|pJDS|ELLPACK|cuSPARSE|CSR)" | cut -c1-160
+    fi
+    if [ -f "$OUT/peer.log" ]; then
+        echo "--- CuPy peer"
+        grep -E "^(cupy|ours|peer|export exit| ?[0-9] )" "$OUT/peer.log" | cut -c1-160
+    fi
+    echo "logs: $OUT (env.log build.log tests.log sanitizer.log bench.log bench.json peer.log summary.txt; 8 files)"
+} > "$OUT/summary.full" 2>&1
+cat "$OUT/summary.full"
+mv "$OUT/summary.full" "$SUM"
