@@ -12,7 +12,8 @@
  *             5-site 2 up 1 down ring, whose lowest level is degenerate: all
  *             copies must be returned
  * Options: --exchange vector|overlap|task, --sigma S (sort window), --ncv M,
- * --no-verify (lz_options.verify = 0, to study the degenerate case).
+ * --no-verify (lz_options.verify = 0, to study the degenerate case),
+ * --backend cpu|cuda (cuda: exit 77 without a device; same references).
  * Checks: eigenvalues equal to 1e-10 relative (tolerance 1e-12), explicit
  * residuals <= tol * max(|lambda|, normest) (+ rounding), reason converged,
  * the eigenvectors orthonormal. */
@@ -33,6 +34,7 @@ static int g_rank, g_size;
 static pl_spmv_cfg g_spmv;
 static int g_ncv = 0;
 static int g_verify = 1;
+static int g_backend = PL_BACKEND_CPU;
 
 typedef struct dense {
     int64_t n;
@@ -76,7 +78,9 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
     pl_op *op = NULL;
     lz_result res = {0};
     TU_OK(csr_from_dense(d, &rows));
-    TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
+    if (g_backend == PL_BACKEND_CUDA && pl_cuda_device_count() == 0) TU_SKIP("no CUDA device");
+    TU_OK(pl_backend_create(g_backend, 0, &be));
+    if (!be) return;
     TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
     if (!op) return;
     lz_options o;
@@ -282,6 +286,8 @@ int main(int argc, char **argv)
                                                           : PL_EXCHANGE_VECTOR;
         } else if (!strcmp(argv[i], "--sigma") && i + 1 < argc) {
             g_spmv.sort_window = atoll(argv[++i]);
+        } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+            g_backend = !strcmp(argv[++i], "cuda") ? PL_BACKEND_CUDA : PL_BACKEND_CPU;
         } else if (!strcmp(argv[i], "--no-verify")) {
             g_verify = 0;
         } else if (!strcmp(argv[i], "--ncv") && i + 1 < argc) {

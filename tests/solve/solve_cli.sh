@@ -11,6 +11,8 @@
 #   bad_nev bad_tol bad_which unwritable exists
 #                exit 2, one line on stderr, no output (or temporary) file
 #   kill         SIGKILL mid-solve leaves no output file
+#   not_converged  max_restarts reached: exit 0, a warning (even with --quiet),
+#                results and converged_reason = max_restarts written
 #   mpi NP MODE  NP ranks, exchange MODE: eigenvalues equal the 1-rank run,
 #                gathered eigenvectors pass the residual check
 set -u
@@ -148,6 +150,16 @@ kill)
   wait $pid 2>/dev/null
   [ ! -e "$dir/k.h5" ] || die "output file left after SIGKILL"
   ls "$dir"
+  ;;
+not_converged)
+  mkcfg n $'nev = 4\ntolerance = 1e-14\nmax_restarts = 1' "" ""
+  run_solve n || die "exit status $?, expected 0"
+  cat "$dir/n.err"
+  grep -q "warning: not converged (reason max_restarts)" "$dir/n.err" || die "no warning"
+  [ "$(grep -c '^eigenvalue' "$dir/n.out")" -eq 4 ] || die "expected 4 eigenvalue lines"
+  [ -x "${PJDS_H5DUMP:-}" ] || { echo "skipped: no h5dump"; exit 77; }
+  "$PJDS_H5DUMP" -a /converged_reason "$dir/n.h5" | grep -q '"max_restarts"' || die "converged_reason not max_restarts"
+  "$PJDS_H5DUMP" -a /restarts "$dir/n.h5" | grep -q '(0): 1$' || die "restarts attribute not 1"
   ;;
 mpi)
   np=$2; mode=$3
