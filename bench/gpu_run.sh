@@ -64,7 +64,7 @@ if timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON 
     BUILD_OK=1
     note "build: ok ($(el) s)"
     # the other tests too, best effort (not needed below)
-    timeout 120 cmake --build "$BUILD" -j "$JOBS" -- -k >> "$OUT/build.log" 2>&1 || note "build: some other targets failed (see build.log)"
+    timeout 90 cmake --build "$BUILD" -j "$JOBS" -- -k >> "$OUT/build.log" 2>&1 || note "build: some other targets failed (see build.log)"
 else
     note "build: FAILED (see build.log)"
     grep -E "error|Error" "$OUT/build.log" | head -20 | tee -a "$SUM"
@@ -75,16 +75,18 @@ TEST=$BUILD/tests/gpu/test_cuda_backend
 # ---- GPU tests -----------------------------------------------------------------
 if [ $BUILD_OK = 1 ]; then
     step "ctest -L gpu"
-    (cd "$BUILD" && timeout 240 ctest -L gpu --output-on-failure --timeout 200) > "$OUT/tests.log" 2>&1
+    (cd "$BUILD" && timeout 150 ctest -L gpu --output-on-failure --timeout 120) > "$OUT/tests.log" 2>&1
     tail -15 "$OUT/tests.log"
     note "gpu tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|Not Run|Skipped)' "$OUT/tests.log" | tee -a "$SUM"
 
-    if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer > /dev/null; then
+    if [ "$(el)" -gt "${SANITIZER_DEADLINE:-330}" ]; then
+        note "memcheck: skipped (already $(el) s; keep the whole run under 10 min)"
+    elif [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer > /dev/null; then
         step "compute-sanitizer memcheck"
         {
             echo "## memcheck test_cuda_backend (PJDS_TEST_QUICK=1)"
-            PJDS_TEST_QUICK=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$TEST"
+            PJDS_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$TEST"
             echo "exit $?"
         } > "$OUT/sanitizer.log" 2>&1
         tail -5 "$OUT/sanitizer.log"
@@ -95,16 +97,19 @@ fi
 # ---- bench -------------------------------------------------------------------------
 if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ]; then
     step "bench $CONFIG"
-    PJDS_BENCH_JSON=$OUT/bench.json timeout 300 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > "$OUT/bench.log" 2>&1
+    PJDS_BENCH_JSON=$OUT/bench.json timeout 200 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > "$OUT/bench.log" 2>&1
     rc=$?
     cat "$OUT/bench.log" | grep -v "Hamiltonian rows:" | tail -60
     note "bench: exit $rc ($(el) s)"
+    [ $rc = 0 ] || grep -E "error|failed" "$OUT/bench.log" | tail -3 | tee -a "$SUM"
 elif [ $BUILD_OK = 1 ]; then
     note "bench: $CONFIG missing, skipped"
 fi
 
 # ---- CuPy peer -----------------------------------------------------------------------
-if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
+if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "$(el)" -gt "${PEER_DEADLINE:-440}" ]; then
+    note "peer: skipped (already $(el) s; keep the whole run under 10 min)"
+elif [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
     step "CuPy eigsh peer"
     H5=/tmp/pjds-peer-matrix.h5
     rm -f "$H5"
@@ -113,7 +118,7 @@ if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
         erc=$?
         echo "export exit $erc"
         if [ $erc = 0 ]; then
-            timeout 240 "$PY" bench/cupy_peer.py --matrix "$H5" --config "$CONFIG" --bin "$BIN" \
+            timeout 150 "$PY" bench/cupy_peer.py --matrix "$H5" --config "$CONFIG" --bin "$BIN" \
                 --set spmv.backend=cuda --json /tmp/pjds-peer.json
             echo "peer exit $?"
         fi
