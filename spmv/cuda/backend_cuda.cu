@@ -314,6 +314,23 @@ static int cu_mem_info(pl_backend *be, int *device, size_t *free_bytes, size_t *
     return PL_OK;
 }
 
+/* page-locked host staging (halos): full-speed, truly asynchronous copies */
+static int cu_host_alloc(pl_backend *be, size_t n, double **h)
+{
+    (void)be;
+    size_t bytes = 0;
+    PL_CHECK(!pl_mul_size(n ? n : 1, sizeof(double), &bytes), PL_ERR_OVERFLOW, "host buffer of %zu doubles overflows", n);
+    *h = NULL;
+    PL_CUDA(cudaMallocHost((void **)h, bytes));
+    return PL_OK;
+}
+
+static void cu_host_free(pl_backend *be, double *h)
+{
+    (void)be;
+    if (h) (void)cudaFreeHost(h);
+}
+
 static void cu_destroy(pl_backend **pbe)
 {
     if (!pbe || !*pbe) return;
@@ -400,6 +417,8 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->sync = cu_sync;
     be->destroy = cu_destroy;
     be->mem_info = cu_mem_info;
+    be->host_alloc = cu_host_alloc;
+    be->host_free = cu_host_free;
     int e = ctx_init(cx, device % n);
     if (e != PL_OK) {
         cu_destroy(&be);
