@@ -10,9 +10,15 @@
  * gathers).  Specialised for C = 32, 16, 8, 4 (compile-time trip counts);
  * other C use a generic loop.  Threads write disjoint rows of y (row_map
  * rows are distinct too), so no atomics.
- * Performance (this dev box, 2 cores, see tests/spmv/bench_spmv_cpu.c): the
- * kernel runs at the speed of a plain OpenMP CSR SpMV on banded and random
- * matrices, i.e. it is memory-bound at 12 bytes per entry + x traffic.
+ * Performance (dev box: 2 vCPUs of a shared Xeon with AVX-512, other jobs
+ * running, so +-30 % run to run; `pjds-lanczos bench configs/hmep.ini` and
+ * tests/spmv/bench_spmv_cpu): memory-bound, on par with a plain OpenMP CSR
+ * loop.  HMEp (6.2 M rows, 83 M nnz, C = 32), 2 threads, two runs:
+ *   pJDS full sort 158 / 220 ms (1.05 / 0.75 GF/s), sort window 65536
+ *   122 / 241 ms, CSR (OpenMP) 146 / 216 ms, ELLPACK-R 179 / 236 ms;
+ *   i.e. 42-55 % of the 12 B/nnz + 20 B/row floor at memcpy bandwidth.
+ * The AVX2/AVX-512 gathers beat the scalar (SSE2 default) build by about
+ * 1.3-1.5x on HMEp here (PJDS_CPU_ISA=default to compare).
  *
  * Vector operations: OpenMP loops with a static schedule (the same
  * first-touch pattern for every vector).  dot: OpenMP reduction (partial
