@@ -94,10 +94,28 @@ if [ $BUILD_OK = 1 ]; then
     fi
 fi
 
+# ---- generator and whole-solve timings (issue 2 and 5 figures) -------------------------
+if [ $BUILD_OK = 1 ] && [ -f configs/hmep.ini ]; then
+    step "info + solve timings"
+    {
+        for i in 1 2 3; do OMP_NUM_THREADS=16 "$BIN" info configs/hmep.ini --quiet | grep -E "^(rows|nnz|pjds_reduction|build_seconds)"; done
+        echo "--- numpy/scipy build of the same matrix"
+        timeout 60 "$PY" bench/hh_scipy.py --sites 6 --up 3 --down 3 --max-phonons 15 --basis normal --U 4 --g 1
+        echo "--- whole solve configs/hmep.ini (cuda)"
+        s0=$(date +%s%N)
+        timeout 60 "$BIN" solve configs/hmep.ini --overwrite --set output.file=/tmp/hmep.h5 --set spmv.backend=cuda
+        echo "solve exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))"
+    } > "$OUT/timings.log" 2>&1
+    grep -vE "Hamiltonian rows: [0-9]+ of" "$OUT/timings.log" | tail -40
+    note "info build_seconds (16 threads): $(grep build_seconds "$OUT/timings.log" | awk '{print $2}' | tr '\n' ' ')"
+    note "scipy build: $(grep build_seconds: "$OUT/timings.log" | tail -1)"
+    note "$(grep -E '^solve exit' "$OUT/timings.log")"
+fi
+
 # ---- bench -------------------------------------------------------------------------
 if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ]; then
     step "bench $CONFIG"
-    PJDS_BENCH_JSON=$OUT/bench.json timeout 200 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > "$OUT/bench.log" 2>&1
+    PJDS_BENCH_JSON=/tmp/bench.json timeout 200 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > "$OUT/bench.log" 2>&1
     rc=$?
     cat "$OUT/bench.log" | grep -v "Hamiltonian rows:" | tail -60
     note "bench: exit $rc ($(el) s)"
@@ -140,7 +158,7 @@ step "summary"
         echo "--- CuPy peer"
         grep -E "^(cupy|ours|peer|export exit| ?[0-9] )" "$OUT/peer.log" | cut -c1-160
     fi
-    echo "logs: $OUT (env.log build.log tests.log sanitizer.log bench.log bench.json peer.log summary.txt; 8 files)"
+    echo "logs: $OUT (env.log build.log tests.log sanitizer.log timings.log bench.log peer.log summary.txt)"
 } > "$OUT/summary.full" 2>&1
 cat "$OUT/summary.full"
 mv "$OUT/summary.full" "$SUM"
