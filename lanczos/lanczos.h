@@ -50,11 +50,11 @@ typedef struct lz_options {
     uint64_t seed;       /* start vector seed = 1                                      */
     int want_vectors;    /* return eigenvectors = 0                                    */
     int verify;          /* = 1: when all nev converge, lock them and solve for the     */
-                         /* most wanted eigenvalue of A on their complement, started   */
-                         /* from the next Ritz vector plus a fresh random vector; if it */
-                         /* beats a locked one (a missed copy of a degenerate          */
-                         /* eigenvalue), unlock and iterate on; stop when it converges  */
-                         /* without doing so                                           */
+                         /* most wanted eigenvalue of A on their complement from a     */
+                         /* fresh random vector; if it beats a locked one (a missed     */
+                         /* copy of a degenerate eigenvalue), unlock and iterate on;    */
+                         /* stop when it converges without doing so.  Costs about one   */
+                         /* more single-eigenvalue solve; 0 = accept the first set      */
     lz_monitor_fn monitor; /* called on every rank after each cycle; NULL = none      */
     void *monitor_arg;
 } lz_options;
