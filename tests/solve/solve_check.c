@@ -8,7 +8,8 @@
  *               relative), for the configured `which`
  *   --vectors   /eigenvectors (nev x N) have unit norm and satisfy
  *               ||A v - lambda v|| <= tol * max(|lambda|, normest) (+ rounding)
- *               and the residual matches /residual_norms
+ *               and the residual matches /residual_norms; they are mutually
+ *               orthogonal (|x_i . x_j| <= 1e-8: no ghost copies)
  *   --compare   eigenvalues equal those of OTHER.h5 (1e-10 relative)
  * Exit status 0 when every check passes. */
 #include <float.h>
@@ -155,6 +156,15 @@ int main(int argc, char **argv)
                                           (int)i, rn, res[i]);
                 }
                 free(y);
+                /* no ghosts: the vectors are mutually orthogonal (a duplicate
+                 * eigenvalue must come with a second, independent vector) */
+                for (hsize_t i = 0; i < nev && dims[1] == (hsize_t)N; i++)
+                    for (hsize_t j = 0; j < i; j++) {
+                        double d = 0;
+                        for (int64_t r = 0; r < N; r++) d += v[i * (size_t)N + r] * v[j * (size_t)N + r];
+                        fprintf(stderr, "x%d . x%d = %.3e\n", (int)i, (int)j, d);
+                        TU_CHECK_MSG(fabs(d) <= 1e-8, "vectors %d and %d not orthogonal: %.3e", (int)i, (int)j, d);
+                    }
             }
             free(v);
             free(res);
