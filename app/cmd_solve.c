@@ -230,7 +230,17 @@ int cmd_solve(app_ctx *ctx)
     for (int64_t i = 0; i < rows.nrows; i++) len[i] = (int32_t)(rows.row_ptr[i + 1] - rows.row_ptr[i]);
     PL_CALL_GOTO(pjds_stats_from_lengths(rows.nrows, len, cfg->spmv.chunk_height, ctx->comm, &f.st), out, rc);
 
-    PL_CALL_GOTO(pl_backend_create(cfg->spmv.backend, ctx->local_rank, &be), out, rc);
+    PL_CALL_GOTO(app_check_symmetric(ctx, &rows, &f.mi), out, rc);
+    PL_CALL_GOTO(app_backend_create(ctx, &be), out, rc);
+    {
+        /* device memory plan: matrix (entries + per-row arrays + halo, 5 %
+         * margin for padding and windows) + ncv + 1 basis vectors + work */
+        int64_t n = rows.nrows, ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * cfg->solver.nev + 10;
+        if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
+        if (ncv > f.mi.rows) ncv = f.mi.rows;
+        double need = 1.05 * (12.0 * (double)pl_csr_nnz(&rows) + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
+        PL_CALL_GOTO(pl_backend_mem_check(be, need), out, rc);
+    }
     double t0 = pl_wtime();
     PL_CALL_GOTO(pl_op_create(&rows, &cfg->spmv, be, ctx->comm, &op), out, rc);
     f.permute_seconds = max_over_ranks(ctx, pl_wtime() - t0);
@@ -254,6 +264,7 @@ int cmd_solve(app_ctx *ctx)
     o.max_restarts = cfg->solver.max_restarts;
     o.seed = cfg->solver.seed;
     o.want_vectors = cfg->output.eigenvectors;
+    o.verify = cfg->solver.verify;
     progress prog = {ctx->rank, ctx->quiet, pl_wtime()};
     o.monitor = monitor;
     o.monitor_arg = &prog;

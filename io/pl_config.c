@@ -49,6 +49,7 @@ static const key_desc keys[] = {
     {"solver", "ncv", KT_INT, F(solver, ncv), 0, NULL, 0, 0},
     {"solver", "max_restarts", KT_INT, F(solver, max_restarts), 0, NULL, 0, 0},
     {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
+    {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
     {"spmv", "backend", KT_ENUM, F(spmv, backend), 0, "auto|cpu|cuda", 0, 0},
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
     {"spmv", "sort_window", KT_I64, F(spmv, sort_window), 0, NULL, 0, 0},
@@ -82,6 +83,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->solver.tolerance = 1e-10;
     cfg->solver.max_restarts = 1000;
     cfg->solver.seed = 1;
+    cfg->solver.verify = 1;
     cfg->spmv.chunk_height = 32;
     cfg->spmv.repeats = 100;
     strcpy(cfg->output.file, "spectrum.h5");

@@ -48,6 +48,8 @@ typedef struct pl_solver_cfg {
     int ncv;                 /* ncv: basis size, 0 = auto max(2 nev + 10, 24)   */
     int max_restarts;        /* max_restarts: = 1000                            */
     uint64_t seed;           /* seed: start vector seed = 1                     */
+    int verify;              /* verify: search for missed copies of degenerate  */
+                             /* eigenvalues after convergence = true            */
 } pl_solver_cfg;
 
 typedef struct pl_spmv_cfg {
