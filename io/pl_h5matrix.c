@@ -17,9 +17,12 @@
  *    requested one on) in blocks of at most B entries; for each stored (i, j, v)
  *    it sends (i, j, v) to the owner of row i and, if j < i, (j, i, v) to the
  *    owner of row j, in one MPI_Alltoallv per round.  The number of rounds is
- *    the maximum over ranks, so every rank takes part in each.  Memory per
- *    rank: its share of row_ptr, one block, and its own result.  Row lengths
- *    use the same scan with (row, count) items instead of entries.
+ *    the maximum over ranks, so every rank takes part in each.  Row lengths
+ *    use the same scan with (row, count) items instead of entries; the read
+ *    runs the counting scan first, allocates the rows exactly, and a second
+ *    scan puts each received entry in place.  Memory per rank: its share of
+ *    row_ptr, one block of the scan with the items it sends and receives
+ *    (24 bytes each), and its own result.
  *  - Asymmetry: each off-diagonal (i, j, v) goes as (j, i, v) to the owner of
  *    row j, which compares with its a_ji (binary search, rows are sorted) and
  *    marks it matched; entries never matched face an implicit zero.
@@ -305,6 +308,8 @@ static int h5m_open(h5m_file *h)
         in->lower = 1;
         if (!in->symmetric) return H5M_BAD(h, "attribute storage = 'lower' requires symmetric = 1");
     } else {
+        for (char *c = storage; *c; c++)
+            if ((unsigned char)*c < 32 || (unsigned char)*c > 126) *c = '?';
         return H5M_BAD(h, "attribute storage = '%s', must be 'full' or 'lower'", storage);
     }
     PL_CALL(attr_str(h, "name", 0, in->name, sizeof in->name, NULL));
@@ -560,12 +565,14 @@ static int64_t scan_blocks(const int64_t *rp, int64_t nrows, int64_t *maxent, in
 }
 
 /* Scan lower storage (see file comment).  COUNT: len64[r - r0] += counts.
- * ENTRIES: *items / *nitems receive the entries of rows [r0, r1) (allocated
- * here).  Collective; h is open on every rank (agreed before). */
+ * ENTRIES: entries of row r go to out->col/val at pos[r - r0]++, within
+ * out->row_ptr (sized by a COUNT scan before; overflow means the file
+ * changed in between: PL_ERR_INPUT).  Collective; h is open on every rank
+ * (agreed before). */
 static int scan_lower(h5m_file *h, int64_t r0, int64_t r1, int mode, MPI_Comm comm, int64_t *len64,
-                      h5m_item **items, int64_t *nitems)
+                      pl_csr *out, int64_t *pos)
 {
-    int rank, size, rc = PL_OK;
+    int rank, size, rc = PL_OK, late = PL_OK;
     const int64_t N = h->info.rows;
     PL_CHECK(MPI_Comm_rank(comm, &rank) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Comm_rank failed");
     PL_CHECK(MPI_Comm_size(comm, &size) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Comm_size failed");
@@ -582,8 +589,7 @@ static int scan_lower(h5m_file *h, int64_t r0, int64_t r1, int mode, MPI_Comm co
     }
     int64_t ns = s1 - s0, *rp = NULL, *ends = NULL, *cols = NULL, nb = 0, maxent = 0, nrounds = 0;
     double *vals = NULL;
-    h5m_item *sbuf = NULL, *rbuf = NULL, *acc = NULL;
-    int64_t nacc = 0, capacc = 0;
+    h5m_item *sbuf = NULL, *rbuf = NULL;
     int *scnt = calloc((size_t)size, sizeof(int)), *sdsp = calloc((size_t)size, sizeof(int));
     int *rcnt = calloc((size_t)size, sizeof(int)), *rdsp = calloc((size_t)size, sizeof(int));
     int *fill = calloc((size_t)size, sizeof(int));
@@ -673,17 +679,6 @@ static int scan_lower(h5m_file *h, int64_t r0, int64_t r1, int mode, MPI_Comm co
         }
         if (nrecv > INT_MAX) {
             rc = PL_ERROR(PL_ERR_OVERFLOW, "scan round receives too many items (%lld)", (long long)nrecv);
-        } else if (mode == SCAN_ENTRIES) {
-            if (nacc + nrecv > capacc) {
-                int64_t cap = capacc ? capacc : 1024;
-                while (cap < nacc + nrecv) cap *= 2;
-                h5m_item *t = realloc(acc, sizeof(h5m_item) * (size_t)cap);
-                if (!t) rc = PL_ERROR(PL_ERR_MEM, "out of host memory (%lld matrix entries)", (long long)cap);
-                else {
-                    acc = t;
-                    capacc = cap;
-                }
-            }
         } else {
             h5m_item *t = realloc(rbuf, sizeof(h5m_item) * (size_t)(nrecv + 1));
             if (!t) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
@@ -692,21 +687,27 @@ static int scan_lower(h5m_file *h, int64_t r0, int64_t r1, int mode, MPI_Comm co
         /* the receive buffers are allocated before the exchange: agree first */
         rc = h5m_agree(rc, comm);
         if (rc) goto out;
-        h5m_item *dst = mode == SCAN_ENTRIES ? acc + nacc : rbuf;
-        if (MPI_Alltoallv(sbuf, scnt, sdsp, itype, dst, rcnt, rdsp, itype, comm) != MPI_SUCCESS) {
+        if (MPI_Alltoallv(sbuf, scnt, sdsp, itype, rbuf, rcnt, rdsp, itype, comm) != MPI_SUCCESS) {
             rc = PL_ERROR(PL_ERR_MPI, "MPI_Alltoallv of matrix entries failed");
             goto out;
         }
-        if (mode == SCAN_ENTRIES) nacc += nrecv;
-        else
+        if (mode == SCAN_COUNT) {
             for (int64_t k = 0; k < nrecv; k++) len64[rbuf[k].r - r0] += rbuf[k].c;
-    }
-    if (mode == SCAN_ENTRIES) {
-        *items = acc;
-        *nitems = nacc;
-        acc = NULL;
+            continue;
+        }
+        for (int64_t k = 0; k < nrecv; k++) {
+            int64_t lr = rbuf[k].r - r0, p = pos[lr];
+            if (p >= out->row_ptr[lr + 1]) { /* reported after the rounds; the caller agrees */
+                if (!late) late = H5M_BAD(h, "the file changed while it was read (row %lld grew)", (long long)rbuf[k].r);
+                continue;
+            }
+            pos[lr]++;
+            out->col[p] = rbuf[k].c;
+            out->val[p] = rbuf[k].v;
+        }
     }
 out:
+    if (!rc) rc = late;
     if (itype != MPI_DATATYPE_NULL) MPI_Type_free(&itype);
     owners_free(&o);
     free(rp);
@@ -715,7 +716,6 @@ out:
     free(vals);
     free(sbuf);
     free(rbuf);
-    free(acc);
     free(scnt);
     free(sdsp);
     free(rcnt);
@@ -810,30 +810,30 @@ static int read_full(h5m_file *h, int64_t r0, int64_t r1, pl_csr *out)
     return sort_and_check(h, out);
 }
 
-/* Lower storage: scan, then bucket the received items by row.  Collective. */
+/* Lower storage: a counting scan sizes the rows exactly, a second scan
+ * places each entry where it belongs (no intermediate copy of the block).
+ * Collective. */
 static int read_lower(h5m_file *h, int64_t r0, int64_t r1, MPI_Comm comm, pl_csr *out)
 {
-    h5m_item *it = NULL;
-    int64_t nit = 0, n = r1 - r0;
-    PL_CALL(scan_lower(h, r0, r1, SCAN_ENTRIES, comm, NULL, &it, &nit));
-    int rc = pl_csr_alloc(out, h->info.rows, r0, n, nit);
+    int64_t n = r1 - r0, *len = calloc((size_t)n + 1, sizeof(int64_t));
+    int rc = len ? PL_OK : PL_ERROR(PL_ERR_MEM, "out of host memory");
+    rc = h5m_agree(rc, comm);
+    if (!rc) rc = scan_lower(h, r0, r1, SCAN_COUNT, comm, len, NULL, NULL);
     if (!rc) {
-        int64_t *rpt = out->row_ptr;
-        for (int64_t k = 0; k < nit; k++) rpt[it[k].r - r0 + 1]++;
-        for (int64_t r = 0; r < n; r++) rpt[r + 1] += rpt[r];
-        int64_t *pos = malloc(sizeof(int64_t) * (size_t)(n + 1));
-        if (!pos) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
-        else {
-            memcpy(pos, rpt, sizeof(int64_t) * (size_t)(n + 1));
-            for (int64_t k = 0; k < nit; k++) {
-                int64_t p = pos[it[k].r - r0]++;
-                out->col[p] = it[k].c;
-                out->val[p] = it[k].v;
-            }
-            free(pos);
+        int64_t nnz = 0;
+        for (int64_t r = 0; r < n; r++) nnz += len[r];
+        rc = pl_csr_alloc(out, h->info.rows, r0, n, nnz);
+        if (!rc) {
+            for (int64_t r = 0; r < n; r++) out->row_ptr[r + 1] = out->row_ptr[r] + len[r];
+            memcpy(len, out->row_ptr, sizeof(int64_t) * (size_t)n); /* len becomes the fill position */
         }
+        rc = h5m_agree(rc, comm);
     }
-    free(it);
+    if (!rc) rc = scan_lower(h, r0, r1, SCAN_ENTRIES, comm, NULL, out, len);
+    for (int64_t r = 0; r < n && !rc; r++)
+        if (len[r] != out->row_ptr[r + 1])
+            rc = H5M_BAD(h, "the file changed while it was read (row %lld shrank)", (long long)(r0 + r));
+    free(len);
     if (!rc) rc = sort_and_check(h, out);
     return rc;
 }
@@ -1028,13 +1028,16 @@ static int w_attr_i64(hid_t g, const char *name, int64_t v)
     return PL_OK;
 }
 
+/* Fixed-length string attribute: readers need not follow a variable-length
+ * string into the global heap (HDF5 1.10 can crash there on a damaged file). */
 static int w_attr_str(hid_t g, const char *name, const char *v)
 {
     hid_t s = H5Screate(H5S_SCALAR), t = H5Tcopy(H5T_C_S1), a = -1;
     herr_t e = -1;
-    if (s >= 0 && t >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 && H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
+    if (s >= 0 && t >= 0 && H5Tset_size(t, strlen(v) + 1) >= 0 && H5Tset_strpad(t, H5T_STR_NULLTERM) >= 0 &&
+        H5Tset_cset(t, H5T_CSET_UTF8) >= 0)
         a = H5Acreate2(g, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    if (a >= 0) e = H5Awrite(a, t, &v);
+    if (a >= 0) e = H5Awrite(a, t, v);
     if (a >= 0) H5Aclose(a);
     if (t >= 0) H5Tclose(t);
     if (s >= 0) H5Sclose(s);

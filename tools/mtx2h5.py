@@ -83,9 +83,11 @@ def write_matrix(h5, group, a, symmetric, lower, name, source, overwrite):
     g.attrs["cols"] = np.int64(a.shape[1])
     g.attrs["nnz"] = np.int64(a.nnz)
     g.attrs["symmetric"] = np.int32(1 if symmetric else 0)
-    g.attrs["storage"] = "lower" if lower else "full"
-    g.attrs["name"] = name
-    g.attrs["source"] = source
+    # fixed-length strings: readers need not follow variable-length strings into
+    # HDF5's global heap (the HDF5 1.10 C library can crash there on damaged files)
+    g.attrs["storage"] = np.bytes_("lower" if lower else "full")
+    g.attrs["name"] = np.bytes_(name.encode("utf-8"))
+    g.attrs["source"] = np.bytes_(source.encode("utf-8"))
 
 
 def main(argv=None):

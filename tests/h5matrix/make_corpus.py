@@ -35,7 +35,7 @@ def parts(lower=False):
     rp, ci, va = csr(a)
     d = {"row_ptr": rp, "col_idx": ci, "values": va}
     at = {"pjds_matrix_schema": np.int32(1), "rows": np.int64(5), "cols": np.int64(5), "nnz": np.int64(len(ci)),
-          "symmetric": np.int32(1), "storage": "lower" if lower else "full", "name": "corpus"}
+          "symmetric": np.int32(1), "storage": np.bytes_("lower" if lower else "full"), "name": np.bytes_("corpus")}
     return d, at
 
 
@@ -74,6 +74,9 @@ def main():
     d["col_idx"][0:3] = d["col_idx"][0:3][::-1]  # unsorted row 0: allowed, sorted on read
     d["values"][0:3] = d["values"][0:3][::-1]
     write(os.path.join(out, "ok_unsorted.h5"), d, at)
+    d, at = parts(True)
+    at.update({"storage": "lower", "name": "variable-length strings, as h5py writes str"})
+    write(os.path.join(out, "ok_vlen.h5"), d, at)
 
     # not HDF5 / empty / truncated
     with open(os.path.join(out, "not_hdf5.h5"), "w") as f:
@@ -106,7 +109,8 @@ def main():
     case("rows_zero.h5", "attribute 'rows' = 0 out of range", at_over={"rows": np.int64(0), "cols": np.int64(0)})
     case("not_square.h5", "not square", at_over={"cols": np.int64(6)})
     case("symmetric_2.h5", "must be 0 or 1", at_over={"symmetric": np.int32(2)})
-    case("storage_bad.h5", "must be 'full' or 'lower'", at_over={"storage": "upper"})
+    case("storage_bad.h5", "must be 'full' or 'lower'", at_over={"storage": np.bytes_("upper")})
+    case("storage_vlen_bad.h5", "must be 'full' or 'lower'", at_over={"storage": "upper"})  # h5py str: variable length
     case("storage_int.h5", "attribute 'storage' has the wrong type", at_over={"storage": np.int32(1)})
     case("lower_not_symmetric.h5", "requires symmetric = 1", lower=True, at_over={"symmetric": np.int32(0)})
     # datasets: presence, class, rank, length

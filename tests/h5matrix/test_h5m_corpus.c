@@ -73,8 +73,8 @@ int main(int argc, char **argv)
 
     /* controls: the 5 x 5 matrix of make_corpus.py */
     static const double A[5][5] = {{4, 1, 0, 0, 2}, {1, 4, 1, 0, 0}, {0, 1, 4, 1, 0}, {0, 0, 1, 4, 1}, {2, 0, 0, 1, 4}};
-    const char *ok[] = {"ok_full.h5", "ok_lower.h5", "ok_unsorted.h5"};
-    for (int c = 0; c < 3; c++)
+    const char *ok[] = {"ok_full.h5", "ok_lower.h5", "ok_unsorted.h5", "ok_vlen.h5"};
+    for (int c = 0; c < 4; c++)
         for (int small = 0; small < 2; small++) {
             pl_h5m_set_block_entries(small ? 2 : 0);
             snprintf(path, sizeof path, "%s/%s", argv[1], ok[c]);

@@ -1,9 +1,9 @@
 /* test_h5m_import.c — import of real SuiteSparse matrices converted by
  * tools/mtx2h5.py (convert.py fixture), full and lower storage, compared
  * entry by entry with an independent Matrix Market reader (mmref.c).
- * Run with 1, 2, 3 ranks: rows are partitioned by non-zeros through
- * pl_h5m_row_lengths on equal shares (the pl_partition_by_nnz pattern),
- * then read with pl_h5m_read_rows; also a partial, non-tiling read, and
+ * Run with 1, 2, 3 ranks: row lengths on equal shares are checked, rows
+ * are partitioned by non-zeros with pl_partition_by_nnz calling
+ * pl_h5m_row_lengths_fn (as the app does), then read with pl_h5m_read_rows; also a partial, non-tiling read, and
  * everything again with tiny scan blocks (many exchange rounds).  The
  * asymmetry is compared with the serial reference.  Rank 0 prints a
  * digest per matrix, identical for every rank count.
@@ -17,6 +17,7 @@
 #include "mmref.h"
 #include "pl_error.h"
 #include "pl_h5matrix.h"
+#include "spmv.h"
 #include "testutil.h"
 
 static int rank, size;
@@ -72,20 +73,16 @@ static void one_matrix(const char *file, const char *group, const char *mtx, int
         if (len[r - a] != ref.rp[r + 1] - ref.rp[r]) bad++;
     }
     TU_CHECK_MSG(bad == 0, "%s: %lld wrong row lengths", tag, (long long)bad);
-    /* bounds by nnz from the reference prefix (the test knows it) */
     int64_t tot = 0;
     MPI_Allreduce(&lsum, &tot, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     TU_CHECK(tot == ref.nnz);
-    int64_t r0 = 0, r1 = 0;
-    for (int64_t r = 0; r <= N; r++) {
-        if (ref.rp[r] * size < ref.nnz * rank) r0 = r + 1;
-        if (ref.rp[r] * size < ref.nnz * (rank + 1)) r1 = r + 1;
-    }
-    if (rank == size - 1) r1 = N;
-    if (r1 > N) r1 = N;
-    if (r0 > r1) r0 = r1;
     free(len);
-
+    /* the app's way: pl_partition_by_nnz calling pl_h5m_row_lengths_fn */
+    int64_t *bounds = calloc((size_t)size + 1, sizeof(int64_t));
+    TU_OK(pl_partition_by_nnz(N, pl_h5m_row_lengths_fn, &src, MPI_COMM_WORLD, bounds));
+    int64_t r0 = bounds[rank], r1 = bounds[rank + 1];
+    free(bounds);
+    TU_CHECK(0 <= r0 && r0 <= r1 && r1 <= N);
     pl_csr blk;
     TU_OK(pl_h5m_read_rows(file, group, r0, r1, MPI_COMM_WORLD, &blk));
     if (blk.row_ptr) {
