@@ -27,6 +27,12 @@
  * x is a deterministic function of the global row index, so every format
  * (and every rank) sees the same vector; results are un-permuted and
  * compared with the reference computed from the CSR rows on the host.
+ * Vector ops (GPU, one rank): median GPU (event) and wall times of the
+ * dense backend ops of Lanczos at the matrix's n: gemv_t, gemv_n (k = 8,
+ * 16, 24) and gemm (k = 8, 16, 24, m = k / 2) with our tall-skinny kernels
+ * and with cuBLAS (pl_cuda_set_ts_cublas), dot and axpy (cuBLAS), each with
+ * GB/s of its minimal traffic and % of the copy bandwidth; gemv_t results
+ * of the two are compared.
  * Output: a table on stdout (rank 0); JSON to the file named by the
  * environment variable PJDS_BENCH_JSON (or the app's --json option where
  * main.c provides it by setting that variable).
@@ -62,6 +68,18 @@ typedef struct bench_row {
     char note[200];
 } bench_row;
 
+/* One row of the vector-ops table: a dense backend op at the matrix's n. */
+#define BENCH_MAX_VOPS 16
+#define BENCH_VOP_REPEATS 20
+typedef struct bench_vop {
+    char op[16];       /* gemv_t, gemv_n, gemm, dot, axpy */
+    int k, m;          /* columns of V (and of W for gemm); 0: n/a */
+    double bytes;      /* minimal bytes moved per call */
+    double ms[2];      /* median GPU (event) time: ours, cuBLAS; < 0: n/a */
+    double wall_ms[2]; /* median host wall time per call incl. sync */
+    double diff;       /* gemv_t: max |ours - cuBLAS| / max |h|; < 0: n/a */
+} bench_vop;
+
 typedef struct bench {
     app_ctx *ctx;
     const pl_csr *A;
@@ -85,6 +103,9 @@ typedef struct bench {
     double sweep_err[BENCH_MAX_WINDOWS];
     pl_backend *be;
     pl_backend *cpu;   /* CPU backend for the cross-check on GPU runs */
+    /* vector-ops table (GPU, one rank): [op][impl] with impl 0 = ours, 1 = cuBLAS */
+    bench_vop vops[BENCH_MAX_VOPS];
+    int nvops;
 } bench;
 
 /* ---- small helpers --------------------------------------------------------- */
@@ -483,6 +504,130 @@ static void run_cusparse_sell(bench *b, double *d_x, double *d_y)
 }
 #endif
 
+#if PJDS_HAVE_CUDA
+/* ---- vector ops (GPU): the dense products of Lanczos at the matrix's n ---- */
+
+typedef struct vop_arg {
+    pl_backend *be;
+    int op; /* 0 gemv_t, 1 gemv_n, 2 gemm, 3 dot, 4 axpy */
+    size_t n;
+    int k, m;
+    double *V, *w, *x, *W;
+    double *h, *Y; /* host */
+} vop_arg;
+
+static int launch_vop(vop_arg *a)
+{
+    pl_backend *be = a->be;
+    switch (a->op) {
+    case 0: return be->gemv_t(be, a->n, a->k, a->V, a->n, a->w, a->h);
+    case 1: return be->gemv_n(be, a->n, a->k, -1.0, a->V, a->n, a->h, 1.0, a->w);
+    case 2: return be->gemm(be, a->n, a->k, a->m, a->V, a->n, a->Y, a->k, a->W, a->n);
+    case 3: return be->dot(be, a->n, a->w, a->x, a->h);
+    default: return be->axpy(be, a->n, 1e-6, a->x, a->w);
+    }
+}
+
+/* Medians over BENCH_VOP_REPEATS calls after 3 warm-up calls: GPU time
+ * between events around the call, and host wall time of call + sync. */
+static int time_vop(vop_arg *a, double *ms, double *wall)
+{
+    double t[BENCH_VOP_REPEATS], tw[BENCH_VOP_REPEATS];
+    for (int i = 0; i < 3; i++) PL_CALL(launch_vop(a));
+    PL_CALL(a->be->sync(a->be));
+    for (int i = 0; i < BENCH_VOP_REPEATS; i++) {
+        double t0 = pl_wtime();
+        PL_CALL(pl_cuda_timer_start(a->be));
+        PL_CALL(launch_vop(a));
+        PL_CALL(pl_cuda_timer_stop(a->be, &t[i]));
+        tw[i] = (pl_wtime() - t0) * 1e3;
+    }
+    *ms = median(t, BENCH_VOP_REPEATS);
+    *wall = median(tw, BENCH_VOP_REPEATS);
+    return PL_OK;
+}
+
+static void run_vecops(bench *b)
+{
+    const size_t n = (size_t)b->n;
+    const int ks[] = {8, 16, 24}, KM = 24, MM = 12;
+    pl_backend *be = b->be;
+    double *V = NULL, *w = NULL, *x = NULL, *W = NULL, *hv = NULL;
+    double h[64], h2[64], Y[24 * 12];
+    int rc = PL_OK;
+    if (n == 0) return;
+    PL_CALL_GOTO(pl_backend_mem_check(be, (double)n * 8.0 * (KM + MM + 2) + 1e9), out, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, n * KM, &V), out, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, n, &w), out, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, n, &x), out, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, n * MM, &W), out, rc);
+    hv = malloc(n * sizeof *hv);
+    PL_CHECK_GOTO(hv, PL_ERR_MEM, out, rc, "out of host memory");
+    for (int c = 0; c < KM; c++) {
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++) hv[i] = xval((int64_t)(i + (size_t)c * n)) / sqrt((double)n);
+        PL_CALL_GOTO(be->upload(be, V + (size_t)c * n, hv, n), out, rc);
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) hv[i] = xval((int64_t)i + 7777);
+    PL_CALL_GOTO(be->upload(be, w, hv, n), out, rc);
+    PL_CALL_GOTO(be->upload(be, x, hv, n), out, rc);
+    for (int i = 0; i < 24 * 12; i++) Y[i] = xval(i + 99) * 0.1;
+    for (int i = 0; i < 64; i++) h[i] = 1e-3 * xval(i + 5);
+    for (int q = 0; q < 5; q++) {
+        int nk = q < 3 ? 3 : 1;
+        for (int ki = 0; ki < nk && b->nvops < BENCH_MAX_VOPS; ki++) {
+            bench_vop *r = &b->vops[b->nvops++];
+            memset(r, 0, sizeof *r);
+            static const char *names[] = {"gemv_t", "gemv_n", "gemm", "dot", "axpy"};
+            snprintf(r->op, sizeof r->op, "%s", names[q]);
+            r->k = q < 3 ? ks[ki] : 0;
+            r->m = q == 2 ? r->k / 2 : 0;
+            r->diff = -1.0;
+            const double nd = (double)n * 8.0;
+            r->bytes = q == 0 ? nd * (r->k + 1) : q == 1 ? nd * (r->k + 2) : q == 2 ? nd * (r->k + r->m)
+                     : q == 3 ? 2.0 * nd : 3.0 * nd;
+            for (int impl = 0; impl < 2; impl++) {
+                r->ms[impl] = r->wall_ms[impl] = -1.0;
+                if (q >= 3 && impl == 0) continue; /* dot, axpy: cuBLAS only (the backend's) */
+                PL_CALL_GOTO(pl_cuda_set_ts_cublas(be, impl), out, rc);
+                /* h: gemv_t's result (ours in h, cuBLAS in h2, compared below), gemv_n's input,
+                 * dot's result (h2[0]) */
+                vop_arg a = {be, q, n, r->k, r->m, V, w, x, W, (q == 0 && impl) || q == 3 ? h2 : h, Y};
+                int e = time_vop(&a, &r->ms[impl], &r->wall_ms[impl]);
+                if (e != PL_OK) {
+                    pl_warn("bench: vector op %s k=%d (%s): %s", r->op, r->k, impl ? "cuBLAS" : "ours",
+                            pl_error_message());
+                    pl_error_clear();
+                    r->ms[impl] = -1.0;
+                }
+            }
+            if (q == 0 && r->ms[0] > 0 && r->ms[1] > 0) {
+                double d = 0, mx = 0;
+                for (int j = 0; j < r->k; j++) {
+                    d = fmax(d, fabs(h[j] - h2[j]));
+                    mx = fmax(mx, fabs(h2[j]));
+                }
+                r->diff = mx > 0 ? d / mx : d;
+            }
+            /* gemv_n uses h as its input: keep it small so w stays O(1) over the calls */
+            for (int j = 0; j < 64; j++) h[j] = 1e-3 * xval(j + 5);
+        }
+    }
+out:
+    if (rc != PL_OK) {
+        pl_warn("bench: vector ops table skipped: %s", pl_error_message());
+        pl_error_clear();
+    }
+    (void)pl_cuda_set_ts_cublas(be, 0);
+    if (V) be->vec_free(be, V);
+    if (w) be->vec_free(be, w);
+    if (x) be->vec_free(be, x);
+    if (W) be->vec_free(be, W);
+    free(hv);
+}
+#endif
+
 /* The operator of `solve` (configured sort window and kernel), one rank. */
 static void run_op(bench *b)
 {
@@ -640,6 +785,32 @@ static void print_report(bench *b, FILE *f)
                     "-", by, er, r->note);
         }
     }
+    if (b->nvops > 0) {
+        fprintf(f, "\nvector ops at n = %lld (V column-major, ld = n; %d calls, median; GB/s = minimal bytes / GPU time;"
+                   " wall = host time per call incl. sync)\n", (long long)b->n, BENCH_VOP_REPEATS);
+        fprintf(f, "%-7s %3s %3s %9s | %9s %9s %7s %6s | %9s %9s %7s %6s | %7s %9s\n", "op", "k", "m", "bytes",
+                "ours_ms", "wall_ms", "GB/s", "%copy", "cublas_ms", "wall_ms", "GB/s", "%copy", "speedup", "diff");
+        for (int i = 0; i < b->nvops; i++) {
+            const bench_vop *r = &b->vops[i];
+            char by[24], c[2][64], sp[16] = "-", df[16] = "-";
+            fmt_bytes(r->bytes, by, sizeof by);
+            for (int m = 0; m < 2; m++) {
+                if (r->ms[m] > 0) {
+                    double gbs = r->bytes / (r->ms[m] * 1e-3) / 1e9;
+                    snprintf(c[m], sizeof c[m], "%9.4f %9.4f %7.0f %5.1f%%", r->ms[m], r->wall_ms[m], gbs,
+                             b->copy_gbs > 0 ? 100.0 * gbs / b->copy_gbs : 0.0);
+                } else {
+                    snprintf(c[m], sizeof c[m], "%9s %9s %7s %6s", "-", "-", "-", "-");
+                }
+            }
+            if (r->ms[0] > 0 && r->ms[1] > 0) snprintf(sp, sizeof sp, "%.2fx", r->ms[1] / r->ms[0]);
+            if (r->diff >= 0) snprintf(df, sizeof df, "%.1e", r->diff);
+            char kk[8] = "-", mm[8] = "-";
+            if (r->k) snprintf(kk, sizeof kk, "%d", r->k);
+            if (r->m) snprintf(mm, sizeof mm, "%d", r->m);
+            fprintf(f, "%-7s %3s %3s %9s | %s | %s | %7s %9s\n", r->op, kk, mm, by, c[0], c[1], sp, df);
+        }
+    }
     fflush(f);
 }
 
@@ -718,7 +889,30 @@ static int write_json(bench *b, const char *path)
         }
         fprintf(f, "]");
     }
-    fprintf(f, "]}\n}\n");
+    fprintf(f, "]},\n  \"vecops\": [");
+    for (int i = 0; i < b->nvops; i++) {
+        const bench_vop *r = &b->vops[i];
+        fprintf(f, "%s\n    {\"op\": ", i ? "," : "");
+        json_str(f, r->op);
+        fprintf(f, ", \"k\": %d, \"m\": %d, \"bytes\": %.0f", r->k, r->m, r->bytes);
+        const char *nm[2] = {"ours", "cublas"};
+        for (int m = 0; m < 2; m++) {
+            fprintf(f, ", \"%s_ms\": ", nm[m]);
+            if (r->ms[m] > 0) json_num(f, r->ms[m]);
+            else fprintf(f, "null");
+            fprintf(f, ", \"%s_wall_ms\": ", nm[m]);
+            if (r->ms[m] > 0) json_num(f, r->wall_ms[m]);
+            else fprintf(f, "null");
+            fprintf(f, ", \"%s_gbs\": ", nm[m]);
+            if (r->ms[m] > 0) json_num(f, r->bytes / (r->ms[m] * 1e-3) / 1e9);
+            else fprintf(f, "null");
+        }
+        fprintf(f, ", \"diff\": ");
+        if (r->diff >= 0) json_num(f, r->diff);
+        else fprintf(f, "null");
+        fprintf(f, "}");
+    }
+    fprintf(f, "\n  ]\n}\n");
     int bad = ferror(f);
     bad |= fclose(f);
     PL_CHECK(!bad, PL_ERR_IO, "bench: writing %s failed", path);
@@ -846,6 +1040,12 @@ static int bench_local(bench *b)
 #endif
     pl_info("bench: operator");
     run_op(b);
+#if PJDS_HAVE_CUDA
+    if (b->on_gpu) {
+        pl_info("bench: vector ops");
+        run_vecops(b);
+    }
+#endif
 out:
     if (d_x) b->be->vec_free(b->be, d_x);
     if (d_y) b->be->vec_free(b->be, d_y);

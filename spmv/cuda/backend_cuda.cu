@@ -150,6 +150,16 @@ static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld
         for (int i = 0; i < k; i++) h_h[i] = 0.0;
         return PL_OK;
     }
+    if (!cx->ts_cublas && k <= PL_TS_KMAX) {
+        /* our kernel: V and w read once, k doubles to the pinned buffer */
+        PL_CALL(pl_cuda_ts_gemv_t(cx, n, k, V, ld, w));
+        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)k * sizeof(double), cudaMemcpyDeviceToHost,
+                                cx->stream));
+        PL_CUDA(cudaStreamSynchronize(cx->stream));
+        memcpy(h_h, cx->h_ts_pin, (size_t)k * sizeof(double));
+        be->bytes_d2h += (double)k * sizeof(double);
+        return PL_OK;
+    }
     PL_CALL(work_reserve(cx, (size_t)k));
     const double one = 1.0, zero = 0.0;
     PL_CUBLAS(cublasDgemv_64(cx->cublas, CUBLAS_OP_T, (int64_t)n, k, &one, V, (int64_t)ld, w, 1, &zero, cx->d_work, 1));
@@ -165,7 +175,13 @@ static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_n: k = %d, ld = %zu < n = %zu", k, ld, n);
     if (n == 0) return PL_OK;
-    if (k == 0) return cu_scal(be, n, beta, w);
+    if (k == 0) return beta == 0.0 ? cu_set(be, n, 0.0, w) : cu_scal(be, n, beta, w);
+    if (!cx->ts_cublas && k <= PL_TS_KMAX) {
+        /* h travels in the kernel parameters: no separate copy, h_h free at return */
+        PL_CALL(pl_cuda_ts_gemv_n(cx, n, k, alpha, V, ld, h_h, beta, w));
+        be->bytes_h2d += (double)k * sizeof(double);
+        return PL_OK;
+    }
     PL_CALL(work_reserve(cx, (size_t)k));
     /* pageable source: returns once staged, so h_h may change afterwards */
     PL_CUDA(cudaMemcpyAsync(cx->d_work, h_h, (size_t)k * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
@@ -189,6 +205,10 @@ static int cu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size
     PL_CALL(work_reserve(cx, ny));
     PL_CUDA(cudaMemcpyAsync(cx->d_work, h_Y, ny * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
     be->bytes_h2d += (double)ny * sizeof(double);
+    if (!cx->ts_cublas && k <= PL_TS_KMAX && m <= PL_TS_KMAX) {
+        PL_CALL(pl_cuda_ts_gemm(cx, n, k, m, V, ld, cx->d_work, ldy, W, ldw));
+        return PL_OK;
+    }
     const double one = 1.0, zero = 0.0;
     PL_CUBLAS(cublasDgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)n, m, k, &one, V, (int64_t)ld, cx->d_work,
                              ldy, &zero, W, (int64_t)ldw));
@@ -339,6 +359,7 @@ static void cu_destroy(pl_backend **pbe)
     if (cx) {
         if (cx->stream) (void)cudaStreamSynchronize(cx->stream);
         if (cx->d_work) (void)cudaFree(cx->d_work);
+        pl_cuda_ts_free(cx);
         if (cx->cusparse) (void)cusparseDestroy(cx->cusparse);
         if (cx->cublas) (void)cublasDestroy(cx->cublas);
         if (cx->ev0) (void)cudaEventDestroy(cx->ev0);
@@ -377,6 +398,10 @@ static int ctx_init(pl_cuda_ctx *cx, int device)
     PL_CUDA(cudaEventCreate(&cx->ev0));
     PL_CUDA(cudaEventCreate(&cx->ev1));
     cx->variant = variant_from_env();
+    PL_CALL(pl_cuda_ts_init(cx));
+    /* PJDS_CUDA_TS=cublas: dense tall-skinny products through cuBLAS (A/B runs) */
+    const char *ts = getenv("PJDS_CUDA_TS");
+    cx->ts_cublas = ts && !strcmp(ts, "cublas");
     return PL_OK;
 }
 
@@ -430,9 +455,12 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
 
 /* ---- pl_cuda_bench.h ---------------------------------------------------------- */
 
-/* Chosen from the H100 sweep (notes/gpu-notes.md); until measured, the
- * unrolled __ldg kernel. */
-#define PL_CUDA_VARIANT_DEFAULT_NAME "rl-u4-nc-b256"
+/* Chosen from the first H100 sweep (notes/gpu-notes.md, HMEp): chunk-width
+ * bound, 4 entries in flight, matrix loads L2 evict_first: fastest at every
+ * sort window (0.4081 ms = 92 % of the floor at sort_window 65536, 0.4691 ms
+ * at sigma = all vs 0.539 ms for the former default rl-u4-nc-b256).  The
+ * others stay selectable with PJDS_CUDA_VARIANT. */
+#define PL_CUDA_VARIANT_DEFAULT_NAME "cw-u4-ef-b256"
 
 extern "C" int pl_cuda_spmv_nvariants(void) { return pl_cuda_nvariants_impl(); }
 
@@ -455,6 +483,13 @@ extern "C" int pl_cuda_set_variant(pl_backend *be, int v)
     PL_CHECK_CUDA_BE(be);
     PL_CHECK(v >= 0 && v < pl_cuda_nvariants_impl(), PL_ERR_ARG, "kernel variant %d out of range", v);
     pl_cuda_ctx_of(be)->variant = v;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_set_ts_cublas(pl_backend *be, int on)
+{
+    PL_CHECK_CUDA_BE(be);
+    pl_cuda_ctx_of(be)->ts_cublas = on ? 1 : 0;
     return PL_OK;
 }
 

@@ -89,7 +89,19 @@ typedef struct pl_cuda_ctx {
     double *d_work;            /* small device workspace (h, Y)       */
     size_t work_n;             /* doubles in d_work                   */
     int variant;               /* SpMV kernel variant for be->spmv    */
+    /* tall-skinny kernels (ts_kernels.cu) */
+    int nsm;                   /* multiprocessors                      */
+    int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
+    int ts_occ[8];             /* cached occupancy of the gemv_t kernels */
+    double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
+    double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
+    unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
+    double *h_ts_pin;          /* PL_TS_KMAX pinned: gemv_t download   */
 } pl_cuda_ctx;
+
+/* Largest k (and m) of the tall-skinny kernels; cuBLAS above. */
+#define PL_TS_KMAX 64
+#define PL_TS_MAX_BLOCKS_PER_SM 8
 
 /* A pJDS matrix in device memory (what mat_create returns). */
 typedef struct pl_cuda_mat {
@@ -115,6 +127,18 @@ int pl_cuda_nvariants_impl(void);
 const pl_cuda_variant *pl_cuda_variant_get(int v);
 int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x);
 int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
+/* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the
+ * tall-skinny kernels, asynchronous on cx->stream; 1 <= k, m <= PL_TS_KMAX,
+ * n >= 1 (PL_ERR_ARG otherwise).  gemv_t leaves h in cx->d_ts_h (k doubles);
+ * gemv_n copies h_h (host) into the launch parameters, so h_h may change as
+ * soon as the call returns; gemm reads Y (k x m, ldy) from device memory. */
+int pl_cuda_ts_init(pl_cuda_ctx *cx);
+void pl_cuda_ts_free(pl_cuda_ctx *cx);
+int pl_cuda_ts_gemv_t(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w);
+int pl_cuda_ts_gemv_n(pl_cuda_ctx *cx, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
+                      double beta, double *w);
+int pl_cuda_ts_gemm(pl_cuda_ctx *cx, size_t n, int k, int m, const double *V, size_t ld, const double *d_Y, int ldy,
+                    double *W, size_t ldw);
 #ifdef __cplusplus
 }
 #endif

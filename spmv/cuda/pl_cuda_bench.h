@@ -24,6 +24,12 @@ int pl_cuda_spmv_variant_default(void);
 int pl_cuda_set_variant(pl_backend *be, int v);
 int pl_cuda_get_variant(pl_backend *be, int *v);
 
+/* Dense tall-skinny products of the table (gemv_t, gemv_n, gemm): 0 = our
+ * kernels (ts_kernels.cu) for k, m <= 64 and cuBLAS above (default), 1 =
+ * always cuBLAS (also with the environment variable PJDS_CUDA_TS=cublas).
+ * For A/B timing in `bench` and the tests. */
+int pl_cuda_set_ts_cublas(pl_backend *be, int on);
+
 /* Device name and number ("NVIDIA H100 80GB HBM3"). */
 int pl_cuda_device_name(pl_backend *be, char *buf, size_t len, int *device);
 

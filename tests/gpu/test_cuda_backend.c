@@ -72,8 +72,12 @@ static void make_csr(int32_t n, int32_t ncols, int maxlen, csr *a)
         int got = 0;
         /* near-diagonal band plus random far columns */
         while (got < l) {
-            int32_t c = (rnd() % 2) ? (int32_t)((i + (int64_t)(rnd() % 9) - 4 + ncols) % ncols)
-                                    : (int32_t)(rnd() % (uint64_t)ncols);
+            /* band offset in [-4, 4], wrapped into [0, ncols): C's % keeps the sign of a negative
+             * operand, so wrap with a non-negative modulo (with ncols = 2 or 3, i - 4 + ncols < 0
+             * gave column -1: the bug behind the n = 2 failures and the cuSPARSE out-of-bounds read) */
+            int64_t band = ((int64_t)i + (int64_t)(rnd() % 9) - 4) % ncols;
+            if (band < 0) band += ncols;
+            int32_t c = (rnd() % 2) ? (int32_t)band : (int32_t)(rnd() % (uint64_t)ncols);
             if (used[c]) continue;
             used[c] = 1;
             a->col[k0 + got++] = c;
@@ -93,6 +97,12 @@ static void make_csr(int32_t n, int32_t ncols, int maxlen, csr *a)
     }
     free(used);
     free(len);
+    /* host-side check of the generator itself: every column in [0, ncols), rows strictly ascending */
+    int64_t badcol = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int64_t k = a->ptr[i]; k < a->ptr[i + 1]; k++)
+            if (a->col[k] < 0 || a->col[k] >= ncols || (k > a->ptr[i] && a->col[k] <= a->col[k - 1])) badcol++;
+    TU_CHECK_MSG(badcol == 0, "make_csr(n=%d, ncols=%d): %lld bad column indices", n, ncols, (long long)badcol);
 }
 
 static void free_csr(csr *a)

@@ -1,0 +1,400 @@
+/* ts_kernels.cu — tall-skinny dense kernels of the CUDA backend: the
+ * Gram-Schmidt products of Lanczos and the restart's basis update,
+ *     gemv_t:  h[0:k]   = V[:, 0:k]^T w                (result to device)
+ *     gemv_n:  w        = beta w + alpha V[:, 0:k] h   (h from the host)
+ *     gemm:    W[:, 0:m] = V[:, 0:k] Y                 (Y k x m in device memory)
+ * for n >> k, V column-major with leading dimension ld >= n, k <= PL_TS_KMAX
+ * (m <= PL_TS_KMAX for gemm).  Larger k or m: the caller uses cuBLAS.
+ *
+ * Method: all three are memory-bound (about 1 flop per 8 bytes), so each is
+ * written to move the minimum bytes and to keep many loads in flight:
+ *   - rows are processed in groups of VEC = 2 consecutive rows with 16-byte
+ *     loads (double2) when V, w, W are 16-byte aligned and ld, ldw even, else
+ *     VEC = 1; with VEC = 2 and n odd, the last row is done by one thread;
+ *   - grid-stride loops over row groups; consecutive threads read
+ *     consecutive groups of each column (coalesced);
+ *   - gemv_t: each thread keeps KT column accumulators (KT = 4, 8, 16 or
+ *     32, the smallest >= k, columns in tiles of 32 above); per tile the
+ *     thread's w values are loaded once per row group and the KT columns of
+ *     V are streamed (ld.global.cs); then a warp-shuffle + shared-memory
+ *     block reduction writes one partial sum per column and block, and the
+ *     last block to finish (threadfence + atomic ticket, the
+ *     threadFenceReduction pattern) adds the partials of all blocks in block
+ *     order, one warp per column, and resets the ticket.  Deterministic: the
+ *     summation order depends only on n, k and the grid (fixed per device).
+ *     Bytes: 8 n (k + ceil(k/32)) + 16 k x grid (partials);
+ *   - gemv_n: h (k <= 64 doubles) travels in the kernel's parameters (no
+ *     separate copy; the host array may change right after the call), is
+ *     put into shared memory, and each row computes t = sum_j V_ij h_j in
+ *     ascending j with fma, then w_i = beta w_i + alpha t (beta == 0: w is not
+ *     read, BLAS semantics).  Bytes: 8 n (k + 2), 8 n (k + 1) for beta = 0;
+ *   - gemm: Y goes to shared memory; each row group computes up to MT = 16
+ *     output columns at a time from one pass over its k V values; for m > MT
+ *     the next tile re-reads the same V rows right away (L1/L2 hits), so DRAM
+ *     traffic stays 8 n (k + m).
+ * Grids: gemv_t uses exactly the resident blocks (SM count x occupancy from
+ * cudaOccupancyMaxActiveBlocksPerMultiprocessor, cached in the context) so
+ * there is no tail wave and the partials stay small; the others use up to 16
+ * blocks per SM.  All launches go to the backend's stream.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuda_impl.h"
+
+#define TS_BS 256                /* threads per block                     */
+#define TS_WARPS (TS_BS / 32)
+#define TS_GEMM_MT 16            /* output columns per gemm tile          */
+
+typedef struct ts_hvec {
+    double h[PL_TS_KMAX];
+} ts_hvec;
+
+/* ---- loads -------------------------------------------------------------------- */
+
+/* streaming loads of VEC consecutive doubles (p 16-byte aligned for VEC = 2) */
+template <int VEC>
+static __device__ __forceinline__ void ld_cs(const double *p, double *v)
+{
+    if (VEC == 2) {
+        double2 t = __ldcs((const double2 *)p);
+        v[0] = t.x;
+        v[1] = t.y;
+    } else {
+        v[0] = __ldcs(p);
+    }
+}
+
+template <int VEC>
+static __device__ __forceinline__ void ld_nc(const double *p, double *v)
+{
+    if (VEC == 2) {
+        double2 t = __ldg((const double2 *)p);
+        v[0] = t.x;
+        v[1] = t.y;
+    } else {
+        v[0] = __ldg(p);
+    }
+}
+
+template <int VEC>
+static __device__ __forceinline__ void ld_plain(const double *p, double *v)
+{
+    if (VEC == 2) {
+        double2 t = *(const double2 *)p;
+        v[0] = t.x;
+        v[1] = t.y;
+    } else {
+        v[0] = *p;
+    }
+}
+
+template <int VEC>
+static __device__ __forceinline__ void st_plain(double *p, const double *v)
+{
+    if (VEC == 2) {
+        double2 t;
+        t.x = v[0];
+        t.y = v[1];
+        *(double2 *)p = t;
+    } else {
+        *p = v[0];
+    }
+}
+
+static __device__ __forceinline__ double warp_sum(double s)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
+    return s; /* in lane 0 */
+}
+
+/* ---- gemv_t --------------------------------------------------------------------- */
+
+/* acc[jj] += sum over the R rows at i of V[i + (j0 + jj) ld] w[i] */
+template <int KT, int R>
+static __device__ __forceinline__ void gemv_t_rows(const double *__restrict__ V, int64_t ld,
+                                                   const double *__restrict__ w, int64_t i, int j0, int k,
+                                                   double *acc)
+{
+    double wv[R];
+    ld_plain<R>(w + i, wv);
+    const double *vp = V + (int64_t)j0 * ld + i;
+#pragma unroll
+    for (int jj = 0; jj < KT; jj++) {
+        if (j0 + jj < k) {
+            double v[R];
+            ld_cs<R>(vp + (int64_t)jj * ld, v);
+#pragma unroll
+            for (int u = 0; u < R; u++) acc[jj] = fma(v[u], wv[u], acc[jj]);
+        }
+    }
+}
+
+template <int KT, int VEC>
+__global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double *__restrict__ V, int64_t ld,
+                                                  const double *__restrict__ w, double *__restrict__ part,
+                                                  unsigned int *__restrict__ ticket, double *__restrict__ h)
+{
+    __shared__ double red[TS_WARPS][KT];
+    __shared__ int is_last;
+    const int64_t G = n / VEC;
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    for (int j0 = 0; j0 < k; j0 += KT) {
+        double acc[KT];
+#pragma unroll
+        for (int jj = 0; jj < KT; jj++) acc[jj] = 0.0;
+        for (int64_t g = tid; g < G; g += nth) gemv_t_rows<KT, VEC>(V, ld, w, g * VEC, j0, k, acc);
+        if (VEC == 2 && (n & 1) && tid == 0) gemv_t_rows<KT, 1>(V, ld, w, n - 1, j0, k, acc);
+        /* block reduction of the KT sums: warps, then one thread per column */
+#pragma unroll
+        for (int jj = 0; jj < KT; jj++) {
+            double s = warp_sum(acc[jj]);
+            if (lane == 0) red[warp][jj] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x < KT && j0 + (int)threadIdx.x < k) {
+            double s = 0.0;
+#pragma unroll
+            for (int q = 0; q < TS_WARPS; q++) s += red[q][threadIdx.x];
+            part[(int64_t)blockIdx.x * k + j0 + threadIdx.x] = s;
+        }
+        __syncthreads(); /* red is reused by the next tile */
+    }
+
+    /* second stage in the last block to finish */
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    for (int c = warp; c < k; c += TS_WARPS) {
+        double s = 0.0;
+        for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(part + (int64_t)b * k + c);
+        s = warp_sum(s);
+        if (lane == 0) h[c] = s;
+    }
+    if (threadIdx.x == 0) *ticket = 0u;
+}
+
+/* ---- gemv_n --------------------------------------------------------------------- */
+
+template <int R, int BETA0>
+static __device__ __forceinline__ void gemv_n_rows(const double *__restrict__ V, int64_t ld, const double *hs,
+                                                   int k, double alpha, double beta, double *__restrict__ w,
+                                                   int64_t i)
+{
+    double t[R];
+#pragma unroll
+    for (int u = 0; u < R; u++) t[u] = 0.0;
+    const double *vp = V + i;
+    int j = 0;
+    for (; j + 4 <= k; j += 4) {
+        double v[4][R];
+#pragma unroll
+        for (int q = 0; q < 4; q++) ld_cs<R>(vp + (int64_t)(j + q) * ld, v[q]);
+#pragma unroll
+        for (int q = 0; q < 4; q++)
+#pragma unroll
+            for (int u = 0; u < R; u++) t[u] = fma(v[q][u], hs[j + q], t[u]);
+    }
+    for (; j < k; j++) {
+        double v[R];
+        ld_cs<R>(vp + (int64_t)j * ld, v);
+#pragma unroll
+        for (int u = 0; u < R; u++) t[u] = fma(v[u], hs[j], t[u]);
+    }
+    double o[R];
+    if (BETA0) {
+#pragma unroll
+        for (int u = 0; u < R; u++) o[u] = alpha * t[u];
+    } else {
+        ld_plain<R>(w + i, o);
+#pragma unroll
+        for (int u = 0; u < R; u++) o[u] = beta * o[u] + alpha * t[u];
+    }
+    st_plain<R>(w + i, o);
+}
+
+template <int VEC, int BETA0>
+__global__ void __launch_bounds__(TS_BS) k_gemv_n(int64_t n, int k, double alpha, const double *__restrict__ V,
+                                                  int64_t ld, const ts_hvec hp, double beta, double *__restrict__ w)
+{
+    __shared__ double hs[PL_TS_KMAX];
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int j = 0; j < PL_TS_KMAX; j++) hs[j] = hp.h[j]; /* static indices: no local copy of hp */
+    }
+    __syncthreads();
+    const int64_t G = n / VEC;
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    for (int64_t g = tid; g < G; g += nth) gemv_n_rows<VEC, BETA0>(V, ld, hs, k, alpha, beta, w, g * VEC);
+    if (VEC == 2 && (n & 1) && tid == 0) gemv_n_rows<1, BETA0>(V, ld, hs, k, alpha, beta, w, n - 1);
+}
+
+/* ---- gemm ------------------------------------------------------------------------ */
+
+template <int R>
+static __device__ __forceinline__ void gemm_rows(const double *__restrict__ V, int64_t ld, const double *ys, int k,
+                                                 int m, double *__restrict__ W, int64_t ldw, int64_t i)
+{
+    const double *vp = V + i;
+    for (int c0 = 0; c0 < m; c0 += TS_GEMM_MT) {
+        double acc[TS_GEMM_MT][R];
+#pragma unroll
+        for (int cc = 0; cc < TS_GEMM_MT; cc++)
+#pragma unroll
+            for (int u = 0; u < R; u++) acc[cc][u] = 0.0;
+#pragma unroll 2
+        for (int j = 0; j < k; j++) {
+            double v[R];
+            ld_nc<R>(vp + (int64_t)j * ld, v); /* cached: the next column tile re-reads it */
+            const double *yj = ys + j;
+#pragma unroll
+            for (int cc = 0; cc < TS_GEMM_MT; cc++) {
+                if (c0 + cc < m) {
+                    const double y = yj[(c0 + cc) * k];
+#pragma unroll
+                    for (int u = 0; u < R; u++) acc[cc][u] = fma(v[u], y, acc[cc][u]);
+                }
+            }
+        }
+#pragma unroll
+        for (int cc = 0; cc < TS_GEMM_MT; cc++)
+            if (c0 + cc < m) st_plain<R>(W + (int64_t)(c0 + cc) * ldw + i, acc[cc]);
+    }
+}
+
+template <int VEC>
+__global__ void __launch_bounds__(TS_BS) k_gemm(int64_t n, int k, int m, const double *__restrict__ V, int64_t ld,
+                                                const double *__restrict__ Y, int ldy, double *__restrict__ W,
+                                                int64_t ldw)
+{
+    __shared__ double ys[PL_TS_KMAX * PL_TS_KMAX]; /* ys[j + c k] = Y[j + c ldy] */
+    for (int e = threadIdx.x; e < k * m; e += TS_BS) {
+        int c = e / k, j = e - c * k;
+        ys[e] = Y[j + (int64_t)c * ldy];
+    }
+    __syncthreads();
+    const int64_t G = n / VEC;
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    for (int64_t g = tid; g < G; g += nth) gemm_rows<VEC>(V, ld, ys, k, m, W, ldw, g * VEC);
+    if (VEC == 2 && (n & 1) && tid == 0) gemm_rows<1>(V, ld, ys, k, m, W, ldw, n - 1);
+}
+
+/* ---- host side ----------------------------------------------------------------- */
+
+static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+/* Resident blocks per SM of a kernel (cached in cx->ts_occ[slot]). */
+static int occupancy(pl_cuda_ctx *cx, int slot, const void *fn)
+{
+    if (cx->ts_occ[slot] > 0) return cx->ts_occ[slot];
+    int occ = 0;
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, TS_BS, 0);
+    if (e != cudaSuccess || occ < 1) {
+        (void)cudaGetLastError();
+        occ = 1;
+    }
+    if (occ > PL_TS_MAX_BLOCKS_PER_SM) occ = PL_TS_MAX_BLOCKS_PER_SM;
+    cx->ts_occ[slot] = occ;
+    return occ;
+}
+
+static unsigned grid_rows(const pl_cuda_ctx *cx, int64_t groups, int64_t cap)
+{
+    int64_t nb = (groups + TS_BS - 1) / TS_BS;
+    if (nb > cap) nb = cap;
+    if (nb < 1) nb = 1;
+    (void)cx;
+    return (unsigned)nb;
+}
+
+extern "C" int pl_cuda_ts_init(pl_cuda_ctx *cx)
+{
+    int nsm = 0;
+    PL_CUDA(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, cx->device));
+    cx->nsm = nsm > 0 ? nsm : 1;
+    const size_t nblk = (size_t)cx->nsm * PL_TS_MAX_BLOCKS_PER_SM;
+    PL_CUDA(cudaMalloc((void **)&cx->d_ts_part, nblk * PL_TS_KMAX * sizeof(double)));
+    PL_CUDA(cudaMalloc((void **)&cx->d_ts_h, PL_TS_KMAX * sizeof(double)));
+    PL_CUDA(cudaMalloc((void **)&cx->d_ts_ticket, sizeof(unsigned int)));
+    PL_CUDA(cudaMemsetAsync(cx->d_ts_ticket, 0, sizeof(unsigned int), cx->stream));
+    PL_CUDA(cudaMallocHost((void **)&cx->h_ts_pin, PL_TS_KMAX * sizeof(double)));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    return PL_OK;
+}
+
+extern "C" void pl_cuda_ts_free(pl_cuda_ctx *cx)
+{
+    if (cx->d_ts_part) (void)cudaFree(cx->d_ts_part);
+    if (cx->d_ts_h) (void)cudaFree(cx->d_ts_h);
+    if (cx->d_ts_ticket) (void)cudaFree(cx->d_ts_ticket);
+    if (cx->h_ts_pin) (void)cudaFreeHost(cx->h_ts_pin);
+    cx->d_ts_part = cx->d_ts_h = cx->h_ts_pin = NULL;
+    cx->d_ts_ticket = NULL;
+}
+
+template <int KT, int VEC>
+static int launch_gemv_t(pl_cuda_ctx *cx, int slot, int64_t n, int k, const double *V, int64_t ld, const double *w)
+{
+    const int occ = occupancy(cx, slot, (const void *)k_gemv_t<KT, VEC>);
+    const unsigned nb = grid_rows(cx, n / VEC, (int64_t)cx->nsm * occ);
+    k_gemv_t<KT, VEC><<<nb, TS_BS, 0, cx->stream>>>(n, k, V, ld, w, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_gemv_t(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w)
+{
+    PL_CHECK(k >= 1 && k <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG, "ts_gemv_t: n = %zu, k = %d, ld = %zu", n,
+             k, ld);
+    const int vec2 = aligned16(V) && aligned16(w) && (ld % 2 == 0);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    /* slots 0..7 of ts_occ: (KT index) * 2 + vec2 */
+    if (k <= 4) return vec2 ? launch_gemv_t<4, 2>(cx, 1, nn, k, V, l, w) : launch_gemv_t<4, 1>(cx, 0, nn, k, V, l, w);
+    if (k <= 8) return vec2 ? launch_gemv_t<8, 2>(cx, 3, nn, k, V, l, w) : launch_gemv_t<8, 1>(cx, 2, nn, k, V, l, w);
+    if (k <= 16)
+        return vec2 ? launch_gemv_t<16, 2>(cx, 5, nn, k, V, l, w) : launch_gemv_t<16, 1>(cx, 4, nn, k, V, l, w);
+    return vec2 ? launch_gemv_t<32, 2>(cx, 7, nn, k, V, l, w) : launch_gemv_t<32, 1>(cx, 6, nn, k, V, l, w);
+}
+
+extern "C" int pl_cuda_ts_gemv_n(pl_cuda_ctx *cx, size_t n, int k, double alpha, const double *V, size_t ld,
+                                 const double *h_h, double beta, double *w)
+{
+    PL_CHECK(k >= 1 && k <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG, "ts_gemv_n: n = %zu, k = %d, ld = %zu", n,
+             k, ld);
+    ts_hvec hp;
+    for (int j = 0; j < PL_TS_KMAX; j++) hp.h[j] = j < k ? h_h[j] : 0.0;
+    const int vec2 = aligned16(V) && aligned16(w) && (ld % 2 == 0);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    const int64_t cap = (int64_t)cx->nsm * 16;
+    const unsigned nb = grid_rows(cx, vec2 ? nn / 2 : nn, cap);
+    const int b0 = beta == 0.0;
+    if (vec2 && b0) k_gemv_n<2, 1><<<nb, TS_BS, 0, cx->stream>>>(nn, k, alpha, V, l, hp, beta, w);
+    else if (vec2) k_gemv_n<2, 0><<<nb, TS_BS, 0, cx->stream>>>(nn, k, alpha, V, l, hp, beta, w);
+    else if (b0) k_gemv_n<1, 1><<<nb, TS_BS, 0, cx->stream>>>(nn, k, alpha, V, l, hp, beta, w);
+    else k_gemv_n<1, 0><<<nb, TS_BS, 0, cx->stream>>>(nn, k, alpha, V, l, hp, beta, w);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_gemm(pl_cuda_ctx *cx, size_t n, int k, int m, const double *V, size_t ld,
+                               const double *d_Y, int ldy, double *W, size_t ldw)
+{
+    PL_CHECK(k >= 1 && k <= PL_TS_KMAX && m >= 1 && m <= PL_TS_KMAX && n >= 1 && ld >= n && ldw >= n && ldy >= k,
+             PL_ERR_ARG, "ts_gemm: n = %zu, k = %d, m = %d, ld = %zu, ldy = %d, ldw = %zu", n, k, m, ld, ldy, ldw);
+    const int vec2 = aligned16(V) && aligned16(W) && (ld % 2 == 0) && (ldw % 2 == 0);
+    const int64_t nn = (int64_t)n;
+    const unsigned nb = grid_rows(cx, vec2 ? nn / 2 : nn, (int64_t)cx->nsm * 16);
+    if (vec2) k_gemm<2><<<nb, TS_BS, 0, cx->stream>>>(nn, k, m, V, (int64_t)ld, d_Y, ldy, W, (int64_t)ldw);
+    else k_gemm<1><<<nb, TS_BS, 0, cx->stream>>>(nn, k, m, V, (int64_t)ld, d_Y, ldy, W, (int64_t)ldw);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
