@@ -739,6 +739,11 @@ int pl_h5m_open_info(const char *file, const char *group, pl_h5m_info *info)
     return rc;
 }
 
+int pl_h5m_open_info_all(const char *file, const char *group, pl_h5m_info *info, MPI_Comm comm)
+{
+    return h5m_agree(pl_h5m_open_info(file, group, info), comm);
+}
+
 static int check_range(const h5m_file *h, int64_t r0, int64_t r1)
 {
     PL_CHECK(r0 >= 0 && r0 <= r1 && r1 <= h->info.rows, PL_ERR_ARG, "row range [%lld, %lld) outside [0, %lld)",

@@ -48,6 +48,9 @@ typedef struct pl_h5m_info {
  * Reads no index or value data.  Not collective (call it on every rank, or on
  * one and broadcast).  PL_ERR_INPUT on a bad file. */
 int pl_h5m_open_info(const char *file, const char *group, pl_h5m_info *info);
+/* The same, collective: every rank validates, and all return the error and
+ * message of the lowest failing rank (use this one in the app). */
+int pl_h5m_open_info_all(const char *file, const char *group, pl_h5m_info *info, MPI_Comm comm);
 
 /* len[r - r0] = length of row r of the EXPANDED matrix, for r in [r0, r1).
  * Collective over comm; each rank passes its own range.  The ranges of the
