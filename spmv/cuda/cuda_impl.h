@@ -92,7 +92,7 @@ typedef struct pl_cuda_ctx {
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
-    int ts_occ[8];             /* cached occupancy of the gemv_t kernels */
+    int ts_occ[10];            /* cached occupancy of the gemv_t kernels */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */

@@ -13,8 +13,8 @@
  *     VEC = 1; with VEC = 2 and n odd, the last row is done by one thread;
  *   - grid-stride loops over row groups; consecutive threads read
  *     consecutive groups of each column (coalesced);
- *   - gemv_t: each thread keeps KT column accumulators (KT = 4, 8, 16 or
- *     32, the smallest >= k, columns in tiles of 32 above); per tile the
+ *   - gemv_t: each thread keeps KT column accumulators (KT = 4, 8, 16, 24
+ *     or 32, the smallest >= k, columns in tiles of 32 above); per tile the
  *     thread's w values are loaded once per row group and the KT columns of
  *     V are streamed (ld.global.cs); then a warp-shuffle + shared-memory
  *     block reduction writes one partial sum per column and block, and the
@@ -357,11 +357,13 @@ extern "C" int pl_cuda_ts_gemv_t(pl_cuda_ctx *cx, size_t n, int k, const double 
              k, ld);
     const int vec2 = aligned16(V) && aligned16(w) && (ld % 2 == 0);
     const int64_t nn = (int64_t)n, l = (int64_t)ld;
-    /* slots 0..7 of ts_occ: (KT index) * 2 + vec2 */
+    /* slots of ts_occ: (KT index) * 2 + vec2, KT = 4, 8, 16, 32, 24 */
     if (k <= 4) return vec2 ? launch_gemv_t<4, 2>(cx, 1, nn, k, V, l, w) : launch_gemv_t<4, 1>(cx, 0, nn, k, V, l, w);
     if (k <= 8) return vec2 ? launch_gemv_t<8, 2>(cx, 3, nn, k, V, l, w) : launch_gemv_t<8, 1>(cx, 2, nn, k, V, l, w);
     if (k <= 16)
         return vec2 ? launch_gemv_t<16, 2>(cx, 5, nn, k, V, l, w) : launch_gemv_t<16, 1>(cx, 4, nn, k, V, l, w);
+    if (k <= 24) /* Lanczos with ncv = 24: fewer registers than KT = 32, two blocks per SM */
+        return vec2 ? launch_gemv_t<24, 2>(cx, 9, nn, k, V, l, w) : launch_gemv_t<24, 1>(cx, 8, nn, k, V, l, w);
     return vec2 ? launch_gemv_t<32, 2>(cx, 7, nn, k, V, l, w) : launch_gemv_t<32, 1>(cx, 6, nn, k, V, l, w);
 }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench_formats.sh — `bench` on the GPU: every format and every kernel
 # variant agrees with the host CSR reference (rel. error column without
-# "!", no "failed" note, no "x" in the sweep).  $1: test_cuda_backend.
+# "!", no "failed" note, no "x" in the sweep), and the vector-ops table ran
+# both implementations with agreeing gemv_t results.  $1: test_cuda_backend.
 set -u
 count=$("$1" --device-count 2>/dev/null || echo 0)
 if [ "${count:-0}" -eq 0 ]; then echo "skipped: no CUDA device"; exit 77; fi
@@ -17,6 +18,9 @@ grep -q "cuSPARSE CSR" "$tmp/out" || { echo "no cuSPARSE CSR row"; fail=1; }
 grep -q "ELLPACK-R" "$tmp/out" || { echo "no ELLPACK-R row"; fail=1; }
 if grep -E 'failed|[0-9]!' "$tmp/out"; then echo "a format failed or disagrees"; fail=1; fi
 if grep -E '^[a-z0-9-]+ .* x( |$)' "$tmp/out"; then echo "a kernel variant gave a wrong result"; fail=1; fi
-"${PJDS_PYTHON:-/usr/bin/python3}" -c "import json,sys; d=json.load(open('$tmp/b.json')); assert len(d['formats'])>=5, d" ||
+"${PJDS_PYTHON:-/usr/bin/python3}" -c "import json,sys; d=json.load(open('$tmp/b.json')); assert len(d['formats'])>=5, d
+v=d['vecops']; assert len(v)>=11, v
+assert all(r['ours_ms'] and r['cublas_ms'] for r in v if r['op'] in ('gemv_t','gemv_n','gemm')), v
+assert all(r['diff'] is not None and r['diff']<1e-12 for r in v if r['op']=='gemv_t'), v" ||
     { echo "bad JSON"; fail=1; }
 exit $fail
