@@ -34,10 +34,12 @@
  * rank returns an error instead of hanging in the next collective.
  */
 #include <math.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pl_build.h"
 #include "pl_error.h"
 #include "spmv.h"
 #include "spmv_impl.h"
@@ -70,32 +72,15 @@ struct pl_op {
     int host_shared;               /* cpu: staging buffers are the backend's */
     int host_pinned;               /* staging from be->host_alloc */
     MPI_Request *req;              /* n_rnb + n_snb */
+    /* cuda backend, several ranks: asynchronous staging / NCCL */
+    pl_gpu_xfer *gx;
+    int nccl;                      /* transport = nccl in use */
     /* counters */
     int64_t n_apply;
     double t_total, t_local, t_remote, t_comm, bytes_sent;
 };
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Index of g in the sorted array a[0..n) (must be present). */
-static int32_t find_i64(const int64_t *a, int32_t n, int64_t g)
-{
-    int32_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 /* Collective agreement on failure: every rank learns the largest error code;
  * a rank that did not fail itself reports "failed on another rank". */
@@ -114,12 +99,10 @@ static int agree(MPI_Comm comm, int rc, const char *phase)
 /* Temporaries of the local build. */
 typedef struct build_tmp {
     int32_t *len_loc, *len_rem, *perm, *iperm;
-    int64_t *loc_ptr, *rem_ptr, *rem_g, *halo_g;
-    int32_t *loc_col, *rem_col;
-    double *loc_val, *rem_val;
-    int32_t *rr_row, *rr_len, *rr_perm, *rr_col;
-    int64_t *rr_ptr;
-    double *rr_val;
+    uint64_t *bm;      /* bitmap of the remote columns (N bits)           */
+    int32_t *bm_rank;  /* set bits before word w (halo index of its first) */
+    int64_t *halo_g;   /* sorted unique remote columns                    */
+    int32_t *rr_row, *rr_len, *rr_perm;
     int64_t *bounds, *req_g;
     int *rcount, *scount, *rdispl, *sdispl;
     int32_t *send_idx;
@@ -127,17 +110,34 @@ typedef struct build_tmp {
 
 static void build_tmp_free(build_tmp *t)
 {
-    void *ptrs[] = {t->len_loc, t->len_rem, t->perm, t->iperm, t->loc_ptr, t->rem_ptr, t->rem_g, t->halo_g,
-                    t->loc_col, t->rem_col, t->loc_val, t->rem_val, t->rr_row, t->rr_len, t->rr_perm, t->rr_col,
-                    t->rr_ptr, t->rr_val, t->bounds, t->req_g, t->rcount, t->scount, t->rdispl, t->sdispl,
-                    t->send_idx};
+    void *ptrs[] = {t->len_loc, t->len_rem, t->perm,  t->iperm,  t->bm,     t->bm_rank, t->halo_g,
+                    t->rr_row,  t->rr_len,  t->rr_perm, t->bounds, t->req_g, t->rcount, t->scount,
+                    t->rdispl,  t->sdispl,  t->send_idx};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) free(ptrs[i]);
     memset(t, 0, sizeof *t);
 }
 
-/* Step 1 (local): validate the block. */
-static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg)
+/* Phase timer for --verbose (rank 0): "pl_op_create: <phase> <s>". */
+static void phase(const char *what, double *t)
 {
+    double now = pl_wtime();
+    pl_debug("pl_op_create: %-22s %.3f s", what, now - *t);
+    *t = now;
+}
+
+/* Step 1 (local): validate the block. */
+static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg, const pl_backend *be)
+{
+    PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL, PL_ERR_INPUT,
+             "[spmv] transport = %d is not mpi or nccl", cfg->transport);
+    if (cfg->transport == PL_TRANSPORT_NCCL) {
+        PL_CHECK(be->name && !strcmp(be->name, "cuda"), PL_ERR_INPUT,
+                 "[spmv] transport = nccl needs backend = cuda (the backend is %s): use transport = mpi",
+                 be->name ? be->name : "?");
+        PL_CHECK(PJDS_HAVE_NCCL, PL_ERR_INPUT,
+                 "[spmv] transport = nccl, but this build has no NCCL (nccl.h/libnccl were not found at "
+                 "configure time): use transport = mpi");
+    }
     PL_CHECK(A->nrows >= 0 && A->nrows <= INT32_MAX, PL_ERR_INPUT,
              "a rank's row block has %lld rows; at most 2^31-1 rows per rank are supported (use more ranks)",
              (long long)A->nrows);
@@ -154,9 +154,219 @@ static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg)
              "[spmv] exchange = %d is not vector, overlap or task", cfg->exchange);
     if (A->nrows > 0) {
         PL_CHECK(A->row_ptr[0] == 0, PL_ERR_ARG, "row_ptr[0] = %lld, expected 0", (long long)A->row_ptr[0]);
+        int64_t bad = INT64_MAX;
+        const int64_t *rp = A->row_ptr;
+#pragma omp parallel for schedule(static) reduction(min : bad)
         for (int64_t i = 0; i < A->nrows; i++)
-            PL_CHECK(A->row_ptr[i + 1] >= A->row_ptr[i] && A->row_ptr[i + 1] - A->row_ptr[i] <= INT32_MAX, PL_ERR_ARG,
-                     "row_ptr of global row %lld is decreasing or too long", (long long)(A->row0 + i));
+            if (!(rp[i + 1] >= rp[i] && rp[i + 1] - rp[i] <= INT32_MAX) && i < bad) bad = i;
+        PL_CHECK(bad == INT64_MAX, PL_ERR_ARG, "row_ptr of global row %lld is decreasing or too long",
+                 (long long)(A->row0 + bad));
+    }
+    return PL_OK;
+}
+
+/* Halo index of remote column g: set bits of the bitmap before g. */
+static inline int32_t halo_index(const build_tmp *t, int64_t g)
+{
+    uint64_t w = t->bm[g >> 6], below = (1ull << (g & 63)) - 1;
+    return t->bm_rank[g >> 6] + (int32_t)__builtin_popcountll(w & below);
+}
+
+/* Step 3a (local): row lengths of the local/remote parts, column check,
+ * norm estimate, bitmap of the remote columns -> sorted halo list. */
+static int scan_rows(pl_op *op, const pl_csr *A, build_tmp *t)
+{
+    const int32_t n = op->n;
+    const int64_t row0 = op->row0, N = op->n_global;
+    const int64_t *rp = A->row_ptr, *col = A->col;
+    const double *val = A->val;
+    PL_MALLOC(t->len_loc, n);
+    PL_MALLOC(t->len_rem, n);
+    int64_t nwords = (N + 63) / 64;
+    uint64_t *bm = NULL;
+    if (op->size > 1) {
+        bm = t->bm = calloc((size_t)(nwords ? nwords : 1), sizeof *t->bm);
+        PL_CHECK(bm, PL_ERR_MEM, "out of host memory for the halo bitmap (%lld bits)", (long long)N);
+    }
+    int64_t bad_row = INT64_MAX;
+    double rowmax = 0.0;
+    int nan_row = 0;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad_row) reduction(max : rowmax) \
+    reduction(| : nan_row)
+    for (int32_t i = 0; i < n; i++) {
+        int32_t a = 0, b = 0;
+        double s = 0.0;
+        for (int64_t e = rp[i]; e < rp[i + 1]; e++) {
+            int64_t g = col[e];
+            s += fabs(val[e]);
+            if ((uint64_t)(g - row0) < (uint64_t)n) {
+                a++;
+                continue;
+            }
+            b++;
+            if ((uint64_t)g >= (uint64_t)N) {
+                if (i < bad_row) bad_row = i;
+                continue;
+            }
+            if (bm) {
+                uint64_t bit = 1ull << (g & 63);
+                if (!(bm[g >> 6] & bit)) {
+#pragma omp atomic update
+                    bm[g >> 6] |= bit;
+                }
+            }
+        }
+        t->len_loc[i] = a;
+        t->len_rem[i] = b;
+        if (isnan(s)) nan_row = 1;
+        if (s > rowmax) rowmax = s;
+    }
+    PL_CHECK(bad_row == INT64_MAX, PL_ERR_INPUT, "matrix row %lld has a column index outside [0, %lld)",
+             (long long)(row0 + bad_row), (long long)N);
+    op->norm_est = nan_row ? NAN : rowmax;
+    op->nnz = n ? rp[n] : 0;
+    if (!bm) {
+        op->n_halo = 0;
+        return PL_OK;
+    }
+    /* rank of each word, halo list in ascending column order */
+    PL_MALLOC(t->bm_rank, nwords ? nwords : 1);
+    int64_t nh = 0;
+    for (int64_t w = 0; w < nwords; w++) {
+        t->bm_rank[w] = (int32_t)(nh < INT32_MAX ? nh : INT32_MAX);
+        nh += __builtin_popcountll(bm[w]);
+    }
+    PL_CHECK(nh <= INT32_MAX, PL_ERR_OVERFLOW, "halo of %lld entries exceeds int32", (long long)nh);
+    op->n_halo = (int32_t)nh;
+    PL_MALLOC(t->halo_g, nh ? nh : 1);
+#pragma omp parallel for schedule(static)
+    for (int64_t w = 0; w < nwords; w++) {
+        uint64_t x = bm[w];
+        int64_t k = t->bm_rank[w];
+        while (x) {
+            t->halo_g[k++] = w * 64 + __builtin_ctzll(x);
+            x &= x - 1;
+        }
+    }
+    return PL_OK;
+}
+
+/* Step 3b (local): local pJDS straight from the CSR block: permuted row s
+ * takes the local entries of row perm[s] in their order, columns renumbered
+ * through iperm; padding repeats the row's last column. */
+static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+{
+    const int32_t n = op->n;
+    const int64_t row0 = op->row0;
+    const int64_t *rp = A->row_ptr, *col = A->col;
+    const double *val = A->val;
+    const int C = cfg->chunk_height;
+    PL_CALL(pjds_layout(n, n, t->len_loc, t->perm, C, cfg->sort_window, &op->loc));
+    pjds *p = &op->loc;
+    const int32_t *perm = t->perm, *iperm = t->iperm;
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t c = 0; c < p->nchunks; c++) {
+        int64_t off = p->chunk_start[c];
+        int32_t w = p->chunk_width[c];
+        for (int32_t r = 0; r < C; r++) {
+            int64_t s = c * C + r;
+            int32_t *pc = p->col + off + r, j = 0, last = 0;
+            double *pv = p->val + off + r;
+            if (s < n && p->row_len[s] > 0) {
+                int32_t o = perm[s];
+                for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
+                    uint64_t u = (uint64_t)(col[e] - row0);
+                    if (u >= (uint64_t)n) continue;
+                    last = iperm[u];
+                    pc[(int64_t)j * C] = last;
+                    pv[(int64_t)j * C] = val[e];
+                    j++;
+                }
+            }
+            for (; j < w; j++) {
+                pc[(int64_t)j * C] = last;
+                pv[(int64_t)j * C] = 0.0;
+            }
+        }
+    }
+    return PL_OK;
+}
+
+/* Step 3c (local): remote pJDS of the permuted rows with remote entries,
+ * sorted by their remote length, columns = halo indices, row_map = the
+ * permuted local row each adds into. */
+static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+{
+    const int32_t n = op->n;
+    const int64_t row0 = op->row0;
+    const int64_t *rp = A->row_ptr, *col = A->col;
+    const double *val = A->val;
+    const int C = cfg->chunk_height;
+    const int32_t *perm = t->perm;
+    /* rows with remote entries, in permuted order (parallel compaction) */
+    int nt = omp_get_max_threads();
+    int64_t *cnt = calloc((size_t)nt + 1, sizeof *cnt);
+    PL_CHECK(cnt, PL_ERR_MEM, "out of host memory");
+    int32_t nr = 0;
+    int rc = PL_OK;
+#pragma omp parallel num_threads(nt)
+    {
+        int q = omp_get_thread_num(), T = omp_get_num_threads();
+        int32_t a = (int32_t)((int64_t)n * q / T), b = (int32_t)((int64_t)n * (q + 1) / T);
+        int64_t k = 0;
+        for (int32_t i = a; i < b; i++) k += t->len_rem[perm[i]] > 0;
+        cnt[q + 1] = k;
+#pragma omp barrier
+#pragma omp single
+        {
+            for (int u = 0; u < T; u++) cnt[u + 1] += cnt[u];
+            nr = (int32_t)cnt[T];
+            t->rr_row = malloc((size_t)(nr ? nr : 1) * sizeof *t->rr_row);
+            t->rr_len = malloc((size_t)(nr ? nr : 1) * sizeof *t->rr_len);
+            t->rr_perm = malloc((size_t)(nr ? nr : 1) * sizeof *t->rr_perm);
+            if (!t->rr_row || !t->rr_len || !t->rr_perm) rc = PL_ERR_MEM;
+        }
+        if (rc == PL_OK) {
+            k = cnt[q];
+            for (int32_t i = a; i < b; i++) {
+                int32_t l = t->len_rem[perm[i]];
+                if (!l) continue;
+                t->rr_row[k] = i;
+                t->rr_len[k++] = l;
+            }
+        }
+    }
+    free(cnt);
+    PL_CHECK(rc == PL_OK, PL_ERR_MEM, "out of host memory for %d remote rows", nr);
+    pjds_sort_perm(nr, t->rr_len, cfg->sort_window, t->rr_perm);
+    PL_CALL(pjds_layout(nr, op->n_halo, t->rr_len, t->rr_perm, C, cfg->sort_window, &op->rem));
+    pjds *p = &op->rem;
+    PL_MALLOC(p->row_map, nr ? nr : 1);
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t c = 0; c < p->nchunks; c++) {
+        int64_t off = p->chunk_start[c];
+        int32_t w = p->chunk_width[c];
+        for (int32_t r = 0; r < C; r++) {
+            int64_t s = c * C + r;
+            int32_t *pc = p->col + off + r, j = 0, last = 0;
+            double *pv = p->val + off + r;
+            if (s < nr) {
+                int32_t i = t->rr_row[t->rr_perm[s]], o = perm[i];
+                p->row_map[s] = i;
+                for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
+                    int64_t g = col[e];
+                    if ((uint64_t)(g - row0) < (uint64_t)n) continue;
+                    last = halo_index(t, g);
+                    pc[(int64_t)j * C] = last;
+                    pv[(int64_t)j * C] = val[e];
+                    j++;
+                }
+            }
+            for (; j < w; j++) {
+                pc[(int64_t)j * C] = last;
+                pv[(int64_t)j * C] = 0.0;
+            }
+        }
     }
     return PL_OK;
 }
@@ -165,118 +375,31 @@ static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg)
 static int build_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
 {
     const int32_t n = op->n;
-    const int64_t row0 = op->row0, N = op->n_global;
-    const int C = cfg->chunk_height;
-    const int64_t sigma = cfg->sort_window;
-    const int64_t *rp = A->row_ptr;
-
-    PL_MALLOC(t->len_loc, n);
-    PL_MALLOC(t->len_rem, n);
-    int64_t bad_row = -1;
-    double rowmax = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t a = 0, b = 0;
-        double s = 0.0;
-        for (int64_t e = rp[i]; e < rp[i + 1]; e++) {
-            int64_t g = A->col[e];
-            if (g < 0 || g >= N) bad_row = bad_row < 0 ? i : bad_row;
-            if (g >= row0 && g < row0 + n)
-                a++;
-            else
-                b++;
-            s += fabs(A->val[e]);
-        }
-        t->len_loc[i] = a;
-        t->len_rem[i] = b;
-        if (s > rowmax || isnan(s)) rowmax = s;
-    }
-    PL_CHECK(bad_row < 0, PL_ERR_INPUT, "matrix row %lld has a column index outside [0, %lld)",
-             (long long)(row0 + bad_row), (long long)N);
-    op->norm_est = rowmax;
-    op->nnz = n ? rp[n] : 0;
+    double tp = pl_wtime();
+    PL_CALL(scan_rows(op, A, t));
+    phase("scan rows, halo", &tp);
 
     /* permutation of the local rows */
-    PL_MALLOC(t->perm, n);
-    PL_MALLOC(t->iperm, n);
-    pjds_sort_perm(n, t->len_loc, sigma, t->perm);
-    for (int32_t i = 0; i < n; i++) t->iperm[t->perm[i]] = i;
-    PL_MALLOC(op->gidx, n);
-    for (int32_t i = 0; i < n; i++) op->gidx[i] = row0 + t->perm[i];
-
-    /* split into local (renumbered) and remote (global) CSR */
-    PL_MALLOC(t->loc_ptr, (size_t)n + 1);
-    PL_MALLOC(t->rem_ptr, (size_t)n + 1);
-    t->loc_ptr[0] = t->rem_ptr[0] = 0;
-    for (int32_t i = 0; i < n; i++) {
-        t->loc_ptr[i + 1] = t->loc_ptr[i] + t->len_loc[i];
-        t->rem_ptr[i + 1] = t->rem_ptr[i] + t->len_rem[i];
-    }
-    int64_t nloc = t->loc_ptr[n], nrem = t->rem_ptr[n];
-    PL_MALLOC(t->loc_col, nloc);
-    PL_MALLOC(t->loc_val, nloc);
-    PL_MALLOC(t->rem_g, nrem);
-    PL_MALLOC(t->rem_val, nrem);
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (int32_t i = 0; i < n; i++) {
-        int64_t pl = t->loc_ptr[i], pr = t->rem_ptr[i];
-        for (int64_t e = rp[i]; e < rp[i + 1]; e++) {
-            int64_t g = A->col[e];
-            if (g >= row0 && g < row0 + n) {
-                t->loc_col[pl] = t->iperm[g - row0];
-                t->loc_val[pl++] = A->val[e];
-            } else {
-                t->rem_g[pr] = g;
-                t->rem_val[pr++] = A->val[e];
-            }
-        }
-    }
-    PL_CALL(pjds_create(n, n, t->loc_ptr, t->loc_col, t->loc_val, t->perm, C, sigma, &op->loc));
-    free(t->loc_col);
-    free(t->loc_val);
-    t->loc_col = NULL;
-    t->loc_val = NULL;
-
-    /* halo: sorted unique remote columns */
-    PL_MALLOC(t->halo_g, nrem);
-    if (nrem) memcpy(t->halo_g, t->rem_g, (size_t)nrem * sizeof(int64_t));
-    qsort(t->halo_g, (size_t)nrem, sizeof(int64_t), cmp_i64);
-    int64_t nh = 0;
-    for (int64_t k = 0; k < nrem; k++)
-        if (nh == 0 || t->halo_g[k] != t->halo_g[nh - 1]) t->halo_g[nh++] = t->halo_g[k];
-    PL_CHECK(nh <= INT32_MAX, PL_ERR_OVERFLOW, "halo of %lld entries exceeds int32", (long long)nh);
-    op->n_halo = (int32_t)nh;
-    PL_MALLOC(t->rem_col, nrem);
+    PL_MALLOC(t->perm, n ? n : 1);
+    PL_MALLOC(t->iperm, n ? n : 1);
+    PL_MALLOC(op->gidx, n ? n : 1);
+    pjds_sort_perm(n, t->len_loc, cfg->sort_window, t->perm);
+    const int64_t row0 = op->row0;
 #pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < nrem; k++) t->rem_col[k] = find_i64(t->halo_g, (int32_t)nh, t->rem_g[k]);
-
-    /* remote rows, in permuted order, as a CSR; then its own pJDS */
-    int32_t nr = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (t->len_rem[i] > 0) nr++;
-    PL_MALLOC(t->rr_row, nr);
-    PL_MALLOC(t->rr_len, nr);
-    PL_MALLOC(t->rr_perm, nr);
-    PL_MALLOC(t->rr_ptr, (size_t)nr + 1);
-    PL_MALLOC(t->rr_col, nrem);
-    PL_MALLOC(t->rr_val, nrem);
-    int32_t k = 0;
-    t->rr_ptr[0] = 0;
     for (int32_t i = 0; i < n; i++) {
-        int32_t o = t->perm[i];
-        int32_t l = t->len_rem[o];
-        if (!l) continue;
-        t->rr_row[k] = i;
-        t->rr_len[k] = l;
-        int64_t dst = t->rr_ptr[k], src = t->rem_ptr[o];
-        memcpy(t->rr_col + dst, t->rem_col + src, (size_t)l * sizeof(int32_t));
-        memcpy(t->rr_val + dst, t->rem_val + src, (size_t)l * sizeof(double));
-        t->rr_ptr[k + 1] = dst + l;
-        k++;
+        t->iperm[t->perm[i]] = i;
+        op->gidx[i] = row0 + t->perm[i];
     }
-    pjds_sort_perm(nr, t->rr_len, sigma, t->rr_perm);
-    PL_CALL(pjds_create(nr, op->n_halo, t->rr_ptr, t->rr_col, t->rr_val, t->rr_perm, C, sigma, &op->rem));
-    PL_MALLOC(op->rem.row_map, nr);
-    for (int32_t i = 0; i < nr; i++) op->rem.row_map[i] = t->rr_row[t->rr_perm[i]];
+    phase("sort", &tp);
+    PL_CALL(fill_local(op, A, cfg, t));
+    phase("local pJDS", &tp);
+    if (op->size > 1) {
+        PL_CALL(fill_remote(op, A, cfg, t));
+    } else {
+        PL_CALL(pjds_layout(0, 0, NULL, NULL, cfg->chunk_height, cfg->sort_window, &op->rem));
+        PL_MALLOC(op->rem.row_map, 1);
+    }
+    phase("remote pJDS", &tp);
     return PL_OK;
 }
 
@@ -311,13 +434,19 @@ static int plan_halo(pl_op *op, build_tmp *t)
     PL_MPI(MPI_Alltoallv(t->halo_g, t->rcount, t->rdispl, MPI_INT64_T, t->req_g, t->scount, t->sdispl, MPI_INT64_T,
                          op->comm),
            "MPI_Alltoallv of halo indices");
-    PL_MALLOC(t->send_idx, ss);
+    PL_MALLOC(t->send_idx, ss ? ss : 1);
+    int64_t bad = -1;
+#pragma omp parallel for schedule(static) reduction(max : bad)
     for (int64_t e = 0; e < ss; e++) {
         int64_t l = t->req_g[e] - op->row0;
-        PL_CHECK(l >= 0 && l < op->n, PL_ERR_INTERNAL, "rank %d was asked for row %lld it does not own", op->rank,
-                 (long long)t->req_g[e]);
-        t->send_idx[e] = t->iperm[l];
+        if (l < 0 || l >= op->n) {
+            bad = e;
+            l = 0;
+        }
+        t->send_idx[e] = op->n ? t->iperm[l] : 0;
     }
+    PL_CHECK(bad < 0, PL_ERR_INTERNAL, "rank %d was asked for row %lld it does not own", op->rank,
+             (long long)t->req_g[bad]);
     /* neighbour lists */
     int nr = 0, ns = 0;
     for (int q = 0; q < P; q++) {
@@ -353,13 +482,23 @@ static int plan_halo(pl_op *op, build_tmp *t)
 static int upload(pl_op *op, build_tmp *t)
 {
     pl_backend *be = op->be;
+    op->host_shared = strcmp(be->name, "cpu") == 0;
     PL_CALL(be->mat_create(be, &op->loc, &op->d_loc));
     op->dev_bytes = pjds_bytes(&op->loc);
     if (op->rem.nrows > 0) {
         PL_CALL(be->mat_create(be, &op->rem, &op->d_rem));
         op->dev_bytes += pjds_bytes(&op->rem);
     }
-    op->host_shared = strcmp(be->name, "cpu") == 0;
+    if (!op->host_shared) {
+        /* a device backend holds its own copy: drop the host entries (the
+         * bulk of the host memory; sizes and row_len stay for the info) */
+        free(op->loc.col);
+        free(op->loc.val);
+        free(op->rem.col);
+        free(op->rem.val);
+        op->loc.col = op->rem.col = NULL;
+        op->loc.val = op->rem.val = NULL;
+    }
     if (op->n_snb + op->n_rnb == 0) return PL_OK;
     PL_CALL(be->idx_create(be, t->send_idx, (size_t)op->n_send, &op->d_send_idx));
     PL_CALL(be->vec_alloc(be, (size_t)op->n_send, &op->d_sendbuf));
@@ -383,7 +522,7 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
 {
     MPI_Comm comm = op->comm;
     /* 1: validate, agree */
-    PL_CALL(agree(comm, check_block(A, cfg), "checking the row block"));
+    PL_CALL(agree(comm, check_block(A, cfg, op->be), "checking the row block"));
     op->n = (int32_t)A->nrows;
     op->row0 = A->row0;
     op->n_global = A->nrows_global;
@@ -417,17 +556,25 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
 
     /* 3: local build, agree */
     PL_CALL(agree(comm, build_local(op, A, cfg, t), "building the pJDS blocks"));
+    double tp = pl_wtime();
     /* 4: halo plan (collective; its failures are MPI failures everywhere) */
     if (op->size > 1) PL_CALL(agree(comm, plan_halo(op, t), "planning the halo exchange"));
+    phase("halo plan", &tp);
     /* 5: backend */
     PL_CALL(agree(comm, upload(op, t), "uploading the operator"));
+    phase("upload", &tp);
 
     double gmax = 0.0;
     PL_MPI(MPI_Allreduce(&op->norm_est, &gmax, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce of the norm estimate");
     op->norm_est = gmax;
 
-    if (cfg->transport == PL_TRANSPORT_NCCL)
-        pl_warn("[spmv] transport = nccl is not implemented by the operator; halos go through MPI");
+    /* 6: GPU halo transport (several ranks, cuda backend): comm stream,
+     * events and, for transport = nccl, the NCCL communicator (collective) */
+    if (op->size > 1 && !strcmp(op->be->name, "cuda")) {
+        op->nccl = cfg->transport == PL_TRANSPORT_NCCL;
+        PL_CALL(agree(comm, pl_gpu_xfer_create(op->be, op->nccl, comm, &op->gx), "setting up the GPU halo transport"));
+        phase(op->nccl ? "NCCL communicator" : "GPU transfer streams", &tp);
+    }
     op->exchange = cfg->exchange;
     if (op->exchange == PL_EXCHANGE_TASK && op->size > 1) {
         int provided = MPI_THREAD_SINGLE;
@@ -474,6 +621,7 @@ void pl_op_destroy(pl_op **pop)
     if (!pop || !*pop) return;
     pl_op *op = *pop;
     pl_backend *be = op->be;
+    pl_gpu_xfer_destroy(&op->gx);
     if (be) {
         if (op->d_loc) be->mat_destroy(be, op->d_loc);
         if (op->d_rem) be->mat_destroy(be, op->d_rem);
@@ -577,11 +725,98 @@ static int spmv_remote(pl_op *op, double *y)
     return PL_OK;
 }
 
+/* Detailed timing: wait for the backend so that the phase is measured. */
+static int detail_sync(pl_op *op)
+{
+    if (op->detailed) PL_CALL(op->be->sync(op->be));
+    return PL_OK;
+}
+
+/* The exchange on the cuda backend (several ranks, some neighbours).
+ * Everything is enqueued on the backend's stream; the host blocks only
+ * where it must:
+ *  - NCCL: never (the final sync of pl_op_apply).  vector: gather, NCCL
+ *    group, local, remote on one stream.  overlap/task: the NCCL group runs
+ *    on the comm stream after the gather, concurrently with the local
+ *    kernel; the remote kernel waits for it (event).
+ *  - MPI (pinned host staging): one event wait until the send buffer is on
+ *    the host.  vector: gather, download, wait, MPI, upload, local, remote.
+ *    overlap: the local kernel is queued right after the download, so it
+ *    runs while the host waits and does MPI; the halo upload goes on the
+ *    comm stream.  task: as overlap, MPI in the communication thread while
+ *    the calling thread only joins (the GPU does the local part). */
+static int apply_gpu(pl_op *op, const double *x, double *y)
+{
+    pl_backend *be = op->be;
+    const int mode = op->exchange;
+    double tc = pl_wtime();
+    if (op->n_send) {
+        PL_CALL(be->gather(be, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
+        op->bytes_sent += (double)op->n_send * sizeof(double);
+    }
+    if (op->nccl) {
+        int side = mode != PL_EXCHANGE_VECTOR;
+        PL_CALL(pl_gpu_nccl_exchange(op->gx, side, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb,
+                                     op->snb, op->scnt, op->soff, op->d_sendbuf));
+        if (!side) PL_CALL(detail_sync(op));
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(spmv_local(op, x, y));
+        if (side) {
+            tc = pl_wtime();
+            PL_CALL(pl_gpu_join(op->gx));
+            PL_CALL(detail_sync(op));
+            op->t_comm += pl_wtime() - tc;
+        }
+        PL_CALL(spmv_remote(op, y));
+        return PL_OK;
+    }
+    /* MPI with host staging */
+    PL_CALL(pl_gpu_d2h_async(op->gx, op->h_sendbuf, op->d_sendbuf, (size_t)op->n_send));
+    if (mode == PL_EXCHANGE_VECTOR) {
+        PL_CALL(pl_gpu_d2h_wait(op->gx));
+        PL_CALL(check_mpi(halo_post(op), "MPI_Isend/Irecv of the halo"));
+        PL_CALL(check_mpi(halo_wait(op), "MPI_Waitall of the halo"));
+        PL_CALL(pl_gpu_h2d_async(op->gx, op->d_halo, op->h_halo, (size_t)op->n_halo));
+        PL_CALL(detail_sync(op));
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(spmv_local(op, x, y));
+        PL_CALL(spmv_remote(op, y));
+        return PL_OK;
+    }
+    if (op->detailed) { /* measure the staging apart from the local kernel */
+        PL_CALL(pl_gpu_d2h_wait(op->gx));
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(spmv_local(op, x, y));
+        tc = pl_wtime();
+    } else {
+        PL_CALL(spmv_local(op, x, y)); /* queued behind the download: runs during MPI */
+        PL_CALL(pl_gpu_d2h_wait(op->gx));
+    }
+    if (mode == PL_EXCHANGE_OVERLAP) {
+        PL_CALL(check_mpi(halo_post(op), "MPI_Isend/Irecv of the halo"));
+        PL_CALL(check_mpi(halo_wait(op), "MPI_Waitall of the halo"));
+    } else {
+        comm_task ct = {op, MPI_SUCCESS};
+        pthread_t th;
+        PL_CHECK(pthread_create(&th, NULL, comm_thread_main, &ct) == 0, PL_ERR_INTERNAL,
+                 "cannot start the communication thread");
+        pthread_join(th, NULL);
+        PL_CALL(check_mpi(ct.mpi_err, "halo exchange of the communication thread"));
+    }
+    PL_CALL(pl_gpu_h2d_async(op->gx, op->d_halo, op->h_halo, (size_t)op->n_halo));
+    PL_CALL(detail_sync(op));
+    op->t_comm += pl_wtime() - tc;
+    PL_CALL(spmv_remote(op, y));
+    return PL_OK;
+}
+
 int pl_op_apply(pl_op *op, const double *x, double *y)
 {
     double t0 = pl_wtime();
     pl_backend *be = op->be;
-    if (op->n_rnb + op->n_snb == 0) {
+    if (op->n_rnb + op->n_snb > 0 && op->gx) {
+        PL_CALL(apply_gpu(op, x, y));
+    } else if (op->n_rnb + op->n_snb == 0) {
         /* one rank, or no neighbours: no MPI */
         PL_CALL(spmv_local(op, x, y));
         PL_CALL(spmv_remote(op, y));

@@ -45,8 +45,48 @@ static inline int64_t pjds_entry(const pjds *p, int32_t r, int32_t j)
  * Can't fail. */
 void pjds_spmv_ref(const pjds *p, const double *x, double *y);
 
+/* Layout of a pJDS of n rows where permuted row s holds len[perm[s]]
+ * entries (perm NULL: len[s]): chunk widths, chunk offsets, row_len, nnz,
+ * nent; col and val are allocated (nent entries) but not filled — the
+ * caller fills every entry.  PL_ERR_ARG for a bad perm or a negative
+ * length, PL_ERR_MEM/PL_ERR_OVERFLOW.  Parallel (OpenMP).  On failure *out
+ * is zeroed. */
+int pjds_layout(int32_t n, int32_t ncols, const int32_t *len, const int32_t *perm, int C, int64_t sigma, pjds *out);
+
 /* Bytes of the arrays of p (what a backend copy of it holds).  Can't fail. */
 size_t pjds_bytes(const pjds *p);
+
+/* ---- GPU halo transfers (spmv/cuda/transport_nccl.cu; stubs returning
+ * PL_ERR_NOTSUP in cuda_stub.c without CUDA) ----------------------------
+ * What op.c needs on the cuda backend beyond the pl_backend table: copies
+ * between device and pinned host buffers that do not synchronise, events to
+ * order the backend's stream, a second ("comm") stream, and NCCL.
+ * Everything is enqueued on the backend's stream unless said otherwise. */
+typedef struct pl_gpu_xfer pl_gpu_xfer;
+/* Create for the cuda backend `be`: comm stream and events; with nccl != 0
+ * also an NCCL communicator over `comm` (ncclGetUniqueId on rank 0,
+ * MPI_Bcast, ncclCommInitRank; NCCL_NVLS_ENABLE=0 unless set).  Collective
+ * over comm when nccl != 0.  PL_ERR_INPUT if nccl is asked for and the
+ * build has no NCCL. */
+int pl_gpu_xfer_create(pl_backend *be, int nccl, MPI_Comm comm, pl_gpu_xfer **x);
+void pl_gpu_xfer_destroy(pl_gpu_xfer **x);
+/* Device -> pinned host, n doubles, then record the "sent" event. */
+int pl_gpu_d2h_async(pl_gpu_xfer *x, double *h_dst, const double *d_src, size_t n);
+/* Host waits until the last pl_gpu_d2h_async has completed. */
+int pl_gpu_d2h_wait(pl_gpu_xfer *x);
+/* Pinned host -> device on the comm stream; the backend stream waits for
+ * it (event) before anything enqueued later. */
+int pl_gpu_h2d_async(pl_gpu_xfer *x, double *d_dst, const double *h_src, size_t n);
+/* Halo exchange through NCCL, grouped ncclSend/ncclRecv per neighbour:
+ * recv i: rcnt[i] doubles from rank rnb[i] into d_halo + roff[i]; send i:
+ * scnt[i] from d_send + soff[i] to snb[i].  on_comm_stream = 0: on the
+ * backend stream.  1: on the comm stream after the backend stream's work
+ * so far (the gather), and pl_gpu_join makes the backend stream wait. */
+int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rnb, const int *rnb, const int *rcnt,
+                         const int *roff, double *d_halo, int n_snb, const int *snb, const int *scnt,
+                         const int *soff, const double *d_send);
+/* The backend stream waits for the comm stream's exchange. */
+int pl_gpu_join(pl_gpu_xfer *x);
 
 #ifdef __cplusplus
 }

@@ -172,6 +172,33 @@ int main(int argc, char **argv)
     tm_random(3, 2, 1, 1, 5, &a); /* fewer rows than ranks at np = 4 */
     run_case(&a, "tiny n=3", MPI_COMM_WORLD);
     tm_free(&a);
+    /* [spmv] transport = nccl on the cpu backend: PL_ERR_INPUT on every rank
+     * (collective failure, no hang), the message names the key and the fix */
+    {
+        tm_random(200, 8, 2, 1, 9, &a);
+        int64_t r0 = a.n * rank / size, r1 = a.n * (rank + 1) / size;
+        pl_csr blk;
+        block_of(&a, r0, r1, &blk);
+        pl_backend *be = NULL;
+        TU_OK(pl_backend_cpu_create(&be));
+        pl_spmv_cfg cfg = {0};
+        cfg.backend = PL_BACKEND_CPU;
+        cfg.chunk_height = 4;
+        cfg.exchange = PL_EXCHANGE_OVERLAP;
+        cfg.transport = PL_TRANSPORT_NCCL;
+        pl_op *op = NULL;
+        int rc = pl_op_create(&blk, &cfg, be, MPI_COMM_WORLD, &op);
+        TU_CHECK_MSG(rc == PL_ERR_INPUT && op == NULL, "transport = nccl on cpu: rc %d", rc);
+        TU_CHECK_MSG(strstr(pl_error_message(), "transport = nccl needs backend = cuda") != NULL, "message: %s",
+                     pl_error_message());
+        pl_error_clear();
+        cfg.transport = PL_TRANSPORT_MPI; /* the same block builds with mpi */
+        TU_OK(pl_op_create(&blk, &cfg, be, MPI_COMM_WORLD, &op));
+        pl_op_destroy(&op);
+        pl_backend_destroy(&be);
+        pl_csr_destroy(&blk);
+        tm_free(&a);
+    }
     int f = tu_failures, g = 0;
     MPI_Allreduce(&f, &g, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     tu_failures = g;

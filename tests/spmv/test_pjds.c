@@ -159,6 +159,40 @@ int main(int argc, char **argv)
                 check_one(&m, Cs[b], sigmas[c], be, 99 + a);
         tm_free(&m);
     }
+    /* large windows: the parallel counting sort (>= 65536 rows, threads > 1)
+     * and its fallback for a wide length range; perm must equal a stable
+     * sort by (length desc, index asc) done here with qsort */
+    {
+        tm_csr m;
+        tm_random(200000, 40, 3, 0, 777, &m);
+        check_one(&m, 32, 0, be, 5);
+        check_one(&m, 32, 70000, be, 6);
+        tm_free(&m);
+        const int32_t n = 300000;
+        int32_t *len = malloc((size_t)n * sizeof *len), *perm = malloc((size_t)n * sizeof *perm);
+        int64_t *key = malloc((size_t)n * sizeof *key);
+        uint64_t st = 4242;
+        const int32_t ranges[] = {1, 31, 5000, 1000000};
+        const int64_t sig[] = {0, 65536, 100000, 1000};
+        for (int ri = 0; ri < 4; ri++)
+            for (int si = 0; si < 4; si++) {
+                for (int32_t i = 0; i < n; i++) len[i] = (int32_t)(tm_next(&st) % (uint64_t)ranges[ri]);
+                pjds_sort_perm(n, len, sig[si], perm);
+                int64_t w = sig[si] ? sig[si] : n;
+                int ok = 1;
+                for (int64_t a = 0; a < n; a += w) {
+                    int64_t b = a + w < n ? a + w : n;
+                    /* key: -len in the high bits, index in the low 32: sorting keys = stable order */
+                    for (int64_t i = a; i < b; i++) key[i] = ((int64_t)(2000000 - len[i]) << 32) | i;
+                    qsort(key + a, (size_t)(b - a), sizeof *key, tm_cmp_i64);
+                    for (int64_t i = a; i < b; i++) ok &= perm[i] == (int32_t)(key[i] & 0xffffffff);
+                }
+                TU_CHECK_MSG(ok, "pjds_sort_perm n=%d range=%d sigma=%lld", n, ranges[ri], (long long)sig[si]);
+            }
+        free(len);
+        free(perm);
+        free(key);
+    }
     /* errors: bad column, bad C */
     {
         int64_t ptr[3] = {0, 1, 2};
