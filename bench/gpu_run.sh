@@ -88,9 +88,12 @@ if [ $BUILD_OK = 1 ]; then
             echo "## memcheck test_cuda_backend (PJDS_TEST_QUICK=1)"
             PJDS_TEST_QUICK=1 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$TEST"
             echo "exit $?"
+            echo "## memcheck test_cuda_ts (PJDS_TEST_QUICK=1)"
+            PJDS_TEST_QUICK=1 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/gpu/test_cuda_ts"
+            echo "exit $?"
         } > "$OUT/sanitizer.log" 2>&1
         tail -5 "$OUT/sanitizer.log"
-        note "memcheck: $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) $(tail -1 "$OUT/sanitizer.log")"
+        note "memcheck: $(grep -E 'ERROR SUMMARY|^exit' "$OUT/sanitizer.log" | tr '\n' ' ')"
     fi
 fi
 
@@ -105,11 +108,21 @@ if [ $BUILD_OK = 1 ] && [ -f configs/hmep.ini ]; then
         s0=$(date +%s%N)
         timeout 60 "$BIN" solve configs/hmep.ini --overwrite --set output.file=/tmp/hmep.h5 --set spmv.backend=cuda
         echo "solve exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))"
+        echo "--- solve settings sweep (verify, ncv, orthogonalisation kernels)"
+        for v in "verify=true ncv=0" "verify=false ncv=0" "verify=false ncv=32" "verify=false ncv=48" "verify=true ncv=48"; do
+            set -- $v
+            r=$(timeout 60 "$BIN" solve configs/hmep.ini --overwrite --set output.file=/tmp/hmep.h5 --set spmv.backend=cuda \
+                --set solver.$1 --set solver.$2 2>&1 | grep -E "restart\(s\)|times:|^eigenvalue\[3\]" | tr '\n' ' ')
+            echo "SWEEP $v :: $r"
+        done
+        r=$(PJDS_CUDA_TS=cublas timeout 60 "$BIN" solve configs/hmep.ini --overwrite --set output.file=/tmp/hmep.h5 --set spmv.backend=cuda 2>&1 | grep -E "restart\(s\)|times:" | tr '\n' ' ')
+        echo "SWEEP cublas-orth verify=true :: $r"
     } > "$OUT/timings.log" 2>&1
     grep -vE "Hamiltonian rows: [0-9]+ of" "$OUT/timings.log" | tail -40
     note "info build_seconds (16 threads): $(grep build_seconds "$OUT/timings.log" | awk '{print $2}' | tr '\n' ' ')"
     note "scipy build: $(grep build_seconds: "$OUT/timings.log" | tail -1)"
     note "$(grep -E '^solve exit' "$OUT/timings.log")"
+    grep -E "^SWEEP" "$OUT/timings.log" | sed -E 's/pjds-lanczos: solve: //g' | cut -c1-330 >> "$SUM"
 fi
 
 # ---- bench -------------------------------------------------------------------------
