@@ -1,6 +1,6 @@
 /* cmd_solve.c — `pjds-lanczos solve CONFIG`: build the matrix, permute it
  * into the pJDS operator, run thick-restart Lanczos, write the HDF5 result
- * file (docs/output-schema.md) and print the eigenvalues.
+ * file (README.md, "HDF5 result schema") and print the eigenvalues.
  *
  * Flow: output path checked first (no work is wasted on a file that may not
  * be written) -> app_build_rows -> backend -> pl_op_create ("permute") ->
