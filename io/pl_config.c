@@ -54,7 +54,7 @@ static const key_desc keys[] = {
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
     {"spmv", "sort_window", KT_I64, F(spmv, sort_window), 0, NULL, 0, 0},
     {"spmv", "exchange", KT_ENUM, F(spmv, exchange), 0, "vector|overlap|task", 0, 0},
-    {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl", 0, 0},
+    {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl|auto", 0, 0},
     {"spmv", "precision", KT_ENUM, F(spmv, precision), 0, "double|single", 0, 0},
     {"spmv", "repeats", KT_INT, F(spmv, repeats), 0, NULL, 0, 0},
     {"output", "file", KT_STR, F(output, file), SZ(output, file), NULL, 0, 0},
@@ -85,6 +85,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->solver.seed = 1;
     cfg->solver.verify = 1;
     cfg->spmv.chunk_height = 32;
+    cfg->spmv.transport = PL_TRANSPORT_AUTO;
     cfg->spmv.repeats = 100;
     strcpy(cfg->output.file, "spectrum.h5");
     cfg->where_ = calloc(1, sizeof(where_t));

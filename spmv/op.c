@@ -128,8 +128,9 @@ static void phase(const char *what, double *t)
 /* Step 1 (local): validate the block. */
 static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg, const pl_backend *be)
 {
-    PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL, PL_ERR_INPUT,
-             "[spmv] transport = %d is not mpi or nccl", cfg->transport);
+    PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL ||
+                 cfg->transport == PL_TRANSPORT_AUTO,
+             PL_ERR_INPUT, "[spmv] transport = %d is not mpi, nccl or auto", cfg->transport);
     if (cfg->transport == PL_TRANSPORT_NCCL) {
         PL_CHECK(be->name && !strcmp(be->name, "cuda"), PL_ERR_INPUT,
                  "[spmv] transport = nccl needs backend = cuda (the backend is %s): use transport = mpi",
@@ -571,7 +572,9 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
     /* 6: GPU halo transport (several ranks, cuda backend): comm stream,
      * events and, for transport = nccl, the NCCL communicator (collective) */
     if (op->size > 1 && !strcmp(op->be->name, "cuda")) {
-        op->nccl = cfg->transport == PL_TRANSPORT_NCCL;
+        /* auto: NCCL where built (device to device over NVLink/PCIe; staging
+         * through host memory with a non-CUDA-aware MPI is 10-20x slower) */
+        op->nccl = cfg->transport == PL_TRANSPORT_NCCL || (cfg->transport == PL_TRANSPORT_AUTO && PJDS_HAVE_NCCL);
         PL_CALL(agree(comm, pl_gpu_xfer_create(op->be, op->nccl, comm, &op->gx), "setting up the GPU halo transport"));
         phase(op->nccl ? "NCCL communicator" : "GPU transfer streams", &tp);
     }
