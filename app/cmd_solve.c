@@ -302,6 +302,14 @@ int cmd_solve(app_ctx *ctx)
                 f.mi.build_seconds + f.mi.partition_seconds, f.permute_seconds, f.solve_seconds, f.spmv_seconds,
                 res.time.orth, res.time.restart, pl_wtime() - ctx->t_start);
         pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f.spmv_gflops, (long long)f.spmv_count);
+        if (res.iterations > 0) {
+            double it = (double)res.iterations;
+            pl_info("solve: per step %.3f ms: SpMV %.3f ms, Gram-Schmidt %.3f ms moving at least %.1f MB (%.0f GB/s), "
+                    "other %.3f ms",
+                    1e3 * f.solve_seconds / it, 1e3 * f.spmv_seconds / it, 1e3 * res.time.orth / it,
+                    1e-6 * res.time.vec_bytes / it, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
+                    1e3 * (f.solve_seconds - f.spmv_seconds - res.time.orth) / it);
+        }
         pl_info("solve: wrote %s", cfg->output.file);
         if (res.reason != LZ_CONVERGED)
             pl_warn("not converged (reason %s): %d of %d eigenpairs met tolerance %g; results written anyway",

@@ -148,23 +148,40 @@ static int apply(lz_ws *w, int jin, int jout)
 
 /* Orthogonalise column j against columns 0..k-1 with two classical
  * Gram-Schmidt passes; coef[0:k] = the summed coefficients, *nrm = final
- * norm, *in_span = the vector vanished numerically (see the file header). */
+ * norm, *in_span = the vector vanished numerically (see the file header).
+ * Column j is column k of V (the callers orthogonalise the next column), so
+ * each pass's gemv_t over columns 0..k returns the coefficients and, as its
+ * last entry, the squared norm of x before the pass: two reductions (and two
+ * host synchronisations) per call instead of five.  The norm after the
+ * second pass follows by Pythagoras, ||x2||^2 = ||x1||^2 - ||c2||^2 (V has
+ * orthonormal columns and c2 is the tiny correction of the second pass; a
+ * cancellation means x lies in span(V), which in_span reports). */
 static int orthogonalize(lz_ws *w, int k, int j, double *coef, double *nrm, int *in_span)
 {
     double t0 = pl_wtime();
     double *x = col(w, j);
     double n0, n1, n2;
-    PL_CALL(pl_vec_nrm2(w->op, x, &n0));
+    PL_CHECK(j == k, PL_ERR_INTERNAL, "orthogonalize: column %d is not column k = %d", j, k);
     if (k == 0) {
+        PL_CALL(pl_vec_nrm2(w->op, x, &n0));
         n1 = n2 = n0;
+        w->t.vec_bytes += 8.0 * (double)w->n;
     } else {
-        PL_CALL(pl_vec_gemv_t(w->op, k, w->V, w->ld, x, w->c1));
+        PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c1));
+        n0 = sqrt(fmax(w->c1[k], 0.0));
         PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
-        PL_CALL(pl_vec_nrm2(w->op, x, &n1));
-        PL_CALL(pl_vec_gemv_t(w->op, k, w->V, w->ld, x, w->c2));
+        PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
+        n1 = sqrt(fmax(w->c2[k], 0.0));
         PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c2, 1.0, x));
-        PL_CALL(pl_vec_nrm2(w->op, x, &n2));
-        for (int i = 0; i < k; i++) coef[i] = w->c1[i] + w->c2[i];
+        double s2 = 0.0;
+        for (int i = 0; i < k; i++) {
+            coef[i] = w->c1[i] + w->c2[i];
+            s2 += w->c2[i] * w->c2[i];
+        }
+        n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
+        /* minimal traffic: gemv_t reads k + 1 columns (x among them), gemv_n
+         * reads k columns and x and writes x; twice */
+        w->t.vec_bytes += 2.0 * 8.0 * (double)w->n * (double)((k + 1) + (k + 2));
     }
     *nrm = n2;
     *in_span = !(n2 > 0.0) || (k > 0 && n2 <= LZ_SQRT1_2 * n1) || n2 <= 64.0 * DBL_EPSILON * n0;
@@ -458,6 +475,7 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
                 }
             } else {
                 PL_CALL_GOTO(w->be->scal(w->be, w->n, 1.0 / beta, col(w, j + 1)), out, err);
+                w->t.vec_bytes += 16.0 * (double)w->n;
             }
             if (j + 1 < m) w->T[(size_t)(j + 1) * m + j] = w->T[(size_t)j * m + (j + 1)] = beta;
             beta_m = beta;

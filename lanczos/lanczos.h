@@ -71,6 +71,8 @@ typedef struct lz_timing {
     double restart;      /* basis update V Y at restarts and at the end    */
     double residual;     /* explicit final residuals                       */
     double other;        /* start vectors, everything else                 */
+    double vec_bytes;    /* minimal bytes of the Gram-Schmidt passes and   */
+                         /* normalisations (this rank): the vector floor   */
 } lz_timing;
 
 typedef struct lz_result {
