@@ -40,20 +40,7 @@ cat "$OUT/env.log"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 note "gpu: ${GPU:-none}"
 
-if ls .deps/*.deb > /dev/null 2>&1; then
-    mkdir -p /opt/deps
-    for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
-    # the .pc files say prefix=/usr; point them at the unpacked tree
-    for pc in /opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
-        [ -f "$pc" ] && sed -i 's|^prefix=/usr$|prefix=/opt/deps/usr|' "$pc"
-    done
-    export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-    export CMAKE_PREFIX_PATH=/opt/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-    export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    export CPATH=/opt/deps/usr/include${CPATH:+:$CPATH}
-else
-    note "warning: no .deps/*.deb (libinih): the build may fail"
-fi
+. bench/device_deps.sh || note "warning: no .deps/*.deb (libinih): the build may fail"
 
 # ---- build -----------------------------------------------------------------
 step "build"

@@ -8,17 +8,7 @@ OUT=${OUT:-/tmp/lz-gpu-out}
 mkdir -p "$OUT"
 B=build-lzgpu
 export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=16
-if ls .deps/*.deb > /dev/null 2>&1; then
-    mkdir -p /opt/deps
-    for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
-    for pc in /opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
-        [ -f "$pc" ] && sed -i 's|^prefix=/usr$|prefix=/opt/deps/usr|' "$pc"
-    done
-    export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
-    export CMAKE_PREFIX_PATH=/opt/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-    export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    export CPATH=/opt/deps/usr/include${CPATH:+:$CPATH}
-fi
+. bench/device_deps.sh || echo "warning: no .deps/*.deb (libinih): the build may fail"
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/lz.log"
 { timeout 300 cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 &&
   timeout 300 cmake --build $B -j 16 --target test_lanczos pjds-lanczos solve_check; } > "$OUT/build.log" 2>&1 ||
