@@ -60,6 +60,7 @@ static void command_help(const command *c)
            "  --verbose                debug messages on stderr\n");
     if (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))
         printf("  --overwrite              replace an existing output file\n");
+    if (!strcmp(c->name, "bench")) printf("  --json FILE              also write the results as JSON\n");
     printf("  --help                   this text\n\nThe config reference is in README.md; configs/ holds examples.\n");
 }
 
@@ -75,7 +76,10 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) ctx->quiet = 1;
         else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) *verbose = 1;
         else if (!strcmp(a, "--overwrite") && (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))) ctx->overwrite = 1;
-        else if (!strcmp(a, "--set")) {
+        else if (!strcmp(a, "--json") && !strcmp(c->name, "bench")) {
+            PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--json needs a file name");
+            setenv("PJDS_BENCH_JSON", argv[++i], 1); /* read by cmd_bench */
+        } else if (!strcmp(a, "--set")) {
             PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--set needs an argument section.key=value");
             (*sets)[(*nsets)++] = argv[++i];
         } else if (!strncmp(a, "--set=", 6)) (*sets)[(*nsets)++] = argv[i] + 6;
