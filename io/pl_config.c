@@ -332,6 +332,7 @@ int pl_config_check(pl_config *cfg)
     if (p->chunk_height < 1 || p->chunk_height > 1024) BAD("spmv", "chunk_height", "must be in 1..1024 (got %d)", p->chunk_height);
     if (p->sort_window < 0) BAD("spmv", "sort_window", "must be >= 0, 0 = all rows (got %lld)", (long long)p->sort_window);
     if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
+    if (p->precision != PL_PRECISION_DOUBLE) BAD("spmv", "precision", "single precision is not implemented yet; use double");
     return PL_OK;
 }
 
