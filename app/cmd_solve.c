@@ -302,6 +302,14 @@ int cmd_solve(app_ctx *ctx)
                 f.mi.build_seconds + f.mi.partition_seconds, f.permute_seconds, f.solve_seconds, f.spmv_seconds,
                 res.time.orth, res.time.restart, pl_wtime() - ctx->t_start);
         pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f.spmv_gflops, (long long)f.spmv_count);
+        if (res.time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
+            double st = (double)res.time.steps, sp = res.time.steps_time - res.time.orth;
+            pl_info("solve: Lanczos step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "
+                    "%.1f host syncs); outside the steps %.3f s (restart %.3f s)",
+                    1e3 * res.time.steps_time / st, (long long)res.time.steps, 1e3 * sp / st, 1e3 * res.time.orth / st,
+                    1e-6 * res.time.vec_bytes / st, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
+                    1.0 + (double)res.time.reductions / st, f.solve_seconds - res.time.steps_time, res.time.restart);
+        }
         if (res.iterations > 0) {
             double it = (double)res.iterations;
             pl_info("solve: per step %.3f ms: SpMV %.3f ms, Gram-Schmidt %.3f ms moving at least %.1f MB (%.0f GB/s), "

@@ -120,7 +120,10 @@ typedef struct lz_ws {
     double *V;         /* backend, (m + 1) * ld */
     double *W;         /* backend, blk * m: workspace of the in-place update */
     size_t blk;
-    double *h_vec;     /* host n_local: random vectors */
+    double *h_vec;     /* host n_local: random vectors (page-locked via   */
+                       /* be->host_alloc where the backend offers it)     */
+    int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
+    int size;          /* ranks of comm                                   */
     double *T;         /* host m x m, column-major, ld m */
     double *Y;         /* host m x m eigenvectors of T */
     double *theta;     /* host m */
@@ -147,44 +150,71 @@ static int apply(lz_ws *w, int jin, int jout)
 }
 
 /* Orthogonalise column j against columns 0..k-1 with two classical
- * Gram-Schmidt passes; coef[0:k] = the summed coefficients, *nrm = final
- * norm, *in_span = the vector vanished numerically (see the file header).
+ * Gram-Schmidt passes and normalise it; coef[0:k] = the summed
+ * coefficients, *nrm = the norm before the normalisation, *in_span = the
+ * vector vanished numerically (see the file header; then column j is left
+ * unnormalised, without the second correction, for the caller to replace).
  * Column j is column k of V (the callers orthogonalise the next column), so
- * each pass's gemv_t over columns 0..k returns the coefficients and, as its
- * last entry, the squared norm of x before the pass: two reductions (and two
- * host synchronisations) per call instead of five.  The norm after the
- * second pass follows by Pythagoras, ||x2||^2 = ||x1||^2 - ||c2||^2 (V has
- * orthonormal columns and c2 is the tiny correction of the second pass; a
- * cancellation means x lies in span(V), which in_span reports). */
+ * the first pass's gemv_t over columns 0..k returns the coefficients and,
+ * as its last entry, the squared norm of x.  The second pass's projection
+ * and norm come from the backend's fused cgs_step (x -= V c1, c2 = V^T x,
+ * ||x||^2: one pass over V) when it has one, else from gemv_n + gemv_t over
+ * columns 0..k.  The norm after the second pass follows by Pythagoras,
+ * ||x2||^2 = ||x1||^2 - ||c2||^2 (V has orthonormal columns and c2 is the
+ * tiny correction of the second pass; a cancellation means x lies in
+ * span(V), which in_span reports), so the last correction and the
+ * normalisation are one gemv_n: x = (x - V c2) / ||x2||.
+ * Per call: two reductions (two host synchronisations), 3k + 5 column
+ * passes with cgs_step, 4k + 6 without (it was 4k + 8 with a separate
+ * scal).  The backend is synchronised at the end so that the time of the
+ * last, asynchronous correction is counted here, not in the next SpMV. */
 static int orthogonalize(lz_ws *w, int k, int j, double *coef, double *nrm, int *in_span)
 {
     double t0 = pl_wtime();
     double *x = col(w, j);
+    const double col_bytes = 8.0 * (double)w->n;
     double n0, n1, n2;
     PL_CHECK(j == k, PL_ERR_INTERNAL, "orthogonalize: column %d is not column k = %d", j, k);
     if (k == 0) {
         PL_CALL(pl_vec_nrm2(w->op, x, &n0));
         n1 = n2 = n0;
-        w->t.vec_bytes += 8.0 * (double)w->n;
+        w->t.vec_bytes += col_bytes;
+        w->t.reductions++;
     } else {
         PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c1));
         n0 = sqrt(fmax(w->c1[k], 0.0));
-        PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
-        PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
+        if (w->be->cgs_step) {
+            PL_CALL(w->be->cgs_step(w->be, w->n, k, w->V, w->ld, x, w->c1, w->c2));
+            if (w->size > 1)
+                LZ_MPI(MPI_Allreduce(MPI_IN_PLACE, w->c2, k + 1, MPI_DOUBLE, MPI_SUM, w->comm));
+            /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */
+            w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
+        } else {
+            PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
+            PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
+            w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2) + (k + 1));
+        }
+        w->t.reductions += 2;
         n1 = sqrt(fmax(w->c2[k], 0.0));
-        PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c2, 1.0, x));
         double s2 = 0.0;
         for (int i = 0; i < k; i++) {
             coef[i] = w->c1[i] + w->c2[i];
             s2 += w->c2[i] * w->c2[i];
         }
         n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
-        /* minimal traffic: gemv_t reads k + 1 columns (x among them), gemv_n
-         * reads k columns and x and writes x; twice */
-        w->t.vec_bytes += 2.0 * 8.0 * (double)w->n * (double)((k + 1) + (k + 2));
     }
     *nrm = n2;
     *in_span = !(n2 > 0.0) || (k > 0 && n2 <= LZ_SQRT1_2 * n1) || n2 <= 64.0 * DBL_EPSILON * n0;
+    if (!*in_span) {
+        if (k == 0) {
+            PL_CALL(w->be->scal(w->be, w->n, 1.0 / n2, x));
+            w->t.vec_bytes += 2.0 * col_bytes;
+        } else { /* x = (x - V c2) / n2 */
+            PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c2, 1.0 / n2, x));
+            w->t.vec_bytes += col_bytes * (double)(k + 2);
+        }
+    }
+    PL_CALL(w->be->sync(w->be));
     w->t.orth += pl_wtime() - t0;
     return PL_OK;
 }
@@ -196,29 +226,40 @@ static int random_direction(lz_ws *w, int j, int first, int *exhausted)
 {
     double t0 = pl_wtime();
     uint64_t s = first ? w->seed : splitmix64(w->seed + 0xD1B54A32D192ED03ull * ++w->n_random);
-    for (size_t i = 0; i < w->n; i++) w->h_vec[i] = lz_random_element(s, w->gidx[i]);
+    double *hv = w->h_vec;
+    const int64_t *gi = w->gidx;
+    const size_t n = w->n;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) hv[i] = lz_random_element(s, gi[i]);
     PL_CALL(w->be->upload(w->be, col(w, j), w->h_vec, w->n));
     w->t.other += pl_wtime() - t0;
     double nrm;
     int in_span;
-    PL_CALL(orthogonalize(w, j, j, w->cf, &nrm, &in_span));
+    PL_CALL(orthogonalize(w, j, j, w->cf, &nrm, &in_span)); /* normalises column j */
     /* a random vector that keeps < 64 eps of its norm is in span(V) */
     *exhausted = in_span;
-    if (!in_span) PL_CALL(w->be->scal(w->be, w->n, 1.0 / nrm, col(w, j)));
     return PL_OK;
 }
 
-/* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s), in place, by row
- * blocks through the workspace W. */
+/* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s), in place: the
+ * backend's basis_update when it has one (one pass, no workspace), else by
+ * row blocks through the workspace W (gemm, then kk copies back). */
 static int update_basis(lz_ws *w, int off, int s, int kk)
 {
     double t0 = pl_wtime();
+    if (w->be->basis_update) {
+        PL_CALL(w->be->basis_update(w->be, w->n, s, kk, col(w, off), w->ld, w->Ysel, s));
+        PL_CALL(w->be->sync(w->be));
+        w->t.restart += pl_wtime() - t0;
+        return PL_OK;
+    }
     const double *Vo = col(w, off);
     for (size_t r0 = 0; r0 < w->n; r0 += w->blk) {
         size_t b = w->n - r0 < w->blk ? w->n - r0 : w->blk;
         PL_CALL(w->be->gemm(w->be, b, s, kk, Vo + r0, w->ld, w->Ysel, s, w->W, b));
         for (int c = 0; c < kk; c++) PL_CALL(w->be->copy(w->be, b, w->W + (size_t)c * b, col(w, off + c) + r0));
     }
+    PL_CALL(w->be->sync(w->be));
     w->t.restart += pl_wtime() - t0;
     return PL_OK;
 }
@@ -313,7 +354,8 @@ static void ws_free(lz_ws *w)
         if (w->V) w->be->vec_free(w->be, w->V);
         if (w->W) w->be->vec_free(w->be, w->W);
     }
-    free(w->h_vec);
+    if (w->h_vec_pinned && w->be && w->be->host_free) w->be->host_free(w->be, w->h_vec);
+    else free(w->h_vec);
     free(w->T);
     free(w->Y);
     free(w->theta);
@@ -372,6 +414,7 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     w.be = pl_op_backend(op);
     w.comm = pl_op_comm(op);
     if (MPI_Comm_rank(w.comm, &w.rank) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_rank failed");
+    if (MPI_Comm_size(w.comm, &w.size) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_size failed");
     w.N = info.n_global;
     w.n = (size_t)info.n_local;
     w.ld = w.n ? w.n : 1;
@@ -385,8 +428,13 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     w.blk = w.n / 16;
     if (w.blk < 8192) w.blk = 8192;
     if (w.blk > w.n) w.blk = w.n ? w.n : 1;
-    PL_CALL_GOTO(w.be->vec_alloc(w.be, w.blk * (size_t)m, &w.W), fail, err);
-    LZ_HOST_ALLOC(w.h_vec, w.n, fail);
+    if (!w.be->basis_update) PL_CALL_GOTO(w.be->vec_alloc(w.be, w.blk * (size_t)m, &w.W), fail, err);
+    if (w.be->host_alloc && w.be->host_free) { /* page-locked: the start-vector upload at full speed */
+        PL_CALL_GOTO(w.be->host_alloc(w.be, lz_atleast1(w.n), &w.h_vec), fail, err);
+        w.h_vec_pinned = 1;
+    } else {
+        LZ_HOST_ALLOC(w.h_vec, w.n, fail);
+    }
     LZ_HOST_ALLOC(w.T, m * m, fail);
     LZ_HOST_ALLOC(w.Y, m * m, fail);
     LZ_HOST_ALLOC(w.theta, m, fail);
@@ -452,8 +500,11 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
         for (int j = k; j < m; j++) {
             double nrm;
             int in_span;
+            double ts = pl_wtime();
             PL_CALL_GOTO(apply(w, j, j + 1), out, err);
-            PL_CALL_GOTO(orthogonalize(w, j + 1, j + 1, w->cf, &nrm, &in_span), out, err);
+            PL_CALL_GOTO(orthogonalize(w, j + 1, j + 1, w->cf, &nrm, &in_span), out, err); /* normalises */
+            w->t.steps++;
+            w->t.steps_time += pl_wtime() - ts;
             const double *coef = w->cf;
             w->T[(size_t)j * m + j] = coef[j];
             if (j == k) /* arrow of the thick restart; locked columns stay decoupled */
@@ -468,19 +519,20 @@ static int solve(lz_ws *w, const lz_options *opt, lz_result *res)
                     if (ex) { /* span(V) is the whole space: T is exact */
                         mm = j + 1;
                         vm_valid = 0;
+                        beta_m = 0.0;
                         break;
                     }
                 } else {
+                    /* no v_m to restart from; the dropped coupling nrm (tiny,
+                     * not 0) still bounds the residuals: a tolerance below
+                     * rounding must not count as met */
                     vm_valid = 0;
+                    beta = nrm;
                 }
-            } else {
-                PL_CALL_GOTO(w->be->scal(w->be, w->n, 1.0 / beta, col(w, j + 1)), out, err);
-                w->t.vec_bytes += 16.0 * (double)w->n;
             }
             if (j + 1 < m) w->T[(size_t)(j + 1) * m + j] = w->T[(size_t)j * m + (j + 1)] = beta;
             beta_m = beta;
         }
-        if (!vm_valid) beta_m = 0.0;
         int whole_space = (int64_t)mm >= w->N;
 
         /* ---- verification phase: is a wanted eigenvalue outside the locked set? ---- */

@@ -73,6 +73,11 @@ typedef struct lz_timing {
     double other;        /* start vectors, everything else                 */
     double vec_bytes;    /* minimal bytes of the Gram-Schmidt passes and   */
                          /* normalisations (this rank): the vector floor   */
+    int64_t steps;       /* Lanczos expansion steps (one SpMV + one        */
+                         /* orthogonalisation each)                        */
+    int64_t reductions;  /* Gram-Schmidt reductions, each one host         */
+                         /* synchronisation and one small download         */
+    double steps_time;   /* seconds in the expansion steps (SpMV + orth)   */
 } lz_timing;
 
 typedef struct lz_result {

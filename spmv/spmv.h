@@ -117,6 +117,19 @@ struct pl_backend {
      * (cudaMallocHost), so that halo download/upload run at full speed. */
     int (*host_alloc)(pl_backend *be, size_t n, double **h);
     void (*host_free)(pl_backend *be, double *h);
+    /* added by the lanczos-perf helper, optional (NULL: lanczos composes
+     * the generic ops above; tested by a runtime pointer check):
+     * cgs_step: one fused Gram-Schmidt pass, for any k >= 0 and n >= 0,
+     *     w -= V[:, 0:k] h_in;  h_out[0:k] = V[:, 0:k]^T w;  h_out[k] = w.w
+     * with the updated w (local partial sums, h_out on the host, k + 1
+     * entries; h_in on the host, may change once the call returns).  w must
+     * not overlap V[:, 0:k].  One pass over V instead of two. */
+    int (*cgs_step)(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
+                    double *h_out);
+    /* basis_update: V[:, 0:m] = V[:, 0:k] Y in place (Y k x m column-major
+     * on the host, ldy >= k, 0 <= m <= k); columns m..k-1 are left
+     * undefined.  Any n, k, m. */
+    int (*basis_update)(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *h_Y, int ldy);
 };
 
 /* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`

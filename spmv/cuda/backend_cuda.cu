@@ -215,6 +215,73 @@ static int cu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size
     return PL_OK;
 }
 
+/* Fused Gram-Schmidt pass (spmv.h cgs_step): our kernel when k < PL_TS_KMAX,
+ * else (or in cuBLAS mode) gemv_n, gemv_t and dot composed. */
+static int cu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
+                       double *h_out)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "cgs_step: k = %d, ld = %zu < n = %zu", k, ld, n);
+    if (n == 0) {
+        for (int i = 0; i <= k; i++) h_out[i] = 0.0;
+        return PL_OK;
+    }
+    if (!cx->ts_cublas && k >= 1 && k < PL_TS_KMAX) {
+        PL_CALL(pl_cuda_ts_cgs_step(cx, n, k, V, ld, w, h_in));
+        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)(k + 1) * sizeof(double), cudaMemcpyDeviceToHost,
+                                cx->stream));
+        PL_CUDA(cudaStreamSynchronize(cx->stream));
+        memcpy(h_out, cx->h_ts_pin, (size_t)(k + 1) * sizeof(double));
+        be->bytes_h2d += (double)k * sizeof(double);
+        be->bytes_d2h += (double)(k + 1) * sizeof(double);
+        return PL_OK;
+    }
+    PL_CALL(cu_gemv_n(be, n, k, -1.0, V, ld, h_in, 1.0, w));
+    PL_CALL(cu_gemv_t(be, n, k, V, ld, w, h_out));
+    PL_CALL(cu_dot(be, n, w, w, h_out + k));
+    return PL_OK;
+}
+
+/* In-place basis update (spmv.h basis_update): our row-private kernel for
+ * k, m <= PL_TS_KMAX; else (or in cuBLAS mode) cuBLAS gemm by row blocks
+ * into a temporary and one 2-D copy back per block. */
+static int cu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *h_Y, int ldy)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 0 && m >= 0 && m <= k && ld >= n && ldy >= k, PL_ERR_ARG,
+             "basis_update: bad sizes n = %zu k = %d m = %d ld = %zu ldy = %d", n, k, m, ld, ldy);
+    if (n == 0 || m == 0) return PL_OK;
+    size_t ny = (size_t)ldy * (size_t)m;
+    PL_CALL(work_reserve(cx, ny));
+    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_Y, ny * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
+    be->bytes_h2d += (double)ny * sizeof(double);
+    if (!cx->ts_cublas && k <= PL_TS_KMAX) {
+        PL_CALL(pl_cuda_ts_basis_update(cx, n, k, m, V, ld, cx->d_work, ldy));
+        return PL_OK;
+    }
+    const size_t blk = n < 65536 ? n : 65536;
+    double *tmp = NULL;
+    int r = PL_OK;
+    const double one = 1.0, zero = 0.0;
+    PL_CUDA(cudaMalloc((void **)&tmp, blk * (size_t)m * sizeof(double)));
+    for (size_t r0 = 0; r0 < n && r == PL_OK; r0 += blk) {
+        const size_t b = n - r0 < blk ? n - r0 : blk;
+        cublasStatus_t st = cublasDgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)b, m, k, &one, V + r0,
+                                           (int64_t)ld, cx->d_work, ldy, &zero, tmp, (int64_t)b);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            r = PL_ERROR(PL_ERR_CUDA, "cublasDgemm_64 (basis update): %s", cublasGetStatusName(st));
+            break;
+        }
+        cudaError_t ce = cudaMemcpy2DAsync(V + r0, ld * sizeof(double), tmp, b * sizeof(double), b * sizeof(double),
+                                           (size_t)m, cudaMemcpyDeviceToDevice, cx->stream);
+        if (ce != cudaSuccess) r = PL_ERROR(PL_ERR_CUDA, "cudaMemcpy2DAsync (basis update): %s", cudaGetErrorName(ce));
+    }
+    cudaError_t ce = cudaStreamSynchronize(cx->stream);
+    if (r == PL_OK && ce != cudaSuccess) r = PL_ERROR(PL_ERR_CUDA, "basis update: %s", cudaGetErrorName(ce));
+    (void)cudaFree(tmp);
+    return r;
+}
+
 /* ---- matrices --------------------------------------------------------------- */
 
 static int upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total)
@@ -444,6 +511,8 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->mem_info = cu_mem_info;
     be->host_alloc = cu_host_alloc;
     be->host_free = cu_host_free;
+    be->cgs_step = cu_cgs_step;
+    be->basis_update = cu_basis_update;
     int e = ctx_init(cx, device % n);
     if (e != PL_OK) {
         cu_destroy(&be);

@@ -288,6 +288,157 @@ __global__ void __launch_bounds__(TS_BS) k_gemm(int64_t n, int k, int m, const d
     if (VEC == 2 && (n & 1) && tid == 0) gemm_rows<1>(V, ld, ys, k, m, W, ldw, n - 1);
 }
 
+/* ---- cgs_step: w -= V h_in; h_out = V^T w; h_out[k] = w.w (one pass over V) ------ */
+
+/* One thread owns R consecutive rows: it loads w and the row's k values of V
+ * once into registers (KT >= k columns, streamed, all loads in flight
+ * together), computes t = sum_j V_ij h_j in ascending j with fma exactly as
+ * gemv_n does (so w is bitwise what gemv_n(alpha -1, beta 1) gives), w -= t,
+ * stores w, and accumulates V_ij w_i and w_i^2 from the registers.  The
+ * KT + 1 sums are reduced as in gemv_t (block, then the last block). */
+template <int KT, int R>
+static __device__ __forceinline__ void cgs_rows(const double *__restrict__ V, int64_t ld, double *__restrict__ w,
+                                                const double *hs, int k, int64_t i, double *acc)
+{
+    double v[KT][R], x[R];
+    const double *vp = V + i;
+#pragma unroll
+    for (int j = 0; j < KT; j++)
+        if (j < k) ld_cs<R>(vp + (int64_t)j * ld, v[j]);
+    ld_plain<R>(w + i, x);
+    double t[R];
+#pragma unroll
+    for (int u = 0; u < R; u++) t[u] = 0.0;
+#pragma unroll
+    for (int j = 0; j < KT; j++)
+        if (j < k)
+#pragma unroll
+            for (int u = 0; u < R; u++) t[u] = fma(v[j][u], hs[j], t[u]);
+#pragma unroll
+    for (int u = 0; u < R; u++) x[u] = x[u] - t[u]; /* = gemv_n's 1 * w + (-1) * t, rounded once */
+    st_plain<R>(w + i, x);
+#pragma unroll
+    for (int j = 0; j < KT; j++)
+        if (j < k)
+#pragma unroll
+            for (int u = 0; u < R; u++) acc[j] = fma(v[j][u], x[u], acc[j]);
+#pragma unroll
+    for (int u = 0; u < R; u++) acc[KT] = fma(x[u], x[u], acc[KT]);
+}
+
+template <int KT, int VEC>
+__global__ void __launch_bounds__(TS_BS) k_cgs_step(int64_t n, int k, const double *__restrict__ V, int64_t ld,
+                                                    double *__restrict__ w, const ts_hvec hp,
+                                                    double *__restrict__ part, unsigned int *__restrict__ ticket,
+                                                    double *__restrict__ h)
+{
+    __shared__ double hs[KT];
+    __shared__ double red[TS_WARPS][KT + 1];
+    __shared__ int is_last;
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int j = 0; j < KT; j++) hs[j] = hp.h[j];
+    }
+    __syncthreads();
+    const int64_t G = n / VEC;
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double acc[KT + 1];
+#pragma unroll
+    for (int j = 0; j <= KT; j++) acc[j] = 0.0;
+    for (int64_t g = tid; g < G; g += nth) cgs_rows<KT, VEC>(V, ld, w, hs, k, g * VEC, acc);
+    if (VEC == 2 && (n & 1) && tid == 0) cgs_rows<KT, 1>(V, ld, w, hs, k, n - 1, acc);
+    /* acc[0:k] products, acc[k:KT] zero, acc[KT] the squared norm */
+#pragma unroll
+    for (int j = 0; j <= KT; j++) {
+        double s = warp_sum(acc[j]);
+        if (lane == 0) red[warp][j] = s;
+    }
+    __syncthreads();
+    const int kp = k + 1; /* partials per block: k products, then the norm */
+    if (threadIdx.x < kp) {
+        const int j = (int)threadIdx.x < k ? (int)threadIdx.x : KT;
+        double s = 0.0;
+#pragma unroll
+        for (int q = 0; q < TS_WARPS; q++) s += red[q][j];
+        part[(int64_t)blockIdx.x * kp + threadIdx.x] = s;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    for (int c = warp; c < kp; c += TS_WARPS) {
+        double s = 0.0;
+        for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(part + (int64_t)b * kp + c);
+        s = warp_sum(s);
+        if (lane == 0) h[c] = s;
+    }
+    if (threadIdx.x == 0) *ticket = 0u;
+}
+
+/* ---- basis_update: V[:, 0:m] = V[:, 0:k] Y in place ------------------------------- */
+
+/* One thread owns R consecutive rows and reads all k values of each of its
+ * rows (8 loads in flight) before it writes any of its m outputs: rows are
+ * private to a thread, so the update is safe in place.  All MT >= m
+ * accumulators live in registers; Y sits in shared memory as ys[j MT + c]
+ * (zero beyond m), read as broadcasts.  DRAM traffic 8 n (k + m). */
+template <int MT, int R>
+static __device__ __forceinline__ void bu_rows(double *V, int64_t ld, const double *ys, int k, int m, int64_t i)
+{
+    double acc[MT][R];
+#pragma unroll
+    for (int c = 0; c < MT; c++)
+#pragma unroll
+        for (int u = 0; u < R; u++) acc[c][u] = 0.0;
+    const double *vp = V + i;
+    for (int j0 = 0; j0 < k; j0 += 8) {
+        double v[8][R];
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            if (j0 + q < k) ld_cs<R>(vp + (int64_t)(j0 + q) * ld, v[q]);
+            else
+#pragma unroll
+                for (int u = 0; u < R; u++) v[q][u] = 0.0;
+        }
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            const double *yj = ys + (j0 + q) * MT;
+#pragma unroll
+            for (int c = 0; c < MT; c++) {
+                const double y = yj[c];
+#pragma unroll
+                for (int u = 0; u < R; u++) acc[c][u] = fma(v[q][u], y, acc[c][u]);
+            }
+        }
+    }
+    double *wp = V + i;
+#pragma unroll
+    for (int c = 0; c < MT; c++)
+        if (c < m) st_plain<R>(wp + (int64_t)c * ld, acc[c]);
+}
+
+template <int MT, int VEC>
+__global__ void __launch_bounds__(TS_BS) k_basis_update(int64_t n, int k, int m, double *V, int64_t ld,
+                                                        const double *__restrict__ Y, int ldy)
+{
+    extern __shared__ double ys[]; /* (k rounded up to 8) x MT */
+    const int kr = (k + 7) & ~7;
+    for (int e = threadIdx.x; e < kr * MT; e += TS_BS) {
+        int j = e / MT, c = e - j * MT;
+        ys[e] = (j < k && c < m) ? Y[j + (int64_t)c * ldy] : 0.0;
+    }
+    __syncthreads();
+    const int64_t G = n / VEC;
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    for (int64_t g = tid; g < G; g += nth) bu_rows<MT, VEC>(V, ld, ys, k, m, g * VEC);
+    if (VEC == 2 && (n & 1) && tid == 0) bu_rows<MT, 1>(V, ld, ys, k, m, n - 1);
+}
+
 /* ---- host side ----------------------------------------------------------------- */
 
 static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
@@ -399,4 +550,61 @@ extern "C" int pl_cuda_ts_gemm(pl_cuda_ctx *cx, size_t n, int k, int m, const do
     else k_gemm<1><<<nb, TS_BS, 0, cx->stream>>>(nn, k, m, V, (int64_t)ld, d_Y, ldy, W, (int64_t)ldw);
     PL_CUDA_LAUNCH();
     return PL_OK;
+}
+
+template <int KT, int VEC>
+static int launch_cgs(pl_cuda_ctx *cx, int slot, int64_t n, int k, const double *V, int64_t ld, double *w,
+                      const ts_hvec &hp)
+{
+    const int occ = occupancy(cx, 10 + slot, (const void *)k_cgs_step<KT, VEC>);
+    const unsigned nb = grid_rows(cx, n / VEC, (int64_t)cx->nsm * occ);
+    k_cgs_step<KT, VEC><<<nb, TS_BS, 0, cx->stream>>>(n, k, V, ld, w, hp, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_cgs_step(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, double *w,
+                                   const double *h_in)
+{
+    PL_CHECK(k >= 1 && k < PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG, "ts_cgs_step: n = %zu, k = %d, ld = %zu", n,
+             k, ld);
+    ts_hvec hp;
+    for (int j = 0; j < PL_TS_KMAX; j++) hp.h[j] = j < k ? h_in[j] : 0.0;
+    const int vec2 = aligned16(V) && aligned16(w) && (ld % 2 == 0);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    /* slots of ts_cgs_occ: (KT index) * 2 + vec2; KT = 8, 16, 24, 32 with 2 rows a thread, 48, 64 with 1 */
+    if (k <= 8) return vec2 ? launch_cgs<8, 2>(cx, 1, nn, k, V, l, w, hp) : launch_cgs<8, 1>(cx, 0, nn, k, V, l, w, hp);
+    if (k <= 16)
+        return vec2 ? launch_cgs<16, 2>(cx, 3, nn, k, V, l, w, hp) : launch_cgs<16, 1>(cx, 2, nn, k, V, l, w, hp);
+    if (k <= 24)
+        return vec2 ? launch_cgs<24, 2>(cx, 5, nn, k, V, l, w, hp) : launch_cgs<24, 1>(cx, 4, nn, k, V, l, w, hp);
+    if (k <= 32)
+        return vec2 ? launch_cgs<32, 2>(cx, 7, nn, k, V, l, w, hp) : launch_cgs<32, 1>(cx, 6, nn, k, V, l, w, hp);
+    if (k <= 48) return launch_cgs<48, 1>(cx, 8, nn, k, V, l, w, hp);
+    return launch_cgs<64, 1>(cx, 9, nn, k, V, l, w, hp);
+}
+
+template <int MT, int VEC>
+static int launch_bu(pl_cuda_ctx *cx, int64_t n, int k, int m, double *V, int64_t ld, const double *d_Y, int ldy)
+{
+    const size_t smem = (size_t)((k + 7) & ~7) * MT * sizeof(double);
+    const unsigned nb = grid_rows(cx, n / VEC, (int64_t)cx->nsm * 16);
+    k_basis_update<MT, VEC><<<nb, TS_BS, smem, cx->stream>>>(n, k, m, V, ld, d_Y, ldy);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, double *V, size_t ld,
+                                       const double *d_Y, int ldy)
+{
+    PL_CHECK(k >= 1 && k <= PL_TS_KMAX && m >= 1 && m <= k && n >= 1 && ld >= n && ldy >= k, PL_ERR_ARG,
+             "ts_basis_update: n = %zu, k = %d, m = %d, ld = %zu, ldy = %d", n, k, m, ld, ldy);
+    const int vec2 = aligned16(V) && (ld % 2 == 0);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    if (m <= 8) return vec2 ? launch_bu<8, 2>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<8, 1>(cx, nn, k, m, V, l, d_Y, ldy);
+    if (m <= 16)
+        return vec2 ? launch_bu<16, 2>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<16, 1>(cx, nn, k, m, V, l, d_Y, ldy);
+    if (m <= 32)
+        return vec2 ? launch_bu<32, 2>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<32, 1>(cx, nn, k, m, V, l, d_Y, ldy);
+    return launch_bu<64, 1>(cx, nn, k, m, V, l, d_Y, ldy);
 }

@@ -14,7 +14,11 @@
  * (w holds NaN on entry and must not be read), 1 and 0.5; gemm with m = 1..64
  * and 65; our kernels and the cuBLAS mode (pl_cuda_set_ts_cublas) alike;
  * repeated gemv_t calls with changing grids (the last-block ticket must be
- * reset by each call).  PJDS_TEST_QUICK=1 (compute-sanitizer) runs a
+ * reset by each call).  The optional fused slots (lanczos-perf): cgs_step
+ * (w -= V h; h_out = V^T w; h_out[k] = w.w) and the in-place basis_update
+ * against the same long double references and against the generic path
+ * of the CPU backend (gemv_n + gemv_t + dot; gemm), 1e-13 of the scale,
+ * k = 1..63 plus 64 and 80 (fallbacks), both modes.  PJDS_TEST_QUICK=1 (compute-sanitizer) runs a
  * smaller set.  Exit 77 without a CUDA device or without a CUDA build.
  */
 #include <math.h>
@@ -236,6 +240,137 @@ out:
     free(scl);
 }
 
+/* cgs_step and basis_update for one (n, ld, shift) and the list of k. */
+static void run_slots(pl_backend *g, pl_backend *c, const cfg *cf, const int *ks, int nk, const char *mode)
+{
+    const size_t n = cf->n, ld = cf->ld, sh = (size_t)cf->shift;
+    const size_t nv = ld * (KMAX + 1) + sh + 2;
+    double *hV = malloc(nv * sizeof *hV), *out = malloc(nv * sizeof *out), *cV = NULL, *gV = NULL;
+    double *hh = malloc(KMAX * sizeof *hh), *hY = malloc((size_t)(KMAX + 1) * KMAX * sizeof *hY);
+    double gres[KMAX + 1], cres[KMAX + 1];
+    long double *wr = malloc((n + 1) * sizeof *wr), *ws = malloc((n + 1) * sizeof *ws);
+    long double *ref = malloc((ld * KMAX + 1) * sizeof *ref), *scl = malloc((ld * KMAX + 1) * sizeof *scl);
+    for (size_t i = 0; i < nv; i++) hV[i] = unif();
+    for (int j = 0; j < KMAX; j++) hh[j] = 0.25 * unif();
+    for (size_t i = 0; i < (size_t)(KMAX + 1) * KMAX; i++) hY[i] = unif();
+    TU_OK(g->vec_alloc(g, nv, &gV));
+    TU_OK(c->vec_alloc(c, nv, &cV));
+    if (!gV || !cV) goto out;
+    char tag[160];
+    for (int q = 0; q < nk; q++) {
+        const int k = ks[q];
+        if (k > KMAX - 1) continue;
+        /* w is column k of V (as in Lanczos) */
+        const double *V0 = hV + sh, *w0 = V0 + (size_t)k * ld;
+        snprintf(tag, sizeof tag, "cgs_step [%s] n=%zu ld=%zu shift=%d k=%d", mode, n, ld, cf->shift, k);
+        for (size_t i = 0; i < n; i++) {
+            long double t = 0, a = 0;
+            for (int j = 0; j < k; j++) {
+                long double p = (long double)V0[i + (size_t)j * ld] * hh[j];
+                t += p;
+                a += fabsl(p);
+            }
+            wr[i] = w0[i] - t;
+            ws[i] = fabsl((long double)w0[i]) + a;
+        }
+        for (int j = 0; j <= k; j++) {
+            long double s2 = 0, a = 0;
+            for (size_t i = 0; i < n; i++) {
+                long double v = j < k ? (long double)V0[i + (size_t)j * ld] : wr[i];
+                s2 += v * wr[i];
+                a += fabsl(v) * ws[i];
+            }
+            ref[j] = s2;
+            scl[j] = a;
+        }
+        TU_OK(g->upload(g, gV, hV, nv));
+        memcpy(cV, hV, nv * sizeof *cV);
+        for (int j = 0; j <= KMAX; j++) gres[j] = cres[j] = -7.0;
+        TU_OK(g->cgs_step(g, n, k, gV + sh, ld, gV + sh + (size_t)k * ld, hh, gres));
+        /* the generic path on the CPU backend */
+        TU_OK(c->gemv_n(c, n, k, -1.0, cV + sh, ld, hh, 1.0, cV + sh + (size_t)k * ld));
+        TU_OK(c->gemv_t(c, n, k + 1, cV + sh, ld, cV + sh + (size_t)k * ld, cres));
+        int bad = 0, badc = 0;
+        double e = worst(gres, ref, scl, (size_t)k + 1, &bad), ec = worst(cres, ref, scl, (size_t)k + 1, &badc);
+        TU_CHECK_MSG(bad == 0, "%s: h_out GPU vs long double: %d entries, worst %.3g of the scale", tag, bad, e);
+        TU_CHECK_MSG(badc == 0, "%s: h_out CPU vs long double: %d entries, worst %.3g", tag, badc, ec);
+        double d = 0;
+        for (int j = 0; j <= k; j++) d = fmax(d, fabs(gres[j] - cres[j]) / fmax((double)scl[j], 1e-300));
+        TU_CHECK_MSG(d <= TOL, "%s: h_out GPU vs CPU generic path %.3g of the scale", tag, d);
+        if (k + 1 < KMAX) TU_CHECK_MSG(gres[k + 1] == -7.0, "%s: wrote past h_out[k]", tag);
+        TU_OK(g->download(g, out, gV, nv));
+        bad = 0;
+        e = worst(out + sh + (size_t)k * ld, wr, ws, n, &bad);
+        TU_CHECK_MSG(bad == 0, "%s: w GPU vs long double: %d rows, worst %.3g of the scale", tag, bad, e);
+        int same = 1;
+        for (size_t i = 0; i < nv; i++)
+            if (i < sh + (size_t)k * ld || i >= sh + (size_t)k * ld + n) same &= out[i] == hV[i];
+        TU_CHECK_MSG(same, "%s: wrote outside w", tag);
+        d = 0;
+        for (size_t i = 0; i < n; i++)
+            d = fmax(d, fabs(out[sh + (size_t)k * ld + i] - cV[sh + (size_t)k * ld + i]) / fmax((double)ws[i], 1e-300));
+        TU_CHECK_MSG(d <= TOL, "%s: w GPU vs CPU generic path %.3g of the scale", tag, d);
+    }
+    /* basis_update: V[:, 0:m] = V[:, 0:k] Y in place, Y k x m with ldy = k + 1 */
+    const int ms[] = {1, 3, 8, 9, 16, 17, 32, 33, 64};
+    for (int q = 0; q < nk; q++) {
+        const int k = ks[q];
+        if (n > 5000 && k != 1 && k != 17 && k != 24 && k != 64 && k != 65) continue;
+        const double *V0 = hV + sh;
+        for (size_t mi = 0; mi < sizeof ms / sizeof *ms; mi++) {
+            const int m = ms[mi], ldy = k + 1;
+            if (m > k) continue;
+            if (n > 5000 && m != 1 && m != 14 && m != 17 && m != k) continue;
+            snprintf(tag, sizeof tag, "basis_update [%s] n=%zu ld=%zu shift=%d k=%d m=%d", mode, n, ld, cf->shift, k, m);
+            for (int cc = 0; cc < m; cc++)
+                for (size_t i = 0; i < n; i++) {
+                    long double s2 = 0, a = 0;
+                    for (int j = 0; j < k; j++) {
+                        long double t = (long double)V0[i + (size_t)j * ld] * hY[j + (size_t)cc * ldy];
+                        s2 += t;
+                        a += fabsl(t);
+                    }
+                    ref[i + (size_t)cc * n] = s2;
+                    scl[i + (size_t)cc * n] = a;
+                }
+            TU_OK(g->upload(g, gV, hV, nv));
+            TU_OK(g->basis_update(g, n, k, m, gV + sh, ld, hY, ldy));
+            TU_OK(g->download(g, out, gV, nv));
+            int bad = 0, guard = 1;
+            double e = 0;
+            for (int cc = 0; cc < m; cc++) {
+                double t = worst(out + sh + (size_t)cc * ld, ref + (size_t)cc * n, scl + (size_t)cc * n, n, &bad);
+                if (t > e) e = t;
+                for (size_t i = n; i < ld; i++) guard &= out[sh + (size_t)cc * ld + i] == hV[sh + (size_t)cc * ld + i];
+            }
+            for (size_t i = 0; i < sh; i++) guard &= out[i] == hV[i];
+            for (size_t i = sh + (size_t)k * ld; i < nv; i++) guard &= out[i] == hV[i];
+            TU_CHECK_MSG(bad == 0, "%s: GPU vs long double: %d entries, worst %.3g of the scale", tag, bad, e);
+            TU_CHECK_MSG(guard, "%s: wrote outside V[0:n, 0:k]", tag);
+            if (m == 17 || m == k) { /* the CPU backend's gemm (generic path) */
+                TU_OK(c->gemm(c, n, k, m, hV + sh, ld, hY, ldy, cV + sh, ld));
+                double d = 0;
+                for (int cc = 0; cc < m; cc++)
+                    for (size_t i = 0; i < n; i++)
+                        d = fmax(d, fabs(out[sh + i + (size_t)cc * ld] - cV[sh + i + (size_t)cc * ld]) /
+                                        fmax((double)scl[i + (size_t)cc * n], 1e-300));
+                TU_CHECK_MSG(d <= TOL, "%s: GPU vs CPU gemm %.3g of the scale", tag, d);
+            }
+        }
+    }
+out:
+    if (gV) g->vec_free(g, gV);
+    if (cV) c->vec_free(c, cV);
+    free(hV);
+    free(out);
+    free(hh);
+    free(hY);
+    free(wr);
+    free(ws);
+    free(ref);
+    free(scl);
+}
+
 /* gemv_t repeatedly with grids of different sizes: each call must reset the
  * last-block ticket, or the next call would finish in the wrong block. */
 static void test_ticket(pl_backend *g)
@@ -303,11 +438,13 @@ int main(void)
         for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
             if (quick() && i % 3) continue;
             run_cfg(g, c, &small[i], quick() ? kq : kall, quick() ? nq : nall, mname);
+            run_slots(g, c, &small[i], quick() ? kq : kall, quick() ? nq : nall, mname);
         }
         for (size_t i = 0; i < sizeof large / sizeof *large; i++) {
             if (quick() && i != 2) continue;
             if (mode && i > 2) continue; /* cuBLAS mode: small and mid sizes suffice */
             run_cfg(g, c, &large[i], quick() ? kq : kspread, quick() ? nq : nspread, mname);
+            run_slots(g, c, &large[i], quick() ? kq : kspread, quick() ? nq : nspread, mname);
         }
     }
     TU_OK(pl_cuda_set_ts_cublas(g, 0));

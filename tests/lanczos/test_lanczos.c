@@ -13,7 +13,11 @@
  *             copies must be returned
  * Options: --exchange vector|overlap|task, --sigma S (sort window), --ncv M,
  * --no-verify (lz_options.verify = 0, to study the degenerate case),
- * --backend cpu|cuda (cuda: exit 77 without a device; same references).
+ * --backend cpu|cuda (cuda: exit 77 without a device; same references),
+ * --slots keep|none|host: the backend's optional fused slots (cgs_step,
+ * basis_update) as the backend sets them, removed (the generic path), or
+ * replaced by plain host loops written here (cpu backend only: exercises
+ * the solver's fused path without a GPU).
  * Checks: eigenvalues equal to 1e-10 relative (tolerance 1e-12), explicit
  * residuals <= tol * max(|lambda|, normest) (+ rounding), reason converged,
  * the eigenvectors orthonormal. */
@@ -35,6 +39,47 @@ static pl_spmv_cfg g_spmv;
 static int g_ncv = 0;
 static int g_verify = 1;
 static int g_backend = PL_BACKEND_CPU;
+static int g_slots = 0; /* 0 keep, 1 none, 2 host */
+static int64_t g_slot_calls[2];
+
+/* Host versions of the optional backend slots (spmv.h), straightforward
+ * loops, for host-memory backends. */
+static int host_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
+                         double *h_out)
+{
+    (void)be;
+    for (size_t i = 0; i < n; i++) {
+        double t = 0.0;
+        for (int j = 0; j < k; j++) t += V[i + (size_t)j * ld] * h_in[j];
+        w[i] -= t;
+    }
+    for (int j = 0; j <= k; j++) {
+        const double *v = j < k ? V + (size_t)j * ld : w;
+        double s = 0.0;
+        for (size_t i = 0; i < n; i++) s += v[i] * w[i];
+        h_out[j] = s;
+    }
+    g_slot_calls[0]++;
+    return PL_OK;
+}
+
+static int host_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy)
+{
+    (void)be;
+    double *row = malloc((size_t)(k > 0 ? k : 1) * sizeof *row);
+    if (!row) return PL_ERROR(PL_ERR_MEM, "out of host memory");
+    for (size_t i = 0; i < n; i++) {
+        for (int j = 0; j < k; j++) row[j] = V[i + (size_t)j * ld];
+        for (int c = 0; c < m; c++) {
+            double s = 0.0;
+            for (int j = 0; j < k; j++) s += row[j] * Y[j + (size_t)c * ldy];
+            V[i + (size_t)c * ld] = s;
+        }
+    }
+    free(row);
+    g_slot_calls[1]++;
+    return PL_OK;
+}
 
 typedef struct dense {
     int64_t n;
@@ -81,6 +126,14 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
     if (g_backend == PL_BACKEND_CUDA && pl_cuda_device_count() == 0) TU_SKIP("no CUDA device");
     TU_OK(pl_backend_create(g_backend, 0, &be));
     if (!be) return;
+    if (g_slots == 1) {
+        be->cgs_step = NULL;
+        be->basis_update = NULL;
+    } else if (g_slots == 2) {
+        be->cgs_step = host_cgs_step;
+        be->basis_update = host_basis_update;
+    }
+    int64_t calls0[2] = {g_slot_calls[0], g_slot_calls[1]};
     TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
     if (!op) return;
     lz_options o;
@@ -116,6 +169,9 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
                 TU_CHECK_MSG(fabs(dot - (i == j)) <= 1e-10, "%s: x%d . x%d = %.3e", name, i, j, dot);
             }
         TU_CHECK(res.nhist == res.restarts + 1);
+        if (g_slots == 2) /* the fused path ran */
+            TU_CHECK_MSG(g_slot_calls[0] > calls0[0] && g_slot_calls[1] > calls0[1], "%s: host slots not used", name);
+        TU_CHECK(res.time.steps > 0 && res.time.steps <= res.iterations && res.time.reductions >= res.time.steps);
         TU_CHECK(res.iterations >= nev);
     }
     lz_result_destroy(&res);
@@ -288,13 +344,19 @@ int main(int argc, char **argv)
             g_spmv.sort_window = atoll(argv[++i]);
         } else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
             g_backend = !strcmp(argv[++i], "cuda") ? PL_BACKEND_CUDA : PL_BACKEND_CPU;
+        } else if (!strcmp(argv[i], "--slots") && i + 1 < argc) {
+            i++;
+            g_slots = !strcmp(argv[i], "none") ? 1 : !strcmp(argv[i], "host") ? 2 : 0;
         } else if (!strcmp(argv[i], "--no-verify")) {
             g_verify = 0;
         } else if (!strcmp(argv[i], "--ncv") && i + 1 < argc) {
             g_ncv = atoi(argv[++i]);
         }
     }
-    if (!strcmp(which, "generic")) generic_cases();
+    if (g_slots == 2 && g_backend != PL_BACKEND_CPU) {
+        fprintf(stderr, "--slots host needs the cpu backend\n");
+        tu_failures++;
+    } else if (!strcmp(which, "generic")) generic_cases();
     else if (!strcmp(which, "hh")) hh_cases();
     else {
         fprintf(stderr, "unknown case %s\n", which);
