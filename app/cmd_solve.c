@@ -310,14 +310,6 @@ int cmd_solve(app_ctx *ctx)
                     1e-6 * res.time.vec_bytes / st, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
                     1.0 + (double)res.time.reductions / st, f.solve_seconds - res.time.steps_time, res.time.restart);
         }
-        if (res.iterations > 0) {
-            double it = (double)res.iterations;
-            pl_info("solve: per step %.3f ms: SpMV %.3f ms, Gram-Schmidt %.3f ms moving at least %.1f MB (%.0f GB/s), "
-                    "other %.3f ms",
-                    1e3 * f.solve_seconds / it, 1e3 * f.spmv_seconds / it, 1e3 * res.time.orth / it,
-                    1e-6 * res.time.vec_bytes / it, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
-                    1e3 * (f.solve_seconds - f.spmv_seconds - res.time.orth) / it);
-        }
         pl_info("solve: wrote %s", cfg->output.file);
         if (res.reason != LZ_CONVERGED)
             pl_warn("not converged (reason %s): %d of %d eigenpairs met tolerance %g; results written anyway",
