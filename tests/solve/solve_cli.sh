@@ -140,14 +140,18 @@ exists)
   "$SOLVE_CHECK" "$dir/b.ini" "$dir/b.h5" --expect-nev 2 || die "--overwrite: bad file"
   ;;
 kill)
-  # a medium problem that cannot converge: a tolerance far below rounding
-  { model 1.0 8; printf '[solver]\nnev = 4\ntolerance = 1e-300\nmax_restarts = 1000000\n[spmv]\nbackend = cpu\n[output]\nfile = %s/k.h5\neigenvectors = true\n' "$dir"; } >"$dir/k.ini"
-  "$PJDS_BIN" solve "$dir/k.ini" >"$dir/k.out" 2>"$dir/k.err" &
+  # a problem large enough that the solve runs for minutes on the CPU (HMEp
+  # with M = 12: 2.5 M rows, 34 M non-zeros; built and permuted in < 1 s),
+  # killed 1.5 s after the start, i.e. in the middle of the solve
+  sed -e 's/^max_phonons = .*/max_phonons = 12/' -e "s|^file = .*|file = $dir/k.h5\neigenvectors = true|" \
+      "$PJDS_SRC/configs/hmep.ini" >"$dir/k.ini"
+  "$PJDS_BIN" solve "$dir/k.ini" --set spmv.backend=cpu >"$dir/k.out" 2>"$dir/k.err" &
   pid=$!
   sleep 1.5
   kill -0 $pid 2>/dev/null || die "solve ended before the kill: $(cat "$dir/k.err")"
   kill -KILL $pid
   wait $pid 2>/dev/null
+  grep -q "solve: N = " "$dir/k.err" || echo "note: killed before the solve started: $(cat "$dir/k.err")"
   [ ! -e "$dir/k.h5" ] || die "output file left after SIGKILL"
   ls "$dir"
   ;;
