@@ -326,6 +326,8 @@ int pl_config_check(pl_config *cfg)
     if (s->nev < 1) BAD("solver", "nev", "must be >= 1 (got %d)", s->nev);
     if (!(s->tolerance > 0)) BAD("solver", "tolerance", "must be > 0 (got %g)", s->tolerance);
     if (s->tolerance >= 1) BAD("solver", "tolerance", "must be < 1 (got %g)", s->tolerance);
+    if (s->tolerance < 1e-15) /* residual estimates would only meet it by underflowing to 0 */
+        BAD("solver", "tolerance", "%g is below what double precision can resolve; use >= 1e-15", s->tolerance);
     if (s->ncv != 0 && s->ncv < s->nev + 2) BAD("solver", "ncv", "must be 0 (auto) or >= nev + 2 = %d (got %d)", s->nev + 2, s->ncv);
     if (s->max_restarts < 0) BAD("solver", "max_restarts", "must be >= 0 (got %d)", s->max_restarts);
     const pl_spmv_cfg *p = &cfg->spmv;

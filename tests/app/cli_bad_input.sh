@@ -35,6 +35,7 @@ case $case_name in
   duplicate_key)   base $'max_phonons = 2\nmax_phonons = 3'; expect="bad.ini:10: \[model\] max_phonons: key given twice" ;;
   bad_enum)        base $'max_phonons = 2\nboundary = twisted'; expect="bad.ini:10: \[model\] boundary: 'twisted' is not one of periodic\|open" ;;
   bad_set)         base "max_phonons = 2"; args=(--set model.nope=1); expect="--set model.nope=1: \[model\] nope: unknown key" ;;
+  tiny_tol)        base "max_phonons = 2" $'[solver]\ntolerance = 1e-300'; expect="bad.ini:11: \[solver\] tolerance: 1e-300 is below what double precision can resolve" ;;
   missing_file)    cfg=$dir/none.ini; expect="none.ini: cannot open config file" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
   *) echo "unknown case $case_name"; exit 1 ;;
