@@ -545,6 +545,40 @@ typedef struct h5m_item {
     double v;
 } h5m_item;
 
+/* One routing round of (row, col, value) items: agree on the local outcome
+ * rc, exchange the per-rank counts, lay out and (re)allocate the receive
+ * buffer *rbuf (rdsp = exclusive prefix of rcnt, *nrecv their sum), agree
+ * again (the buffer is allocated before the exchange) and exchange the
+ * items.  Collective; every rank returns the same code. */
+static int h5m_route(int rc, const h5m_item *sbuf, const int *scnt, const int *sdsp, int *rcnt, int *rdsp,
+                     h5m_item **rbuf, int64_t *nrecv, MPI_Datatype itype, MPI_Comm comm)
+{
+    int size;
+    rc = h5m_agree(rc, comm);
+    if (rc) return rc;
+    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS)
+        return PL_ERROR(PL_ERR_MPI, "MPI_Alltoall of routing counts failed");
+    int64_t n = 0;
+    for (int p = 0; p < size; p++) {
+        rdsp[p] = (int)(n < INT_MAX ? n : INT_MAX);
+        n += rcnt[p];
+    }
+    if (n > INT_MAX) {
+        rc = PL_ERROR(PL_ERR_OVERFLOW, "a routing round receives too many items (%lld)", (long long)n);
+    } else {
+        h5m_item *t = realloc(*rbuf, sizeof(h5m_item) * (size_t)(n + 1));
+        if (!t) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+        else *rbuf = t;
+    }
+    rc = h5m_agree(rc, comm);
+    if (rc) return rc;
+    if (MPI_Alltoallv(sbuf, scnt, sdsp, itype, *rbuf, rcnt, rdsp, itype, comm) != MPI_SUCCESS)
+        return PL_ERROR(PL_ERR_MPI, "MPI_Alltoallv of matrix entries failed");
+    *nrecv = n;
+    return PL_OK;
+}
+
+
 enum { SCAN_COUNT = 0, SCAN_ENTRIES = 1 };
 
 /* Greedy row blocks of a scan share: ends of the blocks of at most g_block
@@ -666,31 +700,9 @@ static int scan_lower(h5m_file *h, int64_t r0, int64_t r1, int mode, MPI_Comm co
             }
             a = b;
         }
-        rc = h5m_agree(rc, comm);
-        if (rc) goto out;
-        if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS) {
-            rc = PL_ERROR(PL_ERR_MPI, "MPI_Alltoall of scan counts failed");
-            goto out;
-        }
         int64_t nrecv = 0;
-        for (int p = 0; p < size; p++) {
-            rdsp[p] = (int)nrecv;
-            nrecv += rcnt[p];
-        }
-        if (nrecv > INT_MAX) {
-            rc = PL_ERROR(PL_ERR_OVERFLOW, "scan round receives too many items (%lld)", (long long)nrecv);
-        } else {
-            h5m_item *t = realloc(rbuf, sizeof(h5m_item) * (size_t)(nrecv + 1));
-            if (!t) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
-            else rbuf = t;
-        }
-        /* the receive buffers are allocated before the exchange: agree first */
-        rc = h5m_agree(rc, comm);
+        rc = h5m_route(rc, sbuf, scnt, sdsp, rcnt, rdsp, &rbuf, &nrecv, itype, comm);
         if (rc) goto out;
-        if (MPI_Alltoallv(sbuf, scnt, sdsp, itype, rbuf, rcnt, rdsp, itype, comm) != MPI_SUCCESS) {
-            rc = PL_ERROR(PL_ERR_MPI, "MPI_Alltoallv of matrix entries failed");
-            goto out;
-        }
         if (mode == SCAN_COUNT) {
             for (int64_t k = 0; k < nrecv; k++) len64[rbuf[k].r - r0] += rbuf[k].c;
             continue;
@@ -953,26 +965,9 @@ int pl_h5m_asymmetry(const pl_csr *a, MPI_Comm comm, double *max_rel, int64_t *w
             }
             if (pass == 1) r = rr;
         }
-        rc = h5m_agree(rc, comm);
-        if (rc) goto out;
-        if (MPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS) {
-            rc = PL_ERROR(PL_ERR_MPI, "MPI_Alltoall failed");
-            goto out;
-        }
         int64_t nrecv = 0;
-        for (int p = 0; p < size; p++) {
-            rdsp[p] = (int)nrecv;
-            nrecv += rcnt[p];
-        }
-        h5m_item *t = realloc(rbuf, sizeof(h5m_item) * (size_t)(nrecv + 1));
-        if (!t) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
-        else rbuf = t;
-        rc = h5m_agree(rc, comm);
+        rc = h5m_route(rc, sbuf, scnt, sdsp, rcnt, rdsp, &rbuf, &nrecv, itype, comm);
         if (rc) goto out;
-        if (MPI_Alltoallv(sbuf, scnt, sdsp, itype, rbuf, rcnt, rdsp, itype, comm) != MPI_SUCCESS) {
-            rc = PL_ERROR(PL_ERR_MPI, "MPI_Alltoallv failed");
-            goto out;
-        }
         for (int64_t k = 0; k < nrecv; k++) {
             /* rbuf[k]: a_{c r} = v, compared with local a_{r c} */
             int64_t lr = rbuf[k].r - a->row0, p = find_col(a, lr, rbuf[k].c);
