@@ -111,6 +111,29 @@ static __device__ __forceinline__ double warp_sum(double s)
 
 /* ---- gemv_t --------------------------------------------------------------------- */
 
+/* Second stage of the two-stage column sums (gemv_t, cgs_step): after every
+ * block has written its partials part[b * nc + c], the last block to finish
+ * (threadfence + atomic ticket) adds them in block order, one warp per
+ * column, into h[0:nc] and resets the ticket for the next launch. */
+static __device__ __forceinline__ void last_block_sum(const double *part, int nc, unsigned int *ticket, double *h)
+{
+    __shared__ int is_last;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    for (int c = warp; c < nc; c += TS_WARPS) {
+        double s = 0.0;
+        for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(part + (int64_t)b * nc + c);
+        s = warp_sum(s);
+        if (lane == 0) h[c] = s;
+    }
+    if (threadIdx.x == 0) *ticket = 0u;
+}
+
 /* acc[jj] += sum over the R rows at i of V[i + (j0 + jj) ld] w[i] */
 template <int KT, int R>
 static __device__ __forceinline__ void gemv_t_rows(const double *__restrict__ V, int64_t ld,
@@ -137,7 +160,6 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double
                                                   unsigned int *__restrict__ ticket, double *__restrict__ h)
 {
     __shared__ double red[TS_WARPS][KT];
-    __shared__ int is_last;
     const int64_t G = n / VEC;
     const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
     const int64_t nth = (int64_t)gridDim.x * TS_BS;
@@ -165,20 +187,7 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double
         __syncthreads(); /* red is reused by the next tile */
     }
 
-    /* second stage in the last block to finish */
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!is_last) return;
-    __threadfence();
-    for (int c = warp; c < k; c += TS_WARPS) {
-        double s = 0.0;
-        for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(part + (int64_t)b * k + c);
-        s = warp_sum(s);
-        if (lane == 0) h[c] = s;
-    }
-    if (threadIdx.x == 0) *ticket = 0u;
+    last_block_sum(part, k, ticket, h);
 }
 
 /* ---- gemv_n --------------------------------------------------------------------- */
@@ -334,7 +343,6 @@ __global__ void __launch_bounds__(TS_BS) k_cgs_step(int64_t n, int k, const doub
 {
     __shared__ double hs[KT];
     __shared__ double red[TS_WARPS][KT + 1];
-    __shared__ int is_last;
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int j = 0; j < KT; j++) hs[j] = hp.h[j];
@@ -364,19 +372,7 @@ __global__ void __launch_bounds__(TS_BS) k_cgs_step(int64_t n, int k, const doub
         for (int q = 0; q < TS_WARPS; q++) s += red[q][j];
         part[(int64_t)blockIdx.x * kp + threadIdx.x] = s;
     }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!is_last) return;
-    __threadfence();
-    for (int c = warp; c < kp; c += TS_WARPS) {
-        double s = 0.0;
-        for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(part + (int64_t)b * kp + c);
-        s = warp_sum(s);
-        if (lane == 0) h[c] = s;
-    }
-    if (threadIdx.x == 0) *ticket = 0u;
+    last_block_sum(part, kp, ticket, h);
 }
 
 /* ---- basis_update: V[:, 0:m] = V[:, 0:k] Y in place ------------------------------- */
