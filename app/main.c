@@ -39,10 +39,6 @@ static const command commands[] = {
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
-/* Until a subcommand's module lands, a weak stand-in reports it missing. */
-__attribute__((weak)) int cmd_solve(app_ctx *ctx) { (void)ctx; return PL_ERROR(PL_ERR_NOTSUP, "solve is not available in this build"); }
-__attribute__((weak)) int cmd_bench(app_ctx *ctx) { (void)ctx; return PL_ERROR(PL_ERR_NOTSUP, "bench is not available in this build"); }
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: pjds-lanczos [--version] [--help] COMMAND [options] CONFIG [args]\n\ncommands:\n");
