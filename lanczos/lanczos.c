@@ -123,7 +123,6 @@ typedef struct lz_ws {
     double *h_vec;     /* host n_local: random vectors (page-locked via   */
                        /* be->host_alloc where the backend offers it)     */
     int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
-    int size;          /* ranks of comm                                   */
     double *T;         /* host m x m, column-major, ld m */
     double *Y;         /* host m x m eigenvectors of T */
     double *theta;     /* host m */
@@ -184,9 +183,7 @@ static int orthogonalize(lz_ws *w, int k, int j, double *coef, double *nrm, int 
         PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c1));
         n0 = sqrt(fmax(w->c1[k], 0.0));
         if (w->be->cgs_step) {
-            PL_CALL(w->be->cgs_step(w->be, w->n, k, w->V, w->ld, x, w->c1, w->c2));
-            if (w->size > 1)
-                LZ_MPI(MPI_Allreduce(MPI_IN_PLACE, w->c2, k + 1, MPI_DOUBLE, MPI_SUM, w->comm));
+            PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c1, w->c2));
             /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */
             w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
         } else {
@@ -414,7 +411,6 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     w.be = pl_op_backend(op);
     w.comm = pl_op_comm(op);
     if (MPI_Comm_rank(w.comm, &w.rank) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_rank failed");
-    if (MPI_Comm_size(w.comm, &w.size) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_size failed");
     w.N = info.n_global;
     w.n = (size_t)info.n_local;
     w.ld = w.n ? w.n : 1;

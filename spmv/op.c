@@ -951,3 +951,12 @@ int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w,
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, k, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w");
     return PL_OK;
 }
+
+int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out)
+{
+    PL_CHECK(op->be->cgs_step, PL_ERR_NOTSUP, "backend %s has no fused Gram-Schmidt step", op->be->name);
+    PL_CALL(op->be->cgs_step(op->be, (size_t)op->n, k, V, ld, w, h_in, h_out));
+    if (op->size == 1) return PL_OK;
+    PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h_out, k + 1, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w, w.w");
+    return PL_OK;
+}

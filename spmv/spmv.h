@@ -225,6 +225,9 @@ void pl_op_reset_counters(pl_op *op);
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
 int pl_vec_nrm2(pl_op *op, const double *x, double *r);
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);
+/* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
+ * with global sums; PL_ERR_NOTSUP when the backend has none. */
+int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);
 
 /* ---- row-block partition (collective helpers) -------------------------- */
 /* Split rows [0, N) into `size` contiguous blocks with about equal sums of
