@@ -47,6 +47,12 @@ int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info 
 struct pl_backend;
 int app_backend_create(app_ctx *ctx, struct pl_backend **be);
 
+/* Row lengths of this rank's block (into *len_out, malloc'ed, the caller
+ * frees it; len_out NULL: not kept) and the global storage statistics with
+ * [spmv] chunk_height.  Collective. */
+struct pjds_stats;
+int app_row_stats(app_ctx *ctx, const pl_csr *rows, int32_t **len_out, struct pjds_stats *st);
+
 /* Subcommands: return an error code (main maps it to the exit status). */
 int cmd_info(app_ctx *ctx);
 int cmd_solve(app_ctx *ctx);

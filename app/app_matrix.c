@@ -116,3 +116,15 @@ int app_backend_create(app_ctx *ctx, pl_backend **be)
     PL_CALL(pl_backend_create(kind, ctx->local_rank, be));
     return PL_OK;
 }
+
+int app_row_stats(app_ctx *ctx, const pl_csr *rows, int32_t **len_out, pjds_stats *st)
+{
+    int32_t *len = NULL;
+    PL_MALLOC(len, rows->nrows + 1);
+    for (int64_t i = 0; i < rows->nrows; i++) len[i] = (int32_t)(rows->row_ptr[i + 1] - rows->row_ptr[i]);
+    int rc = pjds_stats_from_lengths(rows->nrows, len, ctx->cfg.spmv.chunk_height, ctx->comm, st);
+    if (rc != PL_OK || !len_out) free(len);
+    else *len_out = len;
+    PL_CALL(rc);
+    return PL_OK;
+}

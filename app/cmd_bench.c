@@ -1181,10 +1181,7 @@ int cmd_bench(app_ctx *ctx)
     b->repeats = ctx->cfg.spmv.repeats > 0 ? ctx->cfg.spmv.repeats : 100;
     PL_CHECK_GOTO(b->n <= INT32_MAX, PL_ERR_INPUT, out, rc,
                   "bench: %lld rows on one rank exceed int32 local indices: run with more MPI ranks", (long long)b->n);
-    b->len = malloc((size_t)(b->n ? b->n : 1) * sizeof *b->len);
-    PL_CHECK_GOTO(b->len, PL_ERR_MEM, out, rc, "out of host memory");
-    for (int64_t i = 0; i < b->n; i++) b->len[i] = (int32_t)(A.row_ptr[i + 1] - A.row_ptr[i]);
-    PL_CALL_GOTO(pjds_stats_from_lengths(b->n, b->len, ctx->cfg.spmv.chunk_height, ctx->comm, &b->st), out, rc);
+    PL_CALL_GOTO(app_row_stats(ctx, &A, &b->len, &b->st), out, rc);
     {
         int64_t nglob = b->n, nnzg = b->nnz;
         MPI_Allreduce(&b->n, &nglob, 1, MPI_INT64_T, MPI_SUM, ctx->comm);

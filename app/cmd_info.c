@@ -19,11 +19,8 @@ int cmd_info(app_ctx *ctx)
     int rc = PL_OK;
     int32_t *len = NULL;
     int64_t *hist = NULL, *ghist = NULL;
-    len = malloc(((size_t)rows.nrows + 1) * sizeof *len);
-    PL_CHECK_GOTO(len, PL_ERR_MEM, out, rc, "out of host memory");
-    for (int64_t i = 0; i < rows.nrows; i++) len[i] = (int32_t)(rows.row_ptr[i + 1] - rows.row_ptr[i]);
     pjds_stats st;
-    PL_CALL_GOTO(pjds_stats_from_lengths(rows.nrows, len, ctx->cfg.spmv.chunk_height, ctx->comm, &st), out, rc);
+    PL_CALL_GOTO(app_row_stats(ctx, &rows, &len, &st), out, rc);
     /* row-length histogram (global), O(longest row) memory */
     hist = calloc((size_t)st.row_len_max + 1, sizeof *hist);
     ghist = calloc((size_t)st.row_len_max + 1, sizeof *ghist);

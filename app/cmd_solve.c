@@ -215,7 +215,6 @@ int cmd_solve(app_ctx *ctx)
     memset(&res, 0, sizeof res);
     solve_facts f;
     memset(&f, 0, sizeof f);
-    int32_t *len = NULL;
     int rc = PL_OK;
     char where[1200];
 
@@ -225,10 +224,7 @@ int cmd_solve(app_ctx *ctx)
                   pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f.mi.rows);
 
     /* matrix statistics from the row lengths, before the CSR block is freed */
-    len = malloc(((size_t)rows.nrows + 1) * sizeof *len);
-    PL_CHECK_GOTO(len, PL_ERR_MEM, out, rc, "out of host memory");
-    for (int64_t i = 0; i < rows.nrows; i++) len[i] = (int32_t)(rows.row_ptr[i + 1] - rows.row_ptr[i]);
-    PL_CALL_GOTO(pjds_stats_from_lengths(rows.nrows, len, cfg->spmv.chunk_height, ctx->comm, &f.st), out, rc);
+    PL_CALL_GOTO(app_row_stats(ctx, &rows, NULL, &f.st), out, rc);
 
     PL_CALL_GOTO(app_check_symmetric(ctx, &rows, &f.mi), out, rc);
     PL_CALL_GOTO(app_backend_create(ctx, &be), out, rc);
@@ -316,7 +312,6 @@ int cmd_solve(app_ctx *ctx)
                     lz_reason_name(res.reason), res.nconv, res.nev, cfg->solver.tolerance);
     }
 out:
-    free(len);
     lz_result_destroy(&res);
     pl_op_destroy(&op);
     pl_backend_destroy(&be);
