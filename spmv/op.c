@@ -252,19 +252,18 @@ static int scan_rows(pl_op *op, const pl_csr *A, build_tmp *t)
     return PL_OK;
 }
 
-/* Step 3b (local): local pJDS straight from the CSR block: permuted row s
- * takes the local entries of row perm[s] in their order, columns renumbered
- * through iperm; padding repeats the row's last column. */
-static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+/* Fill the chunks of p (layout done) from the CSR block.  Local part
+ * (remote = 0): permuted row s takes the local entries of row perm[s],
+ * columns renumbered through iperm.  Remote part (remote = 1): row s adds
+ * into local permuted row row_map[s] and takes the remote entries of row
+ * perm[row_map[s]], columns = halo indices.  Entries keep their order;
+ * padding repeats the row's last column with value 0. */
+static void fill_chunks(pjds *p, int remote, const pl_op *op, const pl_csr *A, const build_tmp *t)
 {
-    const int32_t n = op->n;
+    const int32_t n = op->n, C = p->C;
     const int64_t row0 = op->row0;
     const int64_t *rp = A->row_ptr, *col = A->col;
     const double *val = A->val;
-    const int C = cfg->chunk_height;
-    PL_CALL(pjds_layout(n, n, t->len_loc, t->perm, C, cfg->sort_window, &op->loc));
-    pjds *p = &op->loc;
-    const int32_t *perm = t->perm, *iperm = t->iperm;
 #pragma omp parallel for schedule(dynamic, 64)
     for (int64_t c = 0; c < p->nchunks; c++) {
         int64_t off = p->chunk_start[c];
@@ -273,12 +272,12 @@ static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_
             int64_t s = c * C + r;
             int32_t *pc = p->col + off + r, j = 0, last = 0;
             double *pv = p->val + off + r;
-            if (s < n && p->row_len[s] > 0) {
-                int32_t o = perm[s];
+            if (s < p->nrows && p->row_len[s] > 0) {
+                int32_t o = t->perm[remote ? p->row_map[s] : s];
                 for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
                     uint64_t u = (uint64_t)(col[e] - row0);
-                    if (u >= (uint64_t)n) continue;
-                    last = iperm[u];
+                    if ((u < (uint64_t)n) == remote) continue; /* the other part's entry */
+                    last = remote ? halo_index(t, col[e]) : t->iperm[u];
                     pc[(int64_t)j * C] = last;
                     pv[(int64_t)j * C] = val[e];
                     j++;
@@ -290,6 +289,16 @@ static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_
             }
         }
     }
+}
+
+/* Step 3b (local): local pJDS straight from the CSR block: permuted row s
+ * takes the local entries of row perm[s] in their order, columns renumbered
+ * through iperm; padding repeats the row's last column. */
+static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+{
+    const int32_t n = op->n;
+    PL_CALL(pjds_layout(n, n, t->len_loc, t->perm, cfg->chunk_height, cfg->sort_window, &op->loc));
+    fill_chunks(&op->loc, 0, op, A, t);
     return PL_OK;
 }
 
@@ -299,9 +308,6 @@ static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_
 static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
 {
     const int32_t n = op->n;
-    const int64_t row0 = op->row0;
-    const int64_t *rp = A->row_ptr, *col = A->col;
-    const double *val = A->val;
     const int C = cfg->chunk_height;
     const int32_t *perm = t->perm;
     /* rows with remote entries, in permuted order (parallel compaction) */
@@ -343,32 +349,9 @@ static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build
     PL_CALL(pjds_layout(nr, op->n_halo, t->rr_len, t->rr_perm, C, cfg->sort_window, &op->rem));
     pjds *p = &op->rem;
     PL_MALLOC(p->row_map, nr ? nr : 1);
-#pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t c = 0; c < p->nchunks; c++) {
-        int64_t off = p->chunk_start[c];
-        int32_t w = p->chunk_width[c];
-        for (int32_t r = 0; r < C; r++) {
-            int64_t s = c * C + r;
-            int32_t *pc = p->col + off + r, j = 0, last = 0;
-            double *pv = p->val + off + r;
-            if (s < nr) {
-                int32_t i = t->rr_row[t->rr_perm[s]], o = perm[i];
-                p->row_map[s] = i;
-                for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
-                    int64_t g = col[e];
-                    if ((uint64_t)(g - row0) < (uint64_t)n) continue;
-                    last = halo_index(t, g);
-                    pc[(int64_t)j * C] = last;
-                    pv[(int64_t)j * C] = val[e];
-                    j++;
-                }
-            }
-            for (; j < w; j++) {
-                pc[(int64_t)j * C] = last;
-                pv[(int64_t)j * C] = 0.0;
-            }
-        }
-    }
+#pragma omp parallel for schedule(static)
+    for (int32_t s = 0; s < nr; s++) p->row_map[s] = t->rr_row[t->rr_perm[s]];
+    fill_chunks(p, 1, op, A, t);
     return PL_OK;
 }
 
