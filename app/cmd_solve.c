@@ -107,7 +107,7 @@ typedef struct solve_facts {
     int64_t stored_entries; /* sum over ranks of the operator's stored entries */
     double permute_seconds, solve_seconds, t_write0;
     int64_t spmv_count;
-    double spmv_seconds, spmv_gflops;
+    double spmv_seconds, spmv_gflops, spmv_median;
     const char *backend;
     int exchange;
 } solve_facts;
@@ -159,6 +159,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "spmv_count", f->spmv_count), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_seconds", f->spmv_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_gflops", f->spmv_gflops), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_median_seconds", f->spmv_median), out, rc);
     /* last: the times of writing and of the whole run so far */
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "write_seconds", pl_wtime() - f->t_write0), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "total_seconds", pl_wtime() - ctx->t_start), out, rc);
@@ -266,6 +267,7 @@ int cmd_solve(app_ctx *ctx)
     o.monitor_arg = &prog;
     int64_t n0;
     double s0;
+    pl_op_reset_counters(op); /* the per-product samples start here */
     pl_op_counters(op, &n0, &s0);
     t0 = pl_wtime();
     rc = lz_solve(op, &o, &res);
@@ -284,6 +286,11 @@ int cmd_solve(app_ctx *ctx)
     f.spmv_count = n1 - n0;
     f.spmv_seconds = max_over_ranks(ctx, s1 - s0);
     f.spmv_gflops = f.spmv_seconds > 0 ? 2.0 * (double)f.mi.nnz * (double)f.spmv_count / f.spmv_seconds * 1e-9 : 0.0;
+    pl_op_timings ot;
+    pl_op_timings_get(op, &ot);
+    double t_med = max_over_ranks(ctx, ot.t_median), t_first = max_over_ranks(ctx, ot.t_first),
+           t_max = max_over_ranks(ctx, ot.t_max);
+    f.spmv_median = t_med;
 
     PL_CALL_GOTO(write_output(ctx, op, &res, &f), out, rc);
 
@@ -298,6 +305,9 @@ int cmd_solve(app_ctx *ctx)
                 f.mi.build_seconds + f.mi.partition_seconds, f.permute_seconds, f.solve_seconds, f.spmv_seconds,
                 res.time.orth, res.time.restart, pl_wtime() - ctx->t_start);
         pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f.spmv_gflops, (long long)f.spmv_count);
+        pl_info("solve: SpMV per product (max over ranks): median %.3f ms, mean %.3f ms, first %.3f ms, max %.3f ms",
+                1e3 * t_med, f.spmv_count > 0 ? 1e3 * f.spmv_seconds / (double)f.spmv_count : 0.0, 1e3 * t_first,
+                1e3 * t_max);
         if (res.time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
             double st = (double)res.time.steps, sp = res.time.steps_time - res.time.orth;
             pl_info("solve: Lanczos step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "

@@ -17,7 +17,7 @@ enum pl_boundary { PL_BOUNDARY_PERIODIC = 0, PL_BOUNDARY_OPEN = 1 };
 enum pl_which { PL_WHICH_SMALLEST = 0, PL_WHICH_LARGEST = 1 };
 enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA = 2 };
 enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
-enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1, PL_TRANSPORT_AUTO = 2 };
+enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1, PL_TRANSPORT_AUTO = 2, PL_TRANSPORT_IPC = 3 };
 enum pl_precision { PL_PRECISION_DOUBLE = 0, PL_PRECISION_SINGLE = 1 };
 
 typedef struct pl_model_cfg {
@@ -57,8 +57,8 @@ typedef struct pl_spmv_cfg {
     int chunk_height;        /* chunk_height: C = 32                            */
     int64_t sort_window;     /* sort_window: sigma, 0 = all rows (pJDS) = 0     */
     int exchange;            /* exchange: vector | overlap | task = vector      */
-    int transport;           /* transport: mpi | nccl | auto = auto (nccl for   */
-                             /* the cuda backend when built with NCCL)          */
+    int transport;           /* transport: mpi | nccl | auto | ipc = auto (nccl */
+                             /* for the cuda backend when built with NCCL)      */
     int precision;           /* precision: double | single = double             */
     int repeats;             /* repeats: timed SpMVs per format in bench = 100  */
 } pl_spmv_cfg;

@@ -62,6 +62,33 @@ int pl_gpu_join(pl_gpu_xfer *x)
     (void)x;
     return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
 }
+
+int pl_gpu_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok)
+{
+    (void)comm, (void)n_rnb, (void)rnb, (void)n_snb, (void)snb;
+    if (ok) *ok = 0;
+    return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
+}
+
+int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb, const int *rcnt,
+                     const int *roff, int n_snb, const int *snb, const int *scnt, const int *soff)
+{
+    (void)x, (void)comm, (void)d_halo, (void)n_rnb, (void)rnb, (void)rcnt, (void)roff, (void)n_snb, (void)snb,
+        (void)scnt, (void)soff;
+    return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
+}
+
+int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send)
+{
+    (void)x, (void)d_send;
+    return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
+}
+
+int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send)
+{
+    (void)x, (void)d_send;
+    return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
+}
 #else
 typedef int pl_cuda_stub_unused; /* ISO C forbids an empty translation unit */
 #endif

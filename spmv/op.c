@@ -75,9 +75,12 @@ struct pl_op {
     /* cuda backend, several ranks: asynchronous staging / NCCL */
     pl_gpu_xfer *gx;
     int nccl;                      /* transport = nccl in use */
+    int ipc;                       /* transport = ipc in use */
     /* counters */
     int64_t n_apply;
     double t_total, t_local, t_remote, t_comm, bytes_sent;
+    double *t_apply;               /* wall time of each apply since the reset */
+    int64_t n_samples, cap_apply;  /* (samples stop if memory runs out)   */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -129,8 +132,11 @@ static void phase(const char *what, double *t)
 static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg, const pl_backend *be)
 {
     PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL ||
-                 cfg->transport == PL_TRANSPORT_AUTO,
-             PL_ERR_INPUT, "[spmv] transport = %d is not mpi, nccl or auto", cfg->transport);
+                 cfg->transport == PL_TRANSPORT_AUTO || cfg->transport == PL_TRANSPORT_IPC,
+             PL_ERR_INPUT, "[spmv] transport = %d is not mpi, nccl, auto or ipc", cfg->transport);
+    PL_CHECK(cfg->transport != PL_TRANSPORT_IPC || (be->name && !strcmp(be->name, "cuda")), PL_ERR_INPUT,
+             "[spmv] transport = ipc needs backend = cuda (the backend is %s): use transport = mpi",
+             be->name ? be->name : "?");
     if (cfg->transport == PL_TRANSPORT_NCCL) {
         PL_CHECK(be->name && !strcmp(be->name, "cuda"), PL_ERR_INPUT,
                  "[spmv] transport = nccl needs backend = cuda (the backend is %s): use transport = mpi",
@@ -502,6 +508,23 @@ static int upload(pl_op *op, build_tmp *t)
     return PL_OK;
 }
 
+/* Step 7 (neighbours, cuda backend): one exchange of a zeroed send buffer
+ * through the transport in use. */
+static int warm_up(pl_op *op)
+{
+    pl_backend *be = op->be;
+    if (op->n_send) PL_CALL(be->set(be, (size_t)op->n_send, 0.0, op->d_sendbuf));
+    if (op->ipc) {
+        PL_CALL(pl_gpu_ipc_start(op->gx, op->d_sendbuf));
+        PL_CALL(pl_gpu_ipc_finish(op->gx, op->d_sendbuf));
+    } else if (op->nccl) {
+        PL_CALL(pl_gpu_nccl_exchange(op->gx, 0, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb, op->snb,
+                                     op->scnt, op->soff, op->d_sendbuf));
+    }
+    PL_CALL(be->sync(be));
+    return PL_OK;
+}
+
 static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
 {
     MPI_Comm comm = op->comm;
@@ -558,8 +581,22 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
         /* auto: NCCL where built (device to device over NVLink/PCIe; staging
          * through host memory with a non-CUDA-aware MPI is 10-20x slower) */
         op->nccl = cfg->transport == PL_TRANSPORT_NCCL || (cfg->transport == PL_TRANSPORT_AUTO && PJDS_HAVE_NCCL);
+        if (cfg->transport == PL_TRANSPORT_IPC) {
+            /* copy engines into the peers' halo buffers: one node only */
+            int ok = 0;
+            PL_CALL(pl_gpu_ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ok));
+            PL_CHECK(ok, PL_ERR_INPUT,
+                     "[spmv] transport = ipc needs every halo neighbour on the same node (these ranks span "
+                     "several): use transport = nccl or mpi");
+            op->ipc = 1;
+        }
         PL_CALL(agree(comm, pl_gpu_xfer_create(op->be, op->nccl, comm, &op->gx), "setting up the GPU halo transport"));
-        phase(op->nccl ? "NCCL communicator" : "GPU transfer streams", &tp);
+        if (op->ipc)
+            PL_CALL(agree(comm,
+                          pl_gpu_ipc_setup(op->gx, comm, op->d_halo, op->n_rnb, op->rnb, op->rcnt, op->roff, op->n_snb,
+                                           op->snb, op->scnt, op->soff),
+                          "mapping the peers' halo buffers (CUDA IPC)"));
+        phase(op->nccl ? "NCCL communicator" : op->ipc ? "CUDA IPC mappings" : "GPU transfer streams", &tp);
     }
     op->exchange = cfg->exchange;
     if (op->exchange == PL_EXCHANGE_TASK && op->size > 1) {
@@ -571,6 +608,13 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
                     provided);
             op->exchange = PL_EXCHANGE_OVERLAP;
         }
+    }
+    /* 7: one exchange now, so that lazy set-up (NCCL connects its peers at
+     * the first send/receive, CUDA maps peer memory at the first copy)
+     * counts in the creation, not in the first product */
+    if (op->gx && op->n_rnb + op->n_snb > 0) {
+        PL_CALL(agree(comm, warm_up(op), "the first halo exchange"));
+        phase("first halo exchange", &tp);
     }
     return PL_OK;
 }
@@ -632,6 +676,7 @@ void pl_op_destroy(pl_op **pop)
     free(op->scnt);
     free(op->soff);
     free(op->req);
+    free(op->t_apply);
     if (op->comm != MPI_COMM_NULL) MPI_Comm_free(&op->comm);
     free(op);
     *pop = NULL;
@@ -725,6 +770,11 @@ static int detail_sync(pl_op *op)
  *    group, local, remote on one stream.  overlap/task: the NCCL group runs
  *    on the comm stream after the gather, concurrently with the local
  *    kernel; the remote kernel waits for it (event).
+ *  - IPC: copy engines write the segments into the peers' halo buffers
+ *    (comm stream, after the gather); the host waits for its own copies and
+ *    for the peers' tokens (transport.cu).  vector: all that, then local and
+ *    remote.  overlap/task: the local kernel is queued first and runs
+ *    during the copies and the waits; no SM goes to communication.
  *  - MPI (pinned host staging): one event wait until the send buffer is on
  *    the host.  vector: gather, download, wait, MPI, upload, local, remote.
  *    overlap: the local kernel is queued right after the download, so it
@@ -739,6 +789,26 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
     if (op->n_send) {
         PL_CALL(be->gather(be, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
         op->bytes_sent += (double)op->n_send * sizeof(double);
+    }
+    if (op->ipc) {
+        /* overlap/task: the local kernel is queued between start and finish
+         * and runs while the copy engines move the halo */
+        int side = mode != PL_EXCHANGE_VECTOR;
+        PL_CALL(pl_gpu_ipc_start(op->gx, op->d_sendbuf));
+        if (!side) {
+            PL_CALL(pl_gpu_ipc_finish(op->gx, op->d_sendbuf));
+            PL_CALL(detail_sync(op));
+        }
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(spmv_local(op, x, y));
+        if (side) {
+            tc = pl_wtime();
+            PL_CALL(pl_gpu_ipc_finish(op->gx, op->d_sendbuf));
+            PL_CALL(detail_sync(op));
+            op->t_comm += pl_wtime() - tc;
+        }
+        PL_CALL(spmv_remote(op, y));
+        return PL_OK;
     }
     if (op->nccl) {
         int side = mode != PL_EXCHANGE_VECTOR;
@@ -844,8 +914,18 @@ int pl_op_apply(pl_op *op, const double *x, double *y)
         PL_CALL(spmv_remote(op, y));
     }
     PL_CALL(be->sync(be));
+    double dt = pl_wtime() - t0;
+    if (op->n_samples == op->cap_apply) { /* samples for the median; doubling */
+        int64_t cap = op->cap_apply ? 2 * op->cap_apply : 256;
+        double *p = realloc(op->t_apply, (size_t)cap * sizeof *p);
+        if (p) {
+            op->t_apply = p;
+            op->cap_apply = cap;
+        }
+    }
+    if (op->n_samples < op->cap_apply) op->t_apply[op->n_samples++] = dt;
     op->n_apply++;
-    op->t_total += pl_wtime() - t0;
+    op->t_total += dt;
     return PL_OK;
 }
 
@@ -887,8 +967,25 @@ void pl_op_counters(const pl_op *op, int64_t *n_apply, double *seconds)
     if (seconds) *seconds = op->t_total;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 void pl_op_timings_get(const pl_op *op, pl_op_timings *t)
 {
+    t->t_first = t->t_median = t->t_max = 0.0;
+    int64_t n = op->n_samples;
+    double *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
+    if (s) {
+        memcpy(s, op->t_apply, (size_t)n * sizeof *s);
+        qsort(s, (size_t)n, sizeof *s, cmp_double);
+        t->t_first = op->t_apply[0];
+        t->t_median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+        t->t_max = s[n - 1];
+        free(s);
+    }
     t->n_apply = op->n_apply;
     t->t_total = op->t_total;
     t->t_local = op->t_local;
@@ -901,7 +998,7 @@ void pl_op_set_detailed_timing(pl_op *op, int on) { op->detailed = on != 0; }
 
 void pl_op_reset_counters(pl_op *op)
 {
-    op->n_apply = 0;
+    op->n_apply = op->n_samples = 0;
     op->t_total = op->t_local = op->t_remote = op->t_comm = op->bytes_sent = 0.0;
 }
 

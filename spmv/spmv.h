@@ -215,6 +215,8 @@ typedef struct pl_op_timings {
     int64_t n_apply;
     double t_total, t_local, t_remote, t_comm;
     double bytes_sent;     /* halo bytes this rank sent (MPI)            */
+    double t_first, t_median, t_max; /* seconds of single applies (0 if none;
+                                        median/max 0 if out of memory)  */
 } pl_op_timings;
 void pl_op_timings_get(const pl_op *op, pl_op_timings *t);
 void pl_op_set_detailed_timing(pl_op *op, int on);

@@ -56,7 +56,7 @@ int pjds_layout(int32_t n, int32_t ncols, const int32_t *len, const int32_t *per
 /* Bytes of the arrays of p (what a backend copy of it holds).  Can't fail. */
 size_t pjds_bytes(const pjds *p);
 
-/* ---- GPU halo transfers (spmv/cuda/transport_nccl.cu; stubs returning
+/* ---- GPU halo transfers (spmv/cuda/transport.cu; stubs returning
  * PL_ERR_NOTSUP in cuda_stub.c without CUDA) ----------------------------
  * What op.c needs on the cuda backend beyond the pl_backend table: copies
  * between device and pinned host buffers that do not synchronise, events to
@@ -87,6 +87,20 @@ int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rnb, const in
                          const int *soff, const double *d_send);
 /* The backend stream waits for the comm stream's exchange. */
 int pl_gpu_join(pl_gpu_xfer *x);
+/* CUDA IPC transport (transport.cu explains the protocol).  possible:
+ * collective; *ok = 1 on every rank iff every rank's halo neighbours are on
+ * its own node.  setup: collective over comm (the operator's private
+ * communicator): exchanges the halo buffers' IPC handles with the
+ * neighbours and maps the receivers' buffers; d_halo must be a cudaMalloc
+ * base pointer; soff must stay valid while x lives.  Per apply, after the
+ * gather was enqueued: start (tokens, first copies on the comm stream),
+ * then finish (remaining copies, wait for own copies and for every
+ * sender's); afterwards the backend stream may read the halo. */
+int pl_gpu_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok);
+int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb, const int *rcnt,
+                     const int *roff, int n_snb, const int *snb, const int *scnt, const int *soff);
+int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send);
+int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send);
 
 #ifdef __cplusplus
 }

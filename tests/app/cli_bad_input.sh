@@ -23,6 +23,7 @@ EOT
 }
 expect=""
 args=()
+cmd=info
 case $case_name in
   unknown_section) base "max_phonons = 2" $'[solverr]\nnev = 2'; expect="bad.ini:11: \[solverr\] unknown section" ;;
   unknown_key)     base $'max_phonons = 2\nphonons = 3'; expect="bad.ini:10: \[model\] phonons: unknown key" ;;
@@ -36,16 +37,19 @@ case $case_name in
   bad_enum)        base $'max_phonons = 2\nboundary = twisted'; expect="bad.ini:10: \[model\] boundary: 'twisted' is not one of periodic\|open" ;;
   bad_set)         base "max_phonons = 2"; args=(--set model.nope=1); expect="--set model.nope=1: \[model\] nope: unknown key" ;;
   tiny_tol)        base "max_phonons = 2" $'[solver]\ntolerance = 1e-300'; expect="bad.ini:11: \[solver\] tolerance: 1e-300 is below what double precision can resolve" ;;
+  ipc_on_cpu)      base "max_phonons = 2" $'[spmv]\nbackend = cpu\ntransport = ipc'; cmd=solve
+                   args=(--set output.file="$dir/out.h5"); expect="\[spmv\] transport = ipc needs backend = cuda" ;;
   missing_file)    cfg=$dir/none.ini; expect="none.ini: cannot open config file" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
   *) echo "unknown case $case_name"; exit 1 ;;
 esac
-"$PJDS_BIN" info "$cfg" "${args[@]}" >"$dir/out" 2>"$dir/err"
+"$PJDS_BIN" "$cmd" "$cfg" "${args[@]}" >"$dir/out" 2>"$dir/err"
 status=$?
 fail=0
 if [ "$status" -ne 2 ]; then echo "FAIL: exit status $status, expected 2"; fail=1; fi
 nlines=$(wc -l <"$dir/err")
 if [ "$nlines" -ne 1 ]; then echo "FAIL: $nlines lines on stderr, expected 1"; fail=1; fi
 if ! grep -Eq -- "$expect" "$dir/err"; then echo "FAIL: stderr does not match /$expect/"; fail=1; fi
+if [ -e "$dir/out.h5" ]; then echo "FAIL: output file written"; fail=1; fi
 echo "stderr: $(cat "$dir/err")"
 exit $fail
