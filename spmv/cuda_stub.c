@@ -57,6 +57,12 @@ int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rnb, const in
     return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
 }
 
+int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf)
+{
+    (void)x, (void)n, (void)idx, (void)src, (void)buf;
+    return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
+}
+
 int pl_gpu_join(pl_gpu_xfer *x)
 {
     (void)x;

@@ -767,11 +767,12 @@ static int detail_sync(pl_op *op)
  * Everything is enqueued on the backend's stream; the host blocks only
  * where it must:
  *  - NCCL: never (the final sync of pl_op_apply).  vector: gather, NCCL
- *    group, local, remote on one stream.  overlap/task: the NCCL group runs
- *    on the comm stream after the gather, concurrently with the local
- *    kernel; the remote kernel waits for it (event).
+ *    group, local, remote on one stream.  overlap/task: the gather and the
+ *    NCCL group run on the comm stream, concurrently with the local kernel;
+ *    the remote kernel waits for them (event).
  *  - IPC: copy engines write the segments into the peers' halo buffers
- *    (comm stream, after the gather); the host waits for its own copies and
+ *    (comm stream, after the gather, which overlap/task also put there); the
+ *    host waits for its own copies and
  *    for the peers' tokens (transport.cu).  vector: all that, then local and
  *    remote.  overlap/task: the local kernel is queued first and runs
  *    during the copies and the waits; no SM goes to communication.
@@ -786,8 +787,14 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
     pl_backend *be = op->be;
     const int mode = op->exchange;
     double tc = pl_wtime();
+    /* overlap/task with ipc/nccl: the gather goes on the comm stream too, so
+     * the local kernel need not wait for it */
+    const int side_gather = (op->ipc || op->nccl) && mode != PL_EXCHANGE_VECTOR;
     if (op->n_send) {
-        PL_CALL(be->gather(be, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
+        if (side_gather)
+            PL_CALL(pl_gpu_gather_side(op->gx, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
+        else
+            PL_CALL(be->gather(be, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
         op->bytes_sent += (double)op->n_send * sizeof(double);
     }
     if (op->ipc) {

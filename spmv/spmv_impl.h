@@ -87,6 +87,10 @@ int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rnb, const in
                          const int *soff, const double *d_send);
 /* The backend stream waits for the comm stream's exchange. */
 int pl_gpu_join(pl_gpu_xfer *x);
+/* buf[i] = src[idx[i]] on the comm stream, after the backend stream's work
+ * so far: the local kernel queued next on the backend stream runs beside
+ * it.  Later exchanges on the comm stream are ordered after it. */
+int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf);
 /* CUDA IPC transport (transport.cu explains the protocol).  possible:
  * collective; *ok = 1 on every rank iff every rank's halo neighbours are on
  * its own node.  setup: collective over comm (the operator's private

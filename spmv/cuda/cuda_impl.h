@@ -127,6 +127,8 @@ int pl_cuda_nvariants_impl(void);
 const pl_cuda_variant *pl_cuda_variant_get(int v);
 int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x);
 int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
+/* The same on stream s (transport.cu: the comm stream). */
+int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the
  * tall-skinny kernels, asynchronous on cx->stream; 1 <= k, m <= PL_TS_KMAX,
  * n >= 1 (PL_ERR_ARG otherwise).  gemv_t leaves h in cx->d_ts_h (k doubles);

@@ -258,10 +258,15 @@ extern "C" int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x)
     return PL_OK;
 }
 
-extern "C" int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf)
+extern "C" int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf)
 {
     if (n == 0) return PL_OK;
-    k_gather<<<grid_for(n, 256), 256, 0, cx->stream>>>(n, d_idx, d_x, d_buf);
+    k_gather<<<grid_for(n, 256), 256, 0, s>>>(n, d_idx, d_x, d_buf);
     PL_CUDA_LAUNCH();
     return PL_OK;
+}
+
+extern "C" int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf)
+{
+    return pl_cuda_gather_on(cx->stream, n, d_idx, d_x, d_buf);
 }

@@ -5,12 +5,13 @@
  * straight into the peers' halo buffers, [spmv] transport = ipc).
  *
  * Streams: the backend's stream (pl_cuda_ctx.stream, cuda_impl.h) runs the
- * gather, the SpMV kernels and, in vector mode, the NCCL calls.  A second
- * non-blocking "comm" stream owned here runs the halo upload (MPI) or the
- * grouped ncclSend/ncclRecv (NCCL, overlap/task modes) while the local
- * kernel runs on the backend stream; events order the two:
- *   backend: gather -> evGather -> local kernel ........ wait(evComm) -> remote
- *   comm:             wait(evGather) -> NCCL group -> evComm
+ * SpMV kernels and, in vector mode, the gather and the NCCL calls.  A
+ * second non-blocking "comm" stream owned here runs the halo upload (MPI),
+ * or the gather and the grouped ncclSend/ncclRecv or IPC copies (NCCL/IPC,
+ * overlap/task modes) while the local kernel runs on the backend stream;
+ * events order the two:
+ *   backend: evX -> local kernel ......................... wait(evComm) -> remote
+ *   comm:    wait(evX) -> gather -> NCCL group / copies -> evComm
  * NCCL (NVIDIA, "NCCL User Guide", point-to-point communication): one
  * communicator per operator, built from MPI (ncclGetUniqueId on rank 0,
  * MPI_Bcast of the id, ncclCommInitRank on the backend's device); sends and
@@ -194,6 +195,14 @@ extern "C" int pl_gpu_h2d_async(pl_gpu_xfer *x, double *d_dst, const double *h_s
     PL_CUDA(cudaEventRecord(x->ev_comm, x->comm));
     PL_CUDA(cudaStreamWaitEvent(x->main, x->ev_comm, 0));
     x->be->bytes_h2d += (double)(n * sizeof(double));
+    return PL_OK;
+}
+
+extern "C" int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf)
+{
+    PL_CUDA(cudaEventRecord(x->ev_gather, x->main));
+    PL_CUDA(cudaStreamWaitEvent(x->comm, x->ev_gather, 0));
+    PL_CALL(pl_cuda_gather_on(x->comm, n, idx, src, buf));
     return PL_OK;
 }
 
