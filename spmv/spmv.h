@@ -74,6 +74,8 @@ int pjds_stats_from_lengths(int64_t n_local, const int32_t *len, int C, MPI_Comm
  * MPI_Allreduce is in pl_vec_* below.  Scalars and small matrices (h, Y)
  * live on the host.  Every function returns an error code. */
 typedef struct pl_backend pl_backend;
+/* Writes the entries of chunks [c0, c1) of a pJDS layout (mat_create_fill). */
+typedef int (*pl_pjds_fill_fn)(void *arg, int64_t c0, int64_t c1, int32_t *col, double *val);
 struct pl_backend {
     const char *name;  /* "cpu" or "cuda" */
     void *ctx;         /* handles, streams; owned by the backend */
@@ -130,6 +132,13 @@ struct pl_backend {
      * on the host, ldy >= k, 0 <= m <= k); columns m..k-1 are left
      * undefined.  Any n, k, m. */
     int (*basis_update)(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *h_Y, int ldy);
+    /* mat_create_fill, optional (NULL: op.c fills whole host arrays and
+     * calls mat_create): the matrix from a layout (a pjds whose col/val are
+     * NULL; everything else set) and a callback that writes the entries of
+     * chunks [c0, c1) to col/val (index 0 = entry chunk_start[c0]).  The
+     * backend calls it for consecutive chunk ranges that fit its staging
+     * buffers, so the host never holds the whole col/val arrays. */
+    int (*mat_create_fill)(pl_backend *be, const pjds *layout, pl_pjds_fill_fn fill, void *arg, void **mat);
 };
 
 /* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`

@@ -356,6 +356,110 @@ static int cu_mat_create(pl_backend *be, const pjds *p, void **mat)
     return PL_OK;
 }
 
+/* Staging of mat_create_fill: two page-locked buffers of this many entries
+ * (12 B each: 96 MiB per buffer), filled on the host in turn while the
+ * other one is copied to the device. */
+#define PL_FILL_STAGE_ENTRIES (INT64_C(8) << 20)
+
+static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, pl_cuda_mat *m)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    size_t tot = 0;
+    const size_t nch = (size_t)p->nchunks, C = (size_t)p->C, nent = (size_t)p->nent;
+    PL_CALL(upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), &tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), &tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), &tot));
+    if (p->row_map)
+        PL_CALL(upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), &tot));
+    cudaError_t e = cudaMalloc((void **)&m->d_col, (nent ? nent : 1) * sizeof(int32_t));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&m->d_val, (nent ? nent : 1) * sizeof(double));
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return PL_ERROR(PL_ERR_MEM, "out of device memory for %lld matrix entries (%.2f GiB)", (long long)nent,
+                        (double)nent * 12.0 / 1073741824.0);
+    }
+    PL_CUDA(e);
+    tot += (nent ? nent : 1) * (sizeof(int32_t) + sizeof(double));
+    /* staging: at least the largest chunk */
+    int64_t stage = PL_FILL_STAGE_ENTRIES, widest = 0;
+    const char *env = getenv("PJDS_FILL_STAGE_ENTRIES"); /* tests: force several ranges */
+    if (env && atoll(env) > 0) stage = atoll(env);
+    for (size_t c = 0; c < nch; c++) {
+        int64_t w = p->chunk_start[c + 1] - p->chunk_start[c];
+        if (w > widest) widest = w;
+    }
+    if (widest > stage) stage = widest;
+    if ((int64_t)nent < stage) stage = (int64_t)nent;
+    int32_t *hc[2] = {NULL, NULL};
+    double *hv[2] = {NULL, NULL};
+    cudaEvent_t ev[2] = {NULL, NULL};
+    int used[2] = {0, 0}, rc = PL_OK;
+    for (int b = 0; b < 2 && rc == PL_OK && stage > 0; b++) {
+        if (cudaMallocHost((void **)&hc[b], (size_t)stage * sizeof(int32_t)) != cudaSuccess ||
+            cudaMallocHost((void **)&hv[b], (size_t)stage * sizeof(double)) != cudaSuccess ||
+            cudaEventCreateWithFlags(&ev[b], cudaEventDisableTiming) != cudaSuccess)
+            rc = PL_ERROR(PL_ERR_MEM, "cannot allocate %.0f MiB of page-locked staging for the matrix upload",
+                          (double)stage * 12.0 / 1048576.0);
+    }
+    size_t c = 0;
+    for (int b = 0; rc == PL_OK && c < nch; b ^= 1) {
+        size_t c1 = c + 1;
+        while (c1 < nch && p->chunk_start[c1 + 1] - p->chunk_start[c] <= stage) c1++;
+        if (used[b] && cudaEventSynchronize(ev[b]) != cudaSuccess) {
+            rc = PL_ERROR(PL_ERR_CUDA, "waiting for a matrix upload failed");
+            break;
+        }
+        int64_t off = p->chunk_start[c], cnt = p->chunk_start[c1] - off;
+        rc = fill(arg, (int64_t)c, (int64_t)c1, hc[b], hv[b]);
+        if (rc != PL_OK) break;
+        if (cnt > 0 && (cudaMemcpyAsync(m->d_col + off, hc[b], (size_t)cnt * sizeof(int32_t), cudaMemcpyHostToDevice,
+                                        cx->stream) != cudaSuccess ||
+                        cudaMemcpyAsync(m->d_val + off, hv[b], (size_t)cnt * sizeof(double), cudaMemcpyHostToDevice,
+                                        cx->stream) != cudaSuccess ||
+                        cudaEventRecord(ev[b], cx->stream) != cudaSuccess)) {
+            rc = PL_ERROR(PL_ERR_CUDA, "matrix upload (cudaMemcpyAsync) failed");
+            break;
+        }
+        used[b] = cnt > 0;
+        c = c1;
+    }
+    /* the staging buffers may be freed only after the copies */
+    cudaError_t se = cudaStreamSynchronize(cx->stream);
+    for (int b = 0; b < 2; b++) {
+        if (hc[b]) (void)cudaFreeHost(hc[b]);
+        if (hv[b]) (void)cudaFreeHost(hv[b]);
+        if (ev[b]) (void)cudaEventDestroy(ev[b]);
+    }
+    PL_CALL(rc);
+    PL_CUDA(se);
+    m->bytes = tot;
+    be->bytes_h2d += (double)tot;
+    return PL_OK;
+}
+
+static int cu_mat_create_fill(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, void **mat)
+{
+    *mat = NULL;
+    PL_CHECK(p->nrows >= 0 && p->C >= 1 && p->nchunks == (p->nrows + p->C - 1) / p->C, PL_ERR_ARG,
+             "inconsistent pJDS: nrows %d, C %d, nchunks %d", p->nrows, p->C, p->nchunks);
+    PL_CHECK(p->chunk_start[p->nchunks] == p->nent, PL_ERR_ARG, "inconsistent pJDS: chunk_start[nchunks] != nent");
+    pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->nrows = p->nrows;
+    m->ncols = p->ncols;
+    m->C = p->C;
+    m->nchunks = p->nchunks;
+    m->nnz = p->nnz;
+    m->nent = p->nent;
+    int e = fill_upload(be, p, fill, arg, m);
+    if (e != PL_OK) {
+        cu_mat_destroy(be, m);
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, "fill_upload");
+    }
+    *mat = m;
+    return PL_OK;
+}
+
 static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
@@ -501,6 +605,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gemv_n = cu_gemv_n;
     be->gemm = cu_gemm;
     be->mat_create = cu_mat_create;
+    be->mat_create_fill = cu_mat_create_fill;
     be->mat_destroy = cu_mat_destroy;
     be->spmv = cu_spmv;
     be->idx_create = cu_idx_create;
