@@ -102,8 +102,13 @@ static int agree(MPI_Comm comm, int rc, const char *phase)
 /* Temporaries of the local build. */
 typedef struct build_tmp {
     int32_t *len_loc, *len_rem, *perm, *iperm;
-    uint64_t *bm;      /* bitmap of the remote columns (N bits)           */
-    int32_t *bm_rank;  /* set bits before word w (halo index of its first) */
+    int64_t *rem_blk;  /* first remote entry of rows 0, B, 2B.. (halo_build) */
+    int32_t *rem_h;    /* halo index of each remote entry, in row order   */
+    uint64_t *key, *key_tmp, *pay, *pay_tmp; /* halo sort (halo_build)    */
+    int64_t *hist;     /* radix sort counters                             */
+    uint64_t **seg;    /* remote columns of each part (scan_rows)         */
+    int64_t *seg_len;
+    int n_seg;
     int64_t *halo_g;   /* sorted unique remote columns                    */
     int32_t *rr_row, *rr_len, *rr_perm;
     int64_t *bounds, *req_g;
@@ -113,10 +118,13 @@ typedef struct build_tmp {
 
 static void build_tmp_free(build_tmp *t)
 {
-    void *ptrs[] = {t->len_loc, t->len_rem, t->perm,  t->iperm,  t->bm,     t->bm_rank, t->halo_g,
-                    t->rr_row,  t->rr_len,  t->rr_perm, t->bounds, t->req_g, t->rcount, t->scount,
-                    t->rdispl,  t->sdispl,  t->send_idx};
+    void *ptrs[] = {t->len_loc, t->len_rem, t->perm,    t->iperm,  t->rem_blk, t->rem_h,  t->key,
+                    t->key_tmp, t->pay,     t->pay_tmp, t->hist,   t->halo_g, t->rr_row,  t->rr_len, t->rr_perm,
+                    t->bounds,  t->req_g,   t->rcount,  t->scount, t->rdispl,  t->sdispl, t->send_idx};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) free(ptrs[i]);
+    for (int q = 0; t->seg && q < t->n_seg; q++) free(t->seg[q]);
+    free(t->seg);
+    free(t->seg_len);
     memset(t, 0, sizeof *t);
 }
 
@@ -172,98 +180,318 @@ static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg, const pl_backend
     return PL_OK;
 }
 
-/* Halo index of remote column g: set bits of the bitmap before g. */
-static inline int32_t halo_index(const build_tmp *t, int64_t g)
+#define PL_REM_BLK_LOG 5 /* rem_blk: one remote offset per PL_REM_BLK rows */
+#define PL_REM_BLK (1 << PL_REM_BLK_LOG)
+
+/* Bits needed to write x (0 for x = 0). */
+static int bit_width(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+
+/* Start of part q of [0, m) cut into nb parts: floor(m q / nb) without
+ * overflow. */
+static int64_t part(int64_t m, int q, int nb) { return m / nb * q + m % nb * q / nb; }
+
+/* Stable parallel LSD radix sort of key[0, m) (with pay[] moved alongside
+ * when pay is not NULL) by the key bits [shift, shift + bits); tmp and ptmp
+ * are scratch of m entries (ptmp only with pay).  Digits of at most
+ * PL_RADIX_BITS bits; a pass whose digit is the same in every key is
+ * skipped.  The keys are cut into nb fixed parts (one per thread); cnt holds
+ * nb << PL_RADIX_BITS counters.  Returns 1 when the sorted data ended in
+ * tmp/ptmp, else 0. */
+#define PL_RADIX_BITS 8
+static int radix_sort(uint64_t *key, uint64_t *pay, uint64_t *tmp, uint64_t *ptmp, int64_t m, int shift, int bits,
+                      int nb, int64_t *cnt)
 {
-    uint64_t w = t->bm[g >> 6], below = (1ull << (g & 63)) - 1;
-    return t->bm_rank[g >> 6] + (int32_t)__builtin_popcountll(w & below);
+    const int passes = (bits + PL_RADIX_BITS - 1) / PL_RADIX_BITS;
+    int swapped = 0;
+    for (int ps = 0; ps < passes; ps++) {
+        const int d0 = shift + bits * ps / passes, db = shift + bits * (ps + 1) / passes - d0;
+        const int64_t B = (int64_t)1 << db;
+        const uint64_t mask = (uint64_t)B - 1;
+#pragma omp parallel for schedule(static, 1)
+        for (int q = 0; q < nb; q++) {
+            int64_t *h = cnt + q * B;
+            memset(h, 0, (size_t)B * sizeof *h);
+            for (int64_t i = part(m, q, nb); i < part(m, q + 1, nb); i++) h[(key[i] >> d0) & mask]++;
+        }
+        /* exclusive offsets in (digit, part) order */
+        int64_t s = 0, skip = 0;
+        for (int64_t d = 0; d < B; d++) {
+            int64_t s0 = s;
+            for (int q = 0; q < nb; q++) {
+                int64_t c = cnt[q * B + d];
+                cnt[q * B + d] = s;
+                s += c;
+            }
+            if (s - s0 == m) skip = 1; /* one digit value in all keys */
+        }
+        if (skip) continue;
+#pragma omp parallel for schedule(static, 1)
+        for (int q = 0; q < nb; q++) {
+            int64_t *h = cnt + q * B, a = part(m, q, nb), b = part(m, q + 1, nb);
+            if (pay) {
+                for (int64_t i = a; i < b; i++) {
+                    int64_t o = h[(key[i] >> d0) & mask]++;
+                    tmp[o] = key[i];
+                    ptmp[o] = pay[i];
+                }
+            } else {
+                for (int64_t i = a; i < b; i++) tmp[h[(key[i] >> d0) & mask]++] = key[i];
+            }
+        }
+        uint64_t *x = key;
+        key = tmp;
+        tmp = x;
+        x = pay;
+        pay = ptmp;
+        ptmp = x;
+        swapped ^= 1;
+    }
+    return swapped;
+}
+
+/* The halo from the remote entries that scan_rows collected (valid columns
+ * outside the block, all in [lo, hi], in row order in the segments
+ * seg[0..n_seg)): rem_blk[b] = first remote entry of row b * PL_REM_BLK;
+ * a radix sort of (column - lo, entry ordinal) pairs, packed into one 64-bit
+ * key when the bits fit (else key and ordinal arrays); one walk over the
+ * sorted pairs gives halo_g (ascending unique columns) and rem_h[k] (halo
+ * index of remote entry k).  No array of the global size: memory
+ * O(remote entries + rows).
+ * Peak extra memory: 16 bytes per remote entry (the segments joined into the
+ * key array, then keys + sort scratch, then keys + rem_h in the scratch; 32
+ * with separate ordinals, only when bits(hi - lo) + bits(entries - 1) > 64),
+ * 8 / PL_REM_BLK bytes per row and threads x 2^PL_RADIX_BITS counters.
+ * rem_h (4 bytes per remote entry) is kept until the remote pJDS is filled.
+ * (A segment that grows by a copying realloc holds 24 bytes per entry for a
+ * moment, before the keys exist; its unused capacity is never touched.) */
+static int halo_build(pl_op *op, build_tmp *t, int64_t lo, int64_t hi)
+{
+    const int32_t n = op->n;
+    const int nb = t->n_seg;
+    PL_MALLOC(t->hist, (size_t)nb << PL_RADIX_BITS);
+    int64_t *cnt = t->hist;
+    /* block offsets: part sums, then the prefix inside each part */
+    PL_MALLOC(t->rem_blk, ((size_t)n >> PL_REM_BLK_LOG) + 1);
+#pragma omp parallel for schedule(static, 1)
+    for (int q = 0; q < nb; q++) {
+        int64_t s = 0;
+        for (int32_t i = (int32_t)part(n, q, nb); i < (int32_t)part(n, q + 1, nb); i++) s += t->len_rem[i];
+        cnt[q] = s;
+    }
+    int64_t m = 0;
+    for (int q = 0; q < nb; q++) {
+        int64_t c = cnt[q];
+        cnt[q] = m;
+        m += c;
+    }
+#pragma omp parallel for schedule(static, 1)
+    for (int q = 0; q < nb; q++) {
+        int64_t s = cnt[q];
+        for (int32_t i = (int32_t)part(n, q, nb); i < (int32_t)part(n, q + 1, nb); i++) {
+            if (!(i & (PL_REM_BLK - 1))) t->rem_blk[i >> PL_REM_BLK_LOG] = s;
+            s += t->len_rem[i];
+        }
+    }
+    if (!(n & (PL_REM_BLK - 1))) t->rem_blk[n >> PL_REM_BLK_LOG] = m;
+    int64_t ms = 0;
+    for (int q = 0; q < nb; q++) {
+        cnt[q] = ms;
+        ms += t->seg_len[q];
+    }
+    PL_CHECK(ms == m, PL_ERR_INTERNAL, "%lld remote entries collected, %lld counted", (long long)ms, (long long)m);
+    if (m == 0) {
+        op->n_halo = 0;
+        PL_MALLOC(t->halo_g, 1);
+        PL_MALLOC(t->rem_h, 1);
+        return PL_OK;
+    }
+    /* keys in row order: the segments joined into seg[0], converted in place */
+    uint64_t *key = realloc(t->seg[0], (size_t)m * sizeof *key);
+    PL_CHECK(key, PL_ERR_MEM, "out of host memory for %lld remote entries", (long long)m);
+    t->key = key;
+    t->seg[0] = NULL;
+#pragma omp parallel for schedule(static, 1)
+    for (int q = 1; q < nb; q++) {
+        if (t->seg_len[q]) memcpy(key + cnt[q], t->seg[q], (size_t)t->seg_len[q] * sizeof *key);
+        free(t->seg[q]);
+        t->seg[q] = NULL;
+    }
+    const int cb = bit_width((uint64_t)(hi - lo)), kb = bit_width((uint64_t)(m - 1)); /* kb <= 63 */
+    const int packed = cb + kb <= 64, shift = packed ? kb : 0;
+    if (!packed) PL_MALLOC(t->pay, m);
+    uint64_t *pay = t->pay;
+#pragma omp parallel for schedule(static, 1)
+    for (int q = 0; q < nb; q++) {
+        for (int64_t k = part(m, q, nb); k < part(m, q + 1, nb); k++) {
+            uint64_t c = key[k] - (uint64_t)lo;
+            if (packed) {
+                key[k] = c << shift | (uint64_t)k;
+            } else {
+                key[k] = c;
+                pay[k] = (uint64_t)k;
+            }
+        }
+    }
+    /* sort; the scratch then holds rem_h */
+    PL_MALLOC(t->key_tmp, m);
+    if (!packed) PL_MALLOC(t->pay_tmp, m);
+    if (radix_sort(t->key, t->pay, t->key_tmp, t->pay_tmp, m, shift, cb, nb, cnt)) {
+        uint64_t *x = t->key;
+        t->key = t->key_tmp;
+        t->key_tmp = x;
+        x = t->pay;
+        t->pay = t->pay_tmp;
+        t->pay_tmp = x;
+    }
+    free(t->pay_tmp);
+    t->pay_tmp = NULL;
+    t->rem_h = (int32_t *)t->key_tmp;
+    t->key_tmp = NULL;
+    key = t->key;
+    pay = t->pay;
+    /* walk: new columns per part, then halo_g and rem_h */
+#pragma omp parallel for schedule(static, 1)
+    for (int q = 0; q < nb; q++) {
+        int64_t s = 0;
+        for (int64_t i = part(m, q, nb); i < part(m, q + 1, nb); i++)
+            s += i == 0 || (key[i] >> shift) != (key[i - 1] >> shift);
+        cnt[q] = s;
+    }
+    int64_t nh = 0;
+    for (int q = 0; q < nb; q++) {
+        int64_t c = cnt[q];
+        cnt[q] = nh;
+        nh += c;
+    }
+    PL_CHECK(nh <= INT32_MAX, PL_ERR_OVERFLOW, "halo of %lld entries exceeds int32", (long long)nh);
+    op->n_halo = (int32_t)nh;
+    PL_MALLOC(t->halo_g, nh);
+    const uint64_t kmask = ((uint64_t)1 << shift) - 1; /* shift <= 63 */
+    int32_t *rem_h = t->rem_h;
+#pragma omp parallel for schedule(static, 1)
+    for (int q = 0; q < nb; q++) {
+        int64_t h = cnt[q] - 1;
+        for (int64_t i = part(m, q, nb); i < part(m, q + 1, nb); i++) {
+            uint64_t c = key[i] >> shift;
+            if (i == 0 || c != key[i - 1] >> shift) t->halo_g[++h] = lo + (int64_t)c;
+            rem_h[packed ? (int64_t)(key[i] & kmask) : (int64_t)pay[i]] = (int32_t)h;
+        }
+    }
+    free(t->key);
+    free(t->pay);
+    free(t->hist);
+    t->key = t->pay = NULL;
+    t->hist = NULL;
+    int32_t *x = realloc(rem_h, (size_t)m * sizeof *rem_h); /* give the unused half back */
+    if (x) t->rem_h = x;
+    return PL_OK;
+}
+
+/* First row of part q of the n rows cut into nb parts of about equal
+ * non-zeros. */
+static int32_t nnz_part(const int64_t *rp, int32_t n, int q, int nb)
+{
+    if (q >= nb || n == 0) return q >= nb ? n : 0;
+    int64_t target = part(rp[n], q, nb);
+    int32_t a = 0, b = n; /* first i with rp[i] >= target */
+    while (a < b) {
+        int32_t c = a + (b - a) / 2;
+        if (rp[c] < target)
+            a = c + 1;
+        else
+            b = c;
+    }
+    return a;
 }
 
 /* Step 3a (local): row lengths of the local/remote parts, column check,
- * norm estimate, bitmap of the remote columns -> sorted halo list. */
+ * norm estimate, one part of rows of about equal non-zeros per thread; with
+ * several ranks each part also collects its remote columns in row order for
+ * halo_build (sorted unique remote columns, halo index of each entry). */
 static int scan_rows(pl_op *op, const pl_csr *A, build_tmp *t)
 {
     const int32_t n = op->n;
     const int64_t row0 = op->row0, N = op->n_global;
     const int64_t *rp = A->row_ptr, *col = A->col;
     const double *val = A->val;
+    const int nb = omp_get_max_threads(), collect = op->size > 1;
     PL_MALLOC(t->len_loc, n);
     PL_MALLOC(t->len_rem, n);
-    int64_t nwords = (N + 63) / 64;
-    uint64_t *bm = NULL;
-    if (op->size > 1) {
-        bm = t->bm = calloc((size_t)(nwords ? nwords : 1), sizeof *t->bm);
-        PL_CHECK(bm, PL_ERR_MEM, "out of host memory for the halo bitmap (%lld bits)", (long long)N);
-    }
-    int64_t bad_row = INT64_MAX;
+    t->seg = calloc((size_t)nb, sizeof *t->seg);
+    t->seg_len = calloc((size_t)nb, sizeof *t->seg_len);
+    PL_CHECK(t->seg && t->seg_len, PL_ERR_MEM, "out of host memory");
+    t->n_seg = nb;
+    int64_t bad_row = INT64_MAX, lo = INT64_MAX, hi = -1;
     double rowmax = 0.0;
-    int nan_row = 0;
-#pragma omp parallel for schedule(dynamic, 4096) reduction(min : bad_row) reduction(max : rowmax) \
-    reduction(| : nan_row)
-    for (int32_t i = 0; i < n; i++) {
-        int32_t a = 0, b = 0;
-        double s = 0.0;
-        for (int64_t e = rp[i]; e < rp[i + 1]; e++) {
-            int64_t g = col[e];
-            s += fabs(val[e]);
-            if ((uint64_t)(g - row0) < (uint64_t)n) {
-                a++;
-                continue;
-            }
-            b++;
-            if ((uint64_t)g >= (uint64_t)N) {
-                if (i < bad_row) bad_row = i;
-                continue;
-            }
-            if (bm) {
-                uint64_t bit = 1ull << (g & 63);
-                if (!(bm[g >> 6] & bit)) {
-#pragma omp atomic update
-                    bm[g >> 6] |= bit;
+    int nan_row = 0, no_mem = 0;
+#pragma omp parallel for schedule(static, 1) reduction(min : bad_row, lo) reduction(max : rowmax, hi) \
+    reduction(| : nan_row, no_mem)
+    for (int q = 0; q < nb; q++) {
+        const int32_t r0 = nnz_part(rp, n, q, nb), r1 = nnz_part(rp, n, q + 1, nb);
+        uint64_t *buf = NULL;
+        int64_t len = 0, cap = 0;
+        int keep = collect;
+        for (int32_t i = r0; i < r1; i++) {
+            int32_t a = 0, b = 0;
+            double s = 0.0;
+            for (int64_t e = rp[i]; e < rp[i + 1]; e++) {
+                int64_t g = col[e];
+                s += fabs(val[e]);
+                if ((uint64_t)(g - row0) < (uint64_t)n) {
+                    a++;
+                    continue;
                 }
+                b++;
+                if ((uint64_t)g >= (uint64_t)N) {
+                    if (i < bad_row) bad_row = i;
+                    continue;
+                }
+                if (g < lo) lo = g;
+                if (g > hi) hi = g;
+                if (!keep) continue;
+                if (len == cap) { /* grow: first guess 1/16 of the part's remaining entries */
+                    int64_t nc = cap ? 2 * cap : (rp[r1] - e) / 16 + 1024;
+                    uint64_t *x = realloc(buf, (size_t)nc * sizeof *buf);
+                    if (!x) {
+                        keep = 0;
+                        no_mem = 1;
+                        continue;
+                    }
+                    buf = x;
+                    cap = nc;
+                }
+                buf[len++] = (uint64_t)g;
             }
+            t->len_loc[i] = a;
+            t->len_rem[i] = b;
+            if (isnan(s)) nan_row = 1;
+            if (s > rowmax) rowmax = s;
         }
-        t->len_loc[i] = a;
-        t->len_rem[i] = b;
-        if (isnan(s)) nan_row = 1;
-        if (s > rowmax) rowmax = s;
+        if (len < cap) { /* give the unused tail back */
+            uint64_t *x = realloc(buf, (size_t)(len ? len : 1) * sizeof *buf);
+            if (x) buf = x;
+        }
+        t->seg[q] = buf;
+        t->seg_len[q] = len;
     }
     PL_CHECK(bad_row == INT64_MAX, PL_ERR_INPUT, "matrix row %lld has a column index outside [0, %lld)",
              (long long)(row0 + bad_row), (long long)N);
+    PL_CHECK(!no_mem, PL_ERR_MEM, "out of host memory for the remote columns of the halo");
     op->norm_est = nan_row ? NAN : rowmax;
     op->nnz = n ? rp[n] : 0;
-    if (!bm) {
+    if (!collect) {
         op->n_halo = 0;
         return PL_OK;
     }
-    /* rank of each word, halo list in ascending column order */
-    PL_MALLOC(t->bm_rank, nwords ? nwords : 1);
-    int64_t nh = 0;
-    for (int64_t w = 0; w < nwords; w++) {
-        t->bm_rank[w] = (int32_t)(nh < INT32_MAX ? nh : INT32_MAX);
-        nh += __builtin_popcountll(bm[w]);
-    }
-    PL_CHECK(nh <= INT32_MAX, PL_ERR_OVERFLOW, "halo of %lld entries exceeds int32", (long long)nh);
-    op->n_halo = (int32_t)nh;
-    PL_MALLOC(t->halo_g, nh ? nh : 1);
-#pragma omp parallel for schedule(static)
-    for (int64_t w = 0; w < nwords; w++) {
-        uint64_t x = bm[w];
-        int64_t k = t->bm_rank[w];
-        while (x) {
-            t->halo_g[k++] = w * 64 + __builtin_ctzll(x);
-            x &= x - 1;
-        }
-    }
-    return PL_OK;
+    return halo_build(op, t, lo, hi);
 }
 
 /* Fill the chunks of p (layout done) from the CSR block.  Local part
  * (remote = 0): permuted row s takes the local entries of row perm[s],
  * columns renumbered through iperm.  Remote part (remote = 1): row s adds
  * into local permuted row row_map[s] and takes the remote entries of row
- * perm[row_map[s]], columns = halo indices.  Entries keep their order;
- * padding repeats the row's last column with value 0. */
+ * perm[row_map[s]], columns = halo indices from rem_h.  Entries keep their
+ * order; padding repeats the row's last column with value 0. */
 static void fill_chunks(pjds *p, int remote, const pl_op *op, const pl_csr *A, const build_tmp *t)
 {
     const int32_t n = op->n, C = p->C;
@@ -280,13 +508,26 @@ static void fill_chunks(pjds *p, int remote, const pl_op *op, const pl_csr *A, c
             double *pv = p->val + off + r;
             if (s < p->nrows && p->row_len[s] > 0) {
                 int32_t o = t->perm[remote ? p->row_map[s] : s];
-                for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
-                    uint64_t u = (uint64_t)(col[e] - row0);
-                    if ((u < (uint64_t)n) == remote) continue; /* the other part's entry */
-                    last = remote ? halo_index(t, col[e]) : t->iperm[u];
-                    pc[(int64_t)j * C] = last;
-                    pv[(int64_t)j * C] = val[e];
-                    j++;
+                if (remote) {
+                    int64_t ro = t->rem_blk[o >> PL_REM_BLK_LOG]; /* the row's first remote entry */
+                    for (int32_t i = o & ~(PL_REM_BLK - 1); i < o; i++) ro += t->len_rem[i];
+                    const int32_t *rh = t->rem_h + ro;
+                    for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
+                        if ((uint64_t)(col[e] - row0) < (uint64_t)n) continue; /* local entry */
+                        last = rh[j];
+                        pc[(int64_t)j * C] = last;
+                        pv[(int64_t)j * C] = val[e];
+                        j++;
+                    }
+                } else {
+                    for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
+                        uint64_t u = (uint64_t)(col[e] - row0);
+                        if (u >= (uint64_t)n) continue; /* remote entry */
+                        last = t->iperm[u];
+                        pc[(int64_t)j * C] = last;
+                        pv[(int64_t)j * C] = val[e];
+                        j++;
+                    }
                 }
             }
             for (; j < w; j++) {
@@ -358,6 +599,10 @@ static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build
 #pragma omp parallel for schedule(static)
     for (int32_t s = 0; s < nr; s++) p->row_map[s] = t->rr_row[t->rr_perm[s]];
     fill_chunks(p, 1, op, A, t);
+    free(t->rem_h); /* done with the remote entries' halo indices */
+    free(t->rem_blk);
+    t->rem_h = NULL;
+    t->rem_blk = NULL;
     return PL_OK;
 }
 
