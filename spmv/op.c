@@ -18,13 +18,19 @@
  *    keeps the list as local permuted positions and gathers them into a send
  *    buffer before each exchange.  Point-to-point messages go to neighbours
  *    only.
+ *  - memory: O(local rows + local non-zeros) per rank, no global-size
+ *    array (the halo comes from a radix sort of the rank's remote entries);
+ *    on a device backend with mat_create_fill the pJDS entries are written
+ *    chunk range by chunk range into its staging buffers, so the host
+ *    never holds them whole (PJDS_FILL_HOST=1: fill host arrays first).
  * Exchange modes (cfg->exchange):
  *  - vector:  gather, exchange, wait, then local and remote SpMV;
  *  - overlap: post non-blocking MPI, local SpMV, wait, remote SpMV ("naive
  *    overlap": on the CPU, MPI progresses only inside MPI calls, so little is
  *    hidden; a GPU runs the local kernel asynchronously and hides more);
  *  - task:    a dedicated communication thread (pthread) posts and waits for
- *    the messages while the calling thread runs the local SpMV.  Needs MPI
+ *    the messages while the calling thread runs the local SpMV (on the
+ *    cuda backend the comm stream plays that part: apply_gpu).  Needs MPI
  *    initialised with at least MPI_THREAD_SERIALIZED (the two threads call
  *    MPI one after the other, never at once); otherwise the operator falls
  *    back to overlap with a warning.  On the CPU the OpenMP team and the
@@ -76,6 +82,7 @@ struct pl_op {
     pl_gpu_xfer *gx;
     int nccl;                      /* transport = nccl in use */
     int ipc;                       /* transport = ipc in use */
+    int stream_fill;               /* entries go to be->mat_create_fill */
     /* counters */
     int64_t n_apply;
     double t_total, t_local, t_remote, t_comm, bytes_sent;
@@ -491,21 +498,24 @@ static int scan_rows(pl_op *op, const pl_csr *A, build_tmp *t)
  * columns renumbered through iperm.  Remote part (remote = 1): row s adds
  * into local permuted row row_map[s] and takes the remote entries of row
  * perm[row_map[s]], columns = halo indices from rem_h.  Entries keep their
- * order; padding repeats the row's last column with value 0. */
-static void fill_chunks(pjds *p, int remote, const pl_op *op, const pl_csr *A, const build_tmp *t)
+ * order; padding repeats the row's last column with value 0.  Chunks
+ * [c0, c1) only, into pcol/pval, whose index 0 is entry chunk_start[c0]
+ * (the whole matrix: 0, nchunks, p->col, p->val). */
+static void fill_chunks(const pjds *p, int remote, const pl_op *op, const pl_csr *A, const build_tmp *t, int64_t c0,
+                        int64_t c1, int32_t *pcol, double *pval)
 {
     const int32_t n = op->n, C = p->C;
-    const int64_t row0 = op->row0;
+    const int64_t row0 = op->row0, base = p->chunk_start[c0];
     const int64_t *rp = A->row_ptr, *col = A->col;
     const double *val = A->val;
 #pragma omp parallel for schedule(dynamic, 64)
-    for (int64_t c = 0; c < p->nchunks; c++) {
-        int64_t off = p->chunk_start[c];
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t off = p->chunk_start[c] - base;
         int32_t w = p->chunk_width[c];
         for (int32_t r = 0; r < C; r++) {
             int64_t s = c * C + r;
-            int32_t *pc = p->col + off + r, j = 0, last = 0;
-            double *pv = p->val + off + r;
+            int32_t *pc = pcol + off + r, j = 0, last = 0;
+            double *pv = pval + off + r;
             if (s < p->nrows && p->row_len[s] > 0) {
                 int32_t o = t->perm[remote ? p->row_map[s] : s];
                 if (remote) {
@@ -538,6 +548,31 @@ static void fill_chunks(pjds *p, int remote, const pl_op *op, const pl_csr *A, c
     }
 }
 
+/* Drop the (untouched) entry arrays of a layout: the backend's
+ * mat_create_fill receives the entries chunk range by chunk range. */
+static void layout_only(pjds *p)
+{
+    free(p->col);
+    free(p->val);
+    p->col = NULL;
+    p->val = NULL;
+}
+
+typedef struct fill_arg {
+    const pjds *p;
+    int remote;
+    const pl_op *op;
+    const pl_csr *A;
+    const build_tmp *t;
+} fill_arg;
+
+static int fill_range(void *arg, int64_t c0, int64_t c1, int32_t *col, double *val)
+{
+    const fill_arg *f = arg;
+    fill_chunks(f->p, f->remote, f->op, f->A, f->t, c0, c1, col, val);
+    return PL_OK;
+}
+
 /* Step 3b (local): local pJDS straight from the CSR block: permuted row s
  * takes the local entries of row perm[s] in their order, columns renumbered
  * through iperm; padding repeats the row's last column. */
@@ -545,7 +580,11 @@ static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_
 {
     const int32_t n = op->n;
     PL_CALL(pjds_layout(n, n, t->len_loc, t->perm, cfg->chunk_height, cfg->sort_window, &op->loc));
-    fill_chunks(&op->loc, 0, op, A, t);
+    if (op->stream_fill) { /* filled chunk range by chunk range in upload() */
+        layout_only(&op->loc);
+        return PL_OK;
+    }
+    fill_chunks(&op->loc, 0, op, A, t, 0, op->loc.nchunks, op->loc.col, op->loc.val);
     return PL_OK;
 }
 
@@ -598,7 +637,11 @@ static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build
     PL_MALLOC(p->row_map, nr ? nr : 1);
 #pragma omp parallel for schedule(static)
     for (int32_t s = 0; s < nr; s++) p->row_map[s] = t->rr_row[t->rr_perm[s]];
-    fill_chunks(p, 1, op, A, t);
+    if (op->stream_fill) { /* filled in upload(), which still needs rem_h */
+        layout_only(p);
+        return PL_OK;
+    }
+    fill_chunks(p, 1, op, A, t, 0, p->nchunks, p->col, p->val);
     free(t->rem_h); /* done with the remote entries' halo indices */
     free(t->rem_blk);
     t->rem_h = NULL;
@@ -611,6 +654,10 @@ static int build_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build
 {
     const int32_t n = op->n;
     double tp = pl_wtime();
+    /* device backends with mat_create_fill: the host never holds the whole
+     * entry arrays (PJDS_FILL_HOST=1: the old way, for comparisons) */
+    const char *fh = getenv("PJDS_FILL_HOST");
+    op->stream_fill = op->be->mat_create_fill && strcmp(op->be->name, "cpu") != 0 && !(fh && !strcmp(fh, "1"));
     PL_CALL(scan_rows(op, A, t));
     phase("scan rows, halo", &tp);
 
@@ -713,17 +760,23 @@ static int plan_halo(pl_op *op, build_tmp *t)
     return PL_OK;
 }
 
-/* Step 5 (local): backend copies of the matrices, index list and buffers. */
-static int upload(pl_op *op, build_tmp *t)
+/* Step 5 (local): backend copies of the matrices, index list and buffers.
+ * With stream_fill the entries are written here, straight into the
+ * backend's staging buffers. */
+static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
 {
     pl_backend *be = op->be;
     op->host_shared = strcmp(be->name, "cpu") == 0;
-    PL_CALL(be->mat_create(be, &op->loc, &op->d_loc));
-    op->dev_bytes = pjds_bytes(&op->loc);
-    if (op->rem.nrows > 0) {
-        PL_CALL(be->mat_create(be, &op->rem, &op->d_rem));
-        op->dev_bytes += pjds_bytes(&op->rem);
+    if (op->stream_fill) {
+        fill_arg fl = {&op->loc, 0, op, A, t}, fr = {&op->rem, 1, op, A, t};
+        PL_CALL(be->mat_create_fill(be, &op->loc, fill_range, &fl, &op->d_loc));
+        if (op->rem.nrows > 0) PL_CALL(be->mat_create_fill(be, &op->rem, fill_range, &fr, &op->d_rem));
+    } else {
+        PL_CALL(be->mat_create(be, &op->loc, &op->d_loc));
+        if (op->rem.nrows > 0) PL_CALL(be->mat_create(be, &op->rem, &op->d_rem));
     }
+    op->dev_bytes = pjds_bytes(&op->loc);
+    if (op->rem.nrows > 0) op->dev_bytes += pjds_bytes(&op->rem);
     if (!op->host_shared) {
         /* a device backend holds its own copy: drop the host entries (the
          * bulk of the host memory; sizes and row_len stay for the info) */
@@ -813,7 +866,7 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
     if (op->size > 1) PL_CALL(agree(comm, plan_halo(op, t), "planning the halo exchange"));
     phase("halo plan", &tp);
     /* 5: backend */
-    PL_CALL(agree(comm, upload(op, t), "uploading the operator"));
+    PL_CALL(agree(comm, upload(op, A, t), "uploading the operator"));
     phase("upload", &tp);
 
     double gmax = 0.0;
