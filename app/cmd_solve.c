@@ -109,7 +109,7 @@ typedef struct solve_facts {
     int64_t spmv_count;
     double spmv_seconds, spmv_gflops, spmv_median;
     const char *backend;
-    int exchange;
+    int exchange, transport;
 } solve_facts;
 
 static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res, const solve_facts *f)
@@ -137,6 +137,8 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_operator_entries", f->stored_entries), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "backend", f->backend), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "exchange", pl_config_enum_name("spmv", "exchange", f->exchange)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "transport", pl_config_enum_name("spmv", "transport", f->transport)), out,
+                 rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ranks", ctx->size), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "threads_per_rank", omp_get_max_threads()), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "which", pl_config_enum_name("solver", "which", cfg->solver.which)), out, rc);
@@ -249,6 +251,7 @@ int cmd_solve(app_ctx *ctx)
                   PL_ERR_MPI, out, rc, "MPI_Allreduce failed");
     f.backend = be->name;
     f.exchange = info.exchange;
+    f.transport = info.transport;
     pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",
             (long long)f.mi.rows, (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds, f.permute_seconds);
 

@@ -1248,6 +1248,7 @@ void pl_op_get_info(const pl_op *op, pl_op_info *info)
     info->device_bytes = op->dev_bytes;
     info->norm_estimate = op->norm_est;
     info->exchange = op->exchange;
+    info->transport = op->ipc ? PL_TRANSPORT_IPC : op->nccl ? PL_TRANSPORT_NCCL : PL_TRANSPORT_MPI;
     info->n_neighbors = 0;
     /* union of send and receive neighbours (both lists are sorted) */
     for (int i = 0, j = 0; i < op->n_rnb || j < op->n_snb;) {

@@ -188,6 +188,8 @@ typedef struct pl_op_info {
                            /* falls back to overlap without MPI threads) */
     int n_neighbors;       /* ranks this rank receives from or sends to  */
     int64_t n_send;        /* x entries this rank sends per apply        */
+    int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
+                           /* _NCCL or _IPC (pl_config.h enum values)   */
 } pl_op_info;
 
 /* Build the operator from this rank's CSR row block (global columns):

@@ -98,7 +98,7 @@ h5dump)
            row_length_min row_length_max chunk_height sort_window storage_pjds_entries storage_ellpack_entries \
            storage_operator_entries backend exchange ranks threads_per_rank which nev ncv tolerance norm_estimate \
            converged_reason nconv restarts iterations breakdowns eigenvector_basis build_seconds permute_seconds \
-           solve_seconds orth_seconds restart_seconds projected_seconds spmv_count spmv_seconds spmv_gflops spmv_median_seconds \
+           solve_seconds orth_seconds restart_seconds projected_seconds spmv_count spmv_seconds spmv_gflops spmv_median_seconds transport \
            write_seconds total_seconds; do
     grep -q "ATTRIBUTE \"$a\"" "$dir/d.dump" || die "attribute $a missing"
   done
