@@ -22,7 +22,9 @@
  * per sort window and an OpenMP CSR loop.  With several MPI ranks: the
  * distributed operator per exchange mode, with the time split into local
  * SpMV, remote SpMV and exposed communication (pl_op_timings, measured in a
- * second pass with detailed timing, which synchronises between phases).
+ * second pass with detailed timing, which synchronises between phases), and
+ * the parallel efficiency against the whole matrix timed as one rank on
+ * rank 0 in the same run (bench_reference).
  *
  * x is a deterministic function of the global row index, so every format
  * (and every rank) sees the same vector; results are un-permuted and
@@ -38,11 +40,13 @@
  * main.c provides it by setting that variable).
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* sysconf(_SC_AVPHYS_PAGES) */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "pl_build.h"
@@ -1058,6 +1062,76 @@ out:
 
 /* ---- several ranks: the distributed operator per exchange mode ---------------- */
 
+/* Strong-scaling reference of the efficiency column: the whole matrix
+ * built again as one rank (MPI_COMM_SELF) on rank 0 and its operator
+ * timed like the distributed one (median of repeats, pl_op_apply, wall
+ * clock).  Skipped, with the reason in why, when it would not fit rank 0's
+ * device memory or half of the free host memory.  Collective: the result
+ * is broadcast.  efficiency = t1 / (ranks x t_P). */
+static int bench_reference(bench *b, double *t1_ms, char *why, size_t nwhy)
+{
+    app_ctx *ctx = b->ctx;
+    double t1 = -1.0;
+    char msg[512] = "";
+    if (ctx->rank == 0) {
+        /* CSR on the host (16 B/nnz + 8 B/row) and the pJDS where the backend keeps it */
+        double nnz = (double)b->nnz, n = (double)b->n;
+        double host = 16.0 * nnz + 8.0 * n + (b->on_gpu ? 0.0 : 12.2 * nnz + 40.0 * n);
+        double dev = b->on_gpu ? 12.2 * nnz + 48.0 * n : 0.0;
+        double avail = (double)sysconf(_SC_AVPHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+        int rc = PL_OK;
+        if (avail > 0 && host > 0.5 * avail) {
+            snprintf(msg, sizeof msg, "the whole matrix needs %.1f GB of host memory on one rank, %.1f GB are free",
+                     host * 1e-9, avail * 1e-9);
+        } else if ((rc = pl_backend_mem_check(b->be, dev)) != PL_OK) {
+            snprintf(msg, sizeof msg, "%s", pl_error_message());
+            pl_error_clear();
+        } else {
+            app_ctx one = *ctx;
+            one.comm = MPI_COMM_SELF;
+            one.rank = 0;
+            one.size = 1;
+            one.quiet = 1;
+            pl_csr A1;
+            app_matrix_info mi;
+            memset(&A1, 0, sizeof A1);
+            pl_op *op = NULL;
+            double *d_x = NULL, *d_y = NULL, *t = NULL;
+            pl_spmv_cfg cfg = ctx->cfg.spmv;
+            cfg.exchange = PL_EXCHANGE_VECTOR;
+            rc = app_build_rows(&one, &A1, &mi);
+            if (rc == PL_OK) rc = pl_op_create(&A1, &cfg, b->be, MPI_COMM_SELF, &op);
+            pl_csr_destroy(&A1);
+            if (rc == PL_OK) rc = b->be->vec_alloc(b->be, (size_t)b->n, &d_x);
+            if (rc == PL_OK) rc = b->be->vec_alloc(b->be, (size_t)b->n, &d_y);
+            if (rc == PL_OK) rc = b->be->set(b->be, (size_t)b->n, 1.0, d_x);
+            if (rc == PL_OK && !(t = malloc((size_t)b->repeats * sizeof *t)))
+                rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+            for (int i = 0; rc == PL_OK && i < BENCH_WARMUP; i++) rc = pl_op_apply(op, d_x, d_y);
+            for (int i = 0; rc == PL_OK && i < b->repeats; i++) {
+                double t0 = pl_wtime();
+                rc = pl_op_apply(op, d_x, d_y);
+                t[i] = (pl_wtime() - t0) * 1e3;
+            }
+            if (rc == PL_OK) t1 = median(t, b->repeats);
+            if (rc != PL_OK) {
+                snprintf(msg, sizeof msg, "the one-rank run failed: %s", pl_error_message());
+                pl_error_clear();
+            }
+            free(t);
+            if (d_x) b->be->vec_free(b->be, d_x);
+            if (d_y) b->be->vec_free(b->be, d_y);
+            pl_op_destroy(&op);
+        }
+    }
+    PL_CHECK(MPI_Bcast(&t1, 1, MPI_DOUBLE, 0, ctx->comm) == MPI_SUCCESS &&
+                 MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS,
+             PL_ERR_MPI, "MPI_Bcast of the one-rank reference failed");
+    *t1_ms = t1;
+    snprintf(why, nwhy, "%s", msg);
+    return PL_OK;
+}
+
 static int bench_mpi(bench *b)
 {
     app_ctx *ctx = b->ctx;
@@ -1072,13 +1146,23 @@ static int bench_mpi(bench *b)
         for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) s += A->val[k] * xval(A->col[k]);
         yref[i] = s;
     }
-    if (ctx->rank == 0)
+    double t1 = -1.0;
+    char why[512] = "";
+    PL_CALL(bench_reference(b, &t1, why, sizeof why));
+    if (ctx->rank == 0) {
         printf("\n== pjds-lanczos bench: distributed operator, %d ranks, backend %s ==\n"
                "matrix: %lld rows, %lld nnz; times: median of %d applies (max over ranks); split: per apply,\n"
-               "max over ranks, from a second pass with detailed timing (synchronised phases)\n\n"
-               "%-8s %9s %7s %9s %9s %9s %9s %10s %9s\n",
-               ctx->size, b->be->name, (long long)b->n, (long long)b->nnz, b->repeats, "exchange", "time_ms", "GF/s",
-               "local_ms", "remote_ms", "comm_ms", "halo/rank", "MB sent", "rel_err");
+               "max over ranks, from a second pass with detailed timing (synchronised phases)\n",
+               ctx->size, b->be->name, (long long)b->n, (long long)b->nnz, b->repeats);
+        if (t1 > 0)
+            printf("one rank (the whole matrix on rank 0's %s, vector mode): %.4f ms; efficiency = %.4f / (%d x "
+                   "time_ms)\n",
+                   b->on_gpu ? "GPU" : "cores", t1, t1, ctx->size);
+        else
+            printf("one rank: not measured (%s); efficiency n/a\n", why);
+        printf("\n%-8s %9s %7s %9s %9s %9s %9s %10s %9s %6s\n", "exchange", "time_ms", "GF/s", "local_ms", "remote_ms",
+               "comm_ms", "halo/rank", "MB sent", "rel_err", "eff");
+    }
     for (int mode = 0; mode < 3; mode++) {
         pl_spmv_cfg cfg = ctx->cfg.spmv;
         cfg.exchange = mode;
@@ -1150,8 +1234,11 @@ static int bench_mpi(bench *b)
             if (ctx->rank == 0) printf("%-8s failed: %s\n", mode_name[mode], pl_error_message());
             pl_error_clear();
         } else if (ctx->rank == 0) {
-            printf("%-8s %9.4f %7.1f %9.4f %9.4f %9.4f %9d %10.2f %9.1e%s\n", mode_name[mode], ms,
-                   2.0 * (double)b->nnz / (ms * 1e-3) / 1e9, tl, tr, tc, halo, mb, err, err <= BENCH_TOL ? "" : "!");
+            char eff[16] = "n/a";
+            if (t1 > 0 && ms > 0) snprintf(eff, sizeof eff, "%.3f", t1 / ((double)ctx->size * ms));
+            printf("%-8s %9.4f %7.1f %9.4f %9.4f %9.4f %9d %10.2f %9.1e%s %6s\n", mode_name[mode], ms,
+                   2.0 * (double)b->nnz / (ms * 1e-3) / 1e9, tl, tr, tc, halo, mb, err, err <= BENCH_TOL ? " " : "!",
+                   eff);
         }
         if (d_x) b->be->vec_free(b->be, d_x);
         if (d_y) b->be->vec_free(b->be, d_y);

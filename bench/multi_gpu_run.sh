@@ -122,7 +122,7 @@ bench_rows() {
     run "$log" "$tag" "$np" "$to" bench "$cfg" --set spmv.backend=cuda --set spmv.transport="$tr" --set spmv.repeats=50
     awk -v t="##### $tag:" 'index($0, t) == 1 {on = !on} on' "$log" |
         awk -v tag="$tag" -v np="$np" -v tr="$tr" '$1 ~ /^(vector|overlap|task)$/ && NF >= 9 {
-            printf "%-22s %3s %-5s %-7s %9s %9s %9s %9s %9s\n", tag, np, tr, $1, $2, $4, $5, $6, $7 }' >> "$OUT/.bench"
+            printf "%-22s %3s %-5s %-7s %9s %9s %9s %9s %9s %6s\n", tag, np, tr, $1, $2, $4, $5, $6, $7, $NF }' >> "$OUT/.bench"
     grep -E '^(vector|overlap|task) ' "$log" | tail -3
 }
 part() { case " ${PARTS:-weak strong big} " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -186,7 +186,7 @@ fi
     cat "$TAB"
     echo
     echo "bench (distributed operator, median of 50 applies, max over ranks; split from a synchronised pass):"
-    printf "%-22s %3s %-5s %-7s %9s %9s %9s %9s %9s\n" run gpus trans exch time_ms local_ms remote_ms comm_ms halo
+    printf "%-22s %3s %-5s %-7s %9s %9s %9s %9s %9s %6s\n" run gpus trans exch time_ms local_ms remote_ms comm_ms halo eff
     cat "$OUT/.bench"
     echo "logs: $OUT (env.log build.log weak.log strong.log hh9.log gpumem.log summary.txt)"
 } > "$OUT/.final"
