@@ -105,8 +105,7 @@ static int setup_config(app_ctx *ctx, char **sets, int nsets)
 static int finish(app_ctx *ctx, int rc, int in_setup)
 {
     if (rc != PL_OK && (!in_setup || ctx->rank == 0)) {
-        if (ctx->size > 1 && !in_setup) fprintf(stderr, "pjds-lanczos: [rank %d] ", ctx->rank);
-        pl_error_report();
+        pl_error_report_rank(ctx->size > 1 && !in_setup ? ctx->rank : -1);
     }
     return pl_error_exit_status(rc);
 }

@@ -44,10 +44,16 @@ int pl_error_trace(int code, const char *file, int line, const char *func, const
     return code;
 }
 
-void pl_error_report(void)
+void pl_error_report(void) { pl_error_report_rank(-1); }
+
+void pl_error_report_rank(int rank)
 {
     if (!g_msg[0]) return;
-    fprintf(stderr, "pjds-lanczos: error: %s\n", g_msg);
+    /* one fprintf per line: lines of several ranks do not interleave */
+    if (rank >= 0)
+        fprintf(stderr, "pjds-lanczos: error: [rank %d] %s\n", rank, g_msg);
+    else
+        fprintf(stderr, "pjds-lanczos: error: %s\n", g_msg);
     if (g_code != PL_ERR_INPUT && g_trace[0]) fprintf(stderr, "traceback (%s):\n%s", pl_error_name(g_code), g_trace);
     fflush(stderr);
     pl_error_clear();

@@ -42,6 +42,8 @@ int pl_error_trace(int code, const char *file, int line, const char *func,
 /* Print the recorded message (one line, "pjds-lanczos: error: ...") and, for
  * errors other than PL_ERR_INPUT, the traceback, on stderr; then clear it. */
 void pl_error_report(void);
+/* The same with "[rank N] " before the message (rank < 0: none). */
+void pl_error_report_rank(int rank);
 /* The recorded primary message ("" if none).  Can't fail. */
 const char *pl_error_message(void);
 void pl_error_clear(void);
