@@ -197,6 +197,18 @@ static int bit_width(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
  * overflow. */
 static int64_t part(int64_t m, int q, int nb) { return m / nb * q + m % nb * q / nb; }
 
+/* Exclusive prefix sum of cnt[0, nb) in place; returns the total. */
+static int64_t excl_scan(int64_t *cnt, int nb)
+{
+    int64_t sum = 0;
+    for (int q = 0; q < nb; q++) {
+        int64_t c = cnt[q];
+        cnt[q] = sum;
+        sum += c;
+    }
+    return sum;
+}
+
 /* Stable parallel LSD radix sort of key[0, m) (with pay[] moved alongside
  * when pay is not NULL) by the key bits [shift, shift + bits); tmp and ptmp
  * are scratch of m entries (ptmp only with pay).  Digits of at most
@@ -285,12 +297,7 @@ static int halo_build(pl_op *op, build_tmp *t, int64_t lo, int64_t hi)
         for (int32_t i = (int32_t)part(n, q, nb); i < (int32_t)part(n, q + 1, nb); i++) s += t->len_rem[i];
         cnt[q] = s;
     }
-    int64_t m = 0;
-    for (int q = 0; q < nb; q++) {
-        int64_t c = cnt[q];
-        cnt[q] = m;
-        m += c;
-    }
+    int64_t m = excl_scan(cnt, nb);
 #pragma omp parallel for schedule(static, 1)
     for (int q = 0; q < nb; q++) {
         int64_t s = cnt[q];
@@ -364,12 +371,7 @@ static int halo_build(pl_op *op, build_tmp *t, int64_t lo, int64_t hi)
             s += i == 0 || (key[i] >> shift) != (key[i - 1] >> shift);
         cnt[q] = s;
     }
-    int64_t nh = 0;
-    for (int q = 0; q < nb; q++) {
-        int64_t c = cnt[q];
-        cnt[q] = nh;
-        nh += c;
-    }
+    int64_t nh = excl_scan(cnt, nb);
     PL_CHECK(nh <= INT32_MAX, PL_ERR_OVERFLOW, "halo of %lld entries exceeds int32", (long long)nh);
     op->n_halo = (int32_t)nh;
     PL_MALLOC(t->halo_g, nh);

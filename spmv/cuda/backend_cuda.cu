@@ -313,46 +313,30 @@ static void cu_mat_destroy(pl_backend *be, void *mat)
     free(m);
 }
 
+/* Everything of p but the entries: chunk offsets and widths, row lengths,
+ * row_map. */
+static int upload_layout(pl_cuda_ctx *cx, const pjds *p, pl_cuda_mat *m, size_t *tot)
+{
+    const size_t nch = (size_t)p->nchunks, C = (size_t)p->C;
+    PL_CALL(upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), tot));
+    PL_CALL(upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), tot));
+    if (p->row_map)
+        PL_CALL(upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), tot));
+    return PL_OK;
+}
+
 static int mat_upload(pl_backend *be, const pjds *p, pl_cuda_mat *m)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     size_t tot = 0;
-    const size_t nch = (size_t)p->nchunks, C = (size_t)p->C, nent = (size_t)p->nent;
-    PL_CALL(upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), &tot));
+    const size_t nent = (size_t)p->nent;
+    PL_CALL(upload_layout(cx, p, m, &tot));
     PL_CALL(upload_array(cx, (void **)&m->d_col, p->col, nent * sizeof(int32_t), &tot));
     PL_CALL(upload_array(cx, (void **)&m->d_val, p->val, nent * sizeof(double), &tot));
-    if (p->row_map)
-        PL_CALL(upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), &tot));
     PL_CUDA(cudaStreamSynchronize(cx->stream));
     m->bytes = tot;
     be->bytes_h2d += (double)tot;
-    return PL_OK;
-}
-
-static int cu_mat_create(pl_backend *be, const pjds *p, void **mat)
-{
-    *mat = NULL;
-    PL_CHECK(p->nrows >= 0 && p->C >= 1 && p->nchunks == (p->nrows + p->C - 1) / p->C, PL_ERR_ARG,
-             "inconsistent pJDS: nrows %d, C %d, nchunks %d", p->nrows, p->C, p->nchunks);
-    PL_CHECK(p->chunk_start[p->nchunks] == p->nent, PL_ERR_ARG, "inconsistent pJDS: chunk_start[nchunks] != nent");
-    /* the kernel advances pointers by C per entry: the offset j*C + lane must fit int64 (it does), and
-     * chunk width * C must fit the entry count, checked by pjds_create */
-    pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
-    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
-    m->nrows = p->nrows;
-    m->ncols = p->ncols;
-    m->C = p->C;
-    m->nchunks = p->nchunks;
-    m->nnz = p->nnz;
-    m->nent = p->nent;
-    int e = mat_upload(be, p, m);
-    if (e != PL_OK) {
-        cu_mat_destroy(be, m);
-        return pl_error_trace(e, __FILE__, __LINE__, __func__, "mat_upload");
-    }
-    *mat = m;
     return PL_OK;
 }
 
@@ -365,12 +349,8 @@ static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     size_t tot = 0;
-    const size_t nch = (size_t)p->nchunks, C = (size_t)p->C, nent = (size_t)p->nent;
-    PL_CALL(upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), &tot));
-    if (p->row_map)
-        PL_CALL(upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), &tot));
+    const size_t nch = (size_t)p->nchunks, nent = (size_t)p->nent;
+    PL_CALL(upload_layout(cx, p, m, &tot));
     cudaError_t e = cudaMalloc((void **)&m->d_col, (nent ? nent : 1) * sizeof(int32_t));
     if (e == cudaSuccess) e = cudaMalloc((void **)&m->d_val, (nent ? nent : 1) * sizeof(double));
     if (e == cudaErrorMemoryAllocation) {
@@ -437,12 +417,16 @@ static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void
     return PL_OK;
 }
 
-static int cu_mat_create_fill(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, void **mat)
+/* The device matrix of p: whole host arrays (fill NULL) or filled chunk
+ * range by chunk range through fill (mat_create_fill). */
+static int mat_make(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, void **mat)
 {
     *mat = NULL;
     PL_CHECK(p->nrows >= 0 && p->C >= 1 && p->nchunks == (p->nrows + p->C - 1) / p->C, PL_ERR_ARG,
              "inconsistent pJDS: nrows %d, C %d, nchunks %d", p->nrows, p->C, p->nchunks);
     PL_CHECK(p->chunk_start[p->nchunks] == p->nent, PL_ERR_ARG, "inconsistent pJDS: chunk_start[nchunks] != nent");
+    /* the kernel advances pointers by C per entry: the offset j*C + lane must fit int64 (it does), and
+     * chunk width * C must fit the entry count, checked by pjds_create */
     pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory");
     m->nrows = p->nrows;
@@ -451,13 +435,21 @@ static int cu_mat_create_fill(pl_backend *be, const pjds *p, pl_pjds_fill_fn fil
     m->nchunks = p->nchunks;
     m->nnz = p->nnz;
     m->nent = p->nent;
-    int e = fill_upload(be, p, fill, arg, m);
+    int e = fill ? fill_upload(be, p, fill, arg, m) : mat_upload(be, p, m);
     if (e != PL_OK) {
         cu_mat_destroy(be, m);
-        return pl_error_trace(e, __FILE__, __LINE__, __func__, "fill_upload");
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, fill ? "fill_upload" : "mat_upload");
     }
     *mat = m;
     return PL_OK;
+}
+
+static int cu_mat_create(pl_backend *be, const pjds *p, void **mat) { return mat_make(be, p, NULL, NULL, mat); }
+
+static int cu_mat_create_fill(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, void **mat)
+{
+    PL_CHECK(fill, PL_ERR_ARG, "mat_create_fill: no fill function");
+    return mat_make(be, p, fill, arg, mat);
 }
 
 static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
