@@ -1285,7 +1285,8 @@ int cmd_bench(app_ctx *ctx)
                    PJDS_HAVE_CUDA ? " visible" : " (built without CUDA)");
         kind = PL_BACKEND_CPU;
     }
-    PL_CALL_GOTO(pl_backend_create(kind, ctx->local_rank, &b->be), out, rc);
+    ctx->cfg.spmv.backend = kind; /* one GPU per rank, as in solve (app_backend_create) */
+    PL_CALL_GOTO(app_backend_create(ctx, &b->be), out, rc);
     b->on_gpu = is_gpu(b->be);
 
     if (ctx->size > 1) {
