@@ -123,17 +123,6 @@ static double xval(int64_t g)
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 static bench_row *add_row(bench *b, const char *format, const char *variant, int64_t sigma)
 {
@@ -195,7 +184,7 @@ static int time_launch(pl_backend *be, launch_fn fn, void *arg, int repeats, dou
         PL_CALL_GOTO(fn(arg), out, rc);
         PL_CALL_GOTO(timer_stop(be, t0, &t[i]), out, rc);
     }
-    *ms = median(t, repeats);
+    *ms = pl_median(t, repeats);
 out:
     free(t);
     return rc;
@@ -546,8 +535,8 @@ static int time_vop(vop_arg *a, double *ms, double *wall)
         PL_CALL(pl_cuda_timer_stop(a->be, &t[i]));
         tw[i] = (pl_wtime() - t0) * 1e3;
     }
-    *ms = median(t, BENCH_VOP_REPEATS);
-    *wall = median(tw, BENCH_VOP_REPEATS);
+    *ms = pl_median(t, BENCH_VOP_REPEATS);
+    *wall = pl_median(tw, BENCH_VOP_REPEATS);
     return PL_OK;
 }
 
@@ -706,7 +695,7 @@ static double host_copy_gbs(void)
         }
         t[k] = pl_wtime() - t0;
     }
-    double m = median(t, 11);
+    double m = pl_median(t, 11);
     free(a);
     free(c);
     return 2.0 * (double)n * sizeof(double) / m / 1e9;
@@ -1062,6 +1051,24 @@ out:
 
 /* ---- several ranks: the distributed operator per exchange mode ---------------- */
 
+/* Median ms of `repeats` applies of op after BENCH_WARMUP untimed ones;
+ * the ranks of comm start each apply together (MPI_Barrier), so a
+ * collective operator is timed as its slowest rank sees it.  Uses (and
+ * resets) the operator's own per-apply samples. */
+static int time_op(pl_op *op, const double *x, double *y, int repeats, MPI_Comm comm, double *ms)
+{
+    for (int i = 0; i < BENCH_WARMUP; i++) PL_CALL(pl_op_apply(op, x, y));
+    pl_op_reset_counters(op);
+    for (int i = 0; i < repeats; i++) {
+        PL_CHECK(MPI_Barrier(comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Barrier failed");
+        PL_CALL(pl_op_apply(op, x, y));
+    }
+    pl_op_timings tm;
+    pl_op_timings_get(op, &tm);
+    *ms = tm.t_median * 1e3;
+    return PL_OK;
+}
+
 /* Strong-scaling reference of the efficiency column: the whole matrix
  * built again as one rank (MPI_COMM_SELF) on rank 0 and its operator
  * timed like the distributed one (median of repeats, pl_op_apply, wall
@@ -1096,7 +1103,7 @@ static int bench_reference(bench *b, double *t1_ms, char *why, size_t nwhy)
             app_matrix_info mi;
             memset(&A1, 0, sizeof A1);
             pl_op *op = NULL;
-            double *d_x = NULL, *d_y = NULL, *t = NULL;
+            double *d_x = NULL, *d_y = NULL;
             pl_spmv_cfg cfg = ctx->cfg.spmv;
             cfg.exchange = PL_EXCHANGE_VECTOR;
             rc = app_build_rows(&one, &A1, &mi);
@@ -1105,20 +1112,12 @@ static int bench_reference(bench *b, double *t1_ms, char *why, size_t nwhy)
             if (rc == PL_OK) rc = b->be->vec_alloc(b->be, (size_t)b->n, &d_x);
             if (rc == PL_OK) rc = b->be->vec_alloc(b->be, (size_t)b->n, &d_y);
             if (rc == PL_OK) rc = b->be->set(b->be, (size_t)b->n, 1.0, d_x);
-            if (rc == PL_OK && !(t = malloc((size_t)b->repeats * sizeof *t)))
-                rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
-            for (int i = 0; rc == PL_OK && i < BENCH_WARMUP; i++) rc = pl_op_apply(op, d_x, d_y);
-            for (int i = 0; rc == PL_OK && i < b->repeats; i++) {
-                double t0 = pl_wtime();
-                rc = pl_op_apply(op, d_x, d_y);
-                t[i] = (pl_wtime() - t0) * 1e3;
-            }
-            if (rc == PL_OK) t1 = median(t, b->repeats);
+            if (rc == PL_OK) rc = time_op(op, d_x, d_y, b->repeats, MPI_COMM_SELF, &t1);
             if (rc != PL_OK) {
+                t1 = -1.0;
                 snprintf(msg, sizeof msg, "the one-rank run failed: %s", pl_error_message());
                 pl_error_clear();
             }
-            free(t);
             if (d_x) b->be->vec_free(b->be, d_x);
             if (d_y) b->be->vec_free(b->be, d_y);
             pl_op_destroy(&op);
@@ -1185,18 +1184,9 @@ static int bench_mpi(bench *b)
                 for (size_t i = 0; i < nl; i++) hx[i] = xval(g[i]);
                 rc = b->be->upload(b->be, d_x, hx, nl);
             }
-            double *t = malloc((size_t)b->repeats * sizeof *t);
-            if (rc == PL_OK && !t) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
-            for (int i = 0; rc == PL_OK && i < BENCH_WARMUP; i++) rc = pl_op_apply(op, d_x, d_y);
-            for (int i = 0; rc == PL_OK && i < b->repeats; i++) {
-                /* all ranks start together: a collective operator is timed as the slowest rank sees it */
-                if (MPI_Barrier(ctx->comm) != MPI_SUCCESS) rc = PL_ERROR(PL_ERR_MPI, "MPI_Barrier failed");
-                double t0 = pl_wtime();
-                if (rc == PL_OK) rc = pl_op_apply(op, d_x, d_y);
-                t[i] = (pl_wtime() - t0) * 1e3;
-            }
+            double m = 0.0;
+            if (rc == PL_OK) rc = time_op(op, d_x, d_y, b->repeats, ctx->comm, &m);
             if (rc == PL_OK) {
-                double m = median(t, b->repeats);
                 MPI_Allreduce(&m, &ms, 1, MPI_DOUBLE, MPI_MAX, ctx->comm);
                 /* check */
                 rc = b->be->download(b->be, hx, d_y, nl);
@@ -1228,7 +1218,6 @@ static int bench_mpi(bench *b)
                 tl = mx[0], tr = mx[1], tc = mx[2], mb = mx[3];
                 pl_op_set_detailed_timing(op, 0);
             }
-            free(t);
         }
         if (rc != PL_OK) {
             if (ctx->rank == 0) printf("%-8s failed: %s\n", mode_name[mode], pl_error_message());

@@ -268,10 +268,7 @@ int cmd_solve(app_ctx *ctx)
     progress prog = {ctx->rank, ctx->quiet, pl_wtime()};
     o.monitor = monitor;
     o.monitor_arg = &prog;
-    int64_t n0;
-    double s0;
-    pl_op_reset_counters(op); /* the per-product samples start here */
-    pl_op_counters(op, &n0, &s0);
+    pl_op_reset_counters(op); /* the counters and per-product samples start here */
     t0 = pl_wtime();
     rc = lz_solve(op, &o, &res);
     if (rc == PL_ERR_INPUT) { /* name where the offending key was set */
@@ -283,14 +280,11 @@ int cmd_solve(app_ctx *ctx)
     }
     PL_CALL_GOTO(rc, out, rc);
     f.solve_seconds = max_over_ranks(ctx, pl_wtime() - t0);
-    int64_t n1;
-    double s1;
-    pl_op_counters(op, &n1, &s1);
-    f.spmv_count = n1 - n0;
-    f.spmv_seconds = max_over_ranks(ctx, s1 - s0);
-    f.spmv_gflops = f.spmv_seconds > 0 ? 2.0 * (double)f.mi.nnz * (double)f.spmv_count / f.spmv_seconds * 1e-9 : 0.0;
     pl_op_timings ot;
     pl_op_timings_get(op, &ot);
+    f.spmv_count = ot.n_apply;
+    f.spmv_seconds = max_over_ranks(ctx, ot.t_total);
+    f.spmv_gflops = f.spmv_seconds > 0 ? 2.0 * (double)f.mi.nnz * (double)f.spmv_count / f.spmv_seconds * 1e-9 : 0.0;
     double t_med = max_over_ranks(ctx, ot.t_median), t_first = max_over_ranks(ctx, ot.t_first),
            t_max = max_over_ranks(ctx, ot.t_max);
     f.spmv_median = t_med;

@@ -118,5 +118,7 @@ void pl_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Wall clock in seconds (monotonic). */
 double pl_wtime(void);
+/* Median of t[0, n) (sorts t in place; 0 for n <= 0). */
+double pl_median(double *t, int64_t n);
 
 #endif

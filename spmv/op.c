@@ -149,13 +149,11 @@ static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg, const pl_backend
     PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL ||
                  cfg->transport == PL_TRANSPORT_AUTO || cfg->transport == PL_TRANSPORT_IPC,
              PL_ERR_INPUT, "[spmv] transport = %d is not mpi, nccl, auto or ipc", cfg->transport);
-    PL_CHECK(cfg->transport != PL_TRANSPORT_IPC || (be->name && !strcmp(be->name, "cuda")), PL_ERR_INPUT,
-             "[spmv] transport = ipc needs backend = cuda (the backend is %s): use transport = mpi",
-             be->name ? be->name : "?");
+    const int d2d = cfg->transport == PL_TRANSPORT_NCCL || cfg->transport == PL_TRANSPORT_IPC;
+    PL_CHECK(!d2d || (be->name && !strcmp(be->name, "cuda")), PL_ERR_INPUT,
+             "[spmv] transport = %s needs backend = cuda (the backend is %s): use transport = mpi",
+             cfg->transport == PL_TRANSPORT_IPC ? "ipc" : "nccl", be->name ? be->name : "?");
     if (cfg->transport == PL_TRANSPORT_NCCL) {
-        PL_CHECK(be->name && !strcmp(be->name, "cuda"), PL_ERR_INPUT,
-                 "[spmv] transport = nccl needs backend = cuda (the backend is %s): use transport = mpi",
-                 be->name ? be->name : "?");
         PL_CHECK(PJDS_HAVE_NCCL, PL_ERR_INPUT,
                  "[spmv] transport = nccl, but this build has no NCCL (nccl.h/libnccl were not found at "
                  "configure time): use transport = mpi");
@@ -808,18 +806,33 @@ static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
     return PL_OK;
 }
 
+/* Device-to-device halo exchange (ipc or nccl), after the gather.  side:
+ * on the comm stream beside the backend stream (overlap/task); else on the
+ * backend stream (nccl) or finished before anything else is queued (ipc).
+ * start queues what it can; finish completes it, after which the backend
+ * stream may read the halo. */
+static int d2d_start(pl_op *op, int side)
+{
+    if (op->ipc) return pl_gpu_ipc_start(op->gx, op->d_sendbuf);
+    return pl_gpu_nccl_exchange(op->gx, side, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb, op->snb,
+                                op->scnt, op->soff, op->d_sendbuf);
+}
+
+static int d2d_finish(pl_op *op, int side)
+{
+    if (op->ipc) return pl_gpu_ipc_finish(op->gx, op->d_sendbuf);
+    return side ? pl_gpu_join(op->gx) : PL_OK;
+}
+
 /* Step 7 (neighbours, cuda backend): one exchange of a zeroed send buffer
  * through the transport in use. */
 static int warm_up(pl_op *op)
 {
     pl_backend *be = op->be;
     if (op->n_send) PL_CALL(be->set(be, (size_t)op->n_send, 0.0, op->d_sendbuf));
-    if (op->ipc) {
-        PL_CALL(pl_gpu_ipc_start(op->gx, op->d_sendbuf));
-        PL_CALL(pl_gpu_ipc_finish(op->gx, op->d_sendbuf));
-    } else if (op->nccl) {
-        PL_CALL(pl_gpu_nccl_exchange(op->gx, 0, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb, op->snb,
-                                     op->scnt, op->soff, op->d_sendbuf));
+    if (op->ipc || op->nccl) {
+        PL_CALL(d2d_start(op, 0));
+        PL_CALL(d2d_finish(op, 0));
     }
     PL_CALL(be->sync(be));
     return PL_OK;
@@ -1089,44 +1102,27 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
     double tc = pl_wtime();
     /* overlap/task with ipc/nccl: the gather goes on the comm stream too, so
      * the local kernel need not wait for it */
-    const int side_gather = (op->ipc || op->nccl) && mode != PL_EXCHANGE_VECTOR;
+    const int side = (op->ipc || op->nccl) && mode != PL_EXCHANGE_VECTOR;
     if (op->n_send) {
-        if (side_gather)
+        if (side)
             PL_CALL(pl_gpu_gather_side(op->gx, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
         else
             PL_CALL(be->gather(be, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
         op->bytes_sent += (double)op->n_send * sizeof(double);
     }
-    if (op->ipc) {
+    if (op->ipc || op->nccl) {
         /* overlap/task: the local kernel is queued between start and finish
-         * and runs while the copy engines move the halo */
-        int side = mode != PL_EXCHANGE_VECTOR;
-        PL_CALL(pl_gpu_ipc_start(op->gx, op->d_sendbuf));
+         * and runs while the halo moves */
+        PL_CALL(d2d_start(op, side));
         if (!side) {
-            PL_CALL(pl_gpu_ipc_finish(op->gx, op->d_sendbuf));
+            PL_CALL(d2d_finish(op, 0));
             PL_CALL(detail_sync(op));
         }
         op->t_comm += pl_wtime() - tc;
         PL_CALL(spmv_local(op, x, y));
         if (side) {
             tc = pl_wtime();
-            PL_CALL(pl_gpu_ipc_finish(op->gx, op->d_sendbuf));
-            PL_CALL(detail_sync(op));
-            op->t_comm += pl_wtime() - tc;
-        }
-        PL_CALL(spmv_remote(op, y));
-        return PL_OK;
-    }
-    if (op->nccl) {
-        int side = mode != PL_EXCHANGE_VECTOR;
-        PL_CALL(pl_gpu_nccl_exchange(op->gx, side, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb,
-                                     op->snb, op->scnt, op->soff, op->d_sendbuf));
-        if (!side) PL_CALL(detail_sync(op));
-        op->t_comm += pl_wtime() - tc;
-        PL_CALL(spmv_local(op, x, y));
-        if (side) {
-            tc = pl_wtime();
-            PL_CALL(pl_gpu_join(op->gx));
+            PL_CALL(d2d_finish(op, 1));
             PL_CALL(detail_sync(op));
             op->t_comm += pl_wtime() - tc;
         }
@@ -1275,12 +1271,6 @@ void pl_op_counters(const pl_op *op, int64_t *n_apply, double *seconds)
     if (seconds) *seconds = op->t_total;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void pl_op_timings_get(const pl_op *op, pl_op_timings *t)
 {
     t->t_first = t->t_median = t->t_max = 0.0;
@@ -1288,9 +1278,8 @@ void pl_op_timings_get(const pl_op *op, pl_op_timings *t)
     double *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
     if (s) {
         memcpy(s, op->t_apply, (size_t)n * sizeof *s);
-        qsort(s, (size_t)n, sizeof *s, cmp_double);
         t->t_first = op->t_apply[0];
-        t->t_median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+        t->t_median = pl_median(s, n); /* sorts s */
         t->t_max = s[n - 1];
         free(s);
     }

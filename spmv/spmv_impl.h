@@ -96,10 +96,10 @@ int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const doubl
  * its own node.  setup: collective over comm (the operator's private
  * communicator): exchanges the halo buffers' IPC handles with the
  * neighbours and maps the receivers' buffers; d_halo must be a cudaMalloc
- * base pointer; soff must stay valid while x lives.  Per apply, after the
- * gather was enqueued: start (tokens, first copies on the comm stream),
- * then finish (remaining copies, wait for own copies and for every
- * sender's); afterwards the backend stream may read the halo. */
+ * base pointer; rnb, snb, scnt and soff must stay valid while x lives.
+ * Per apply, after the gather was enqueued: start (tokens, first copies on
+ * the comm stream), then finish (remaining copies, wait for own copies and
+ * for every sender's); afterwards the backend stream may read the halo. */
 int pl_gpu_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok);
 int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb, const int *rcnt,
                      const int *roff, int n_snb, const int *snb, const int *scnt, const int *soff);

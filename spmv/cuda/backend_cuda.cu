@@ -284,6 +284,8 @@ static int cu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, si
 
 /* ---- matrices --------------------------------------------------------------- */
 
+/* cudaMalloc of bytes (at least 8) and, unless h is NULL, an asynchronous
+ * copy of h; *total += the bytes allocated. */
 static int upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total)
 {
     *d = NULL;
@@ -295,7 +297,7 @@ static int upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, 
     }
     PL_CUDA(e);
     *total += b;
-    if (bytes) PL_CUDA(cudaMemcpyAsync(*d, h, bytes, cudaMemcpyHostToDevice, cx->stream));
+    if (bytes && h) PL_CUDA(cudaMemcpyAsync(*d, h, bytes, cudaMemcpyHostToDevice, cx->stream));
     return PL_OK;
 }
 
@@ -351,15 +353,8 @@ static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void
     size_t tot = 0;
     const size_t nch = (size_t)p->nchunks, nent = (size_t)p->nent;
     PL_CALL(upload_layout(cx, p, m, &tot));
-    cudaError_t e = cudaMalloc((void **)&m->d_col, (nent ? nent : 1) * sizeof(int32_t));
-    if (e == cudaSuccess) e = cudaMalloc((void **)&m->d_val, (nent ? nent : 1) * sizeof(double));
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();
-        return PL_ERROR(PL_ERR_MEM, "out of device memory for %lld matrix entries (%.2f GiB)", (long long)nent,
-                        (double)nent * 12.0 / 1073741824.0);
-    }
-    PL_CUDA(e);
-    tot += (nent ? nent : 1) * (sizeof(int32_t) + sizeof(double));
+    PL_CALL(upload_array(cx, (void **)&m->d_col, NULL, nent * sizeof(int32_t), &tot)); /* allocation only */
+    PL_CALL(upload_array(cx, (void **)&m->d_val, NULL, nent * sizeof(double), &tot));
     /* staging: at least the largest chunk */
     int64_t stage = PL_FILL_STAGE_ENTRIES, widest = 0;
     const char *env = getenv("PJDS_FILL_STAGE_ENTRIES"); /* tests: force several ranges */
@@ -385,20 +380,24 @@ static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void
     for (int b = 0; rc == PL_OK && c < nch; b ^= 1) {
         size_t c1 = c + 1;
         while (c1 < nch && p->chunk_start[c1 + 1] - p->chunk_start[c] <= stage) c1++;
-        if (used[b] && cudaEventSynchronize(ev[b]) != cudaSuccess) {
-            rc = PL_ERROR(PL_ERR_CUDA, "waiting for a matrix upload failed");
+        cudaError_t ce = used[b] ? cudaEventSynchronize(ev[b]) : cudaSuccess;
+        if (ce != cudaSuccess) {
+            rc = PL_ERROR(PL_ERR_CUDA, "waiting for a matrix upload: %s", cudaGetErrorString(ce));
             break;
         }
         int64_t off = p->chunk_start[c], cnt = p->chunk_start[c1] - off;
         rc = fill(arg, (int64_t)c, (int64_t)c1, hc[b], hv[b]);
         if (rc != PL_OK) break;
-        if (cnt > 0 && (cudaMemcpyAsync(m->d_col + off, hc[b], (size_t)cnt * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                        cx->stream) != cudaSuccess ||
-                        cudaMemcpyAsync(m->d_val + off, hv[b], (size_t)cnt * sizeof(double), cudaMemcpyHostToDevice,
-                                        cx->stream) != cudaSuccess ||
-                        cudaEventRecord(ev[b], cx->stream) != cudaSuccess)) {
-            rc = PL_ERROR(PL_ERR_CUDA, "matrix upload (cudaMemcpyAsync) failed");
-            break;
+        if (cnt > 0) {
+            ce = cudaMemcpyAsync(m->d_col + off, hc[b], (size_t)cnt * sizeof(int32_t), cudaMemcpyHostToDevice, cx->stream);
+            if (ce == cudaSuccess)
+                ce = cudaMemcpyAsync(m->d_val + off, hv[b], (size_t)cnt * sizeof(double), cudaMemcpyHostToDevice,
+                                     cx->stream);
+            if (ce == cudaSuccess) ce = cudaEventRecord(ev[b], cx->stream);
+            if (ce != cudaSuccess) {
+                rc = PL_ERROR(PL_ERR_CUDA, "matrix upload (cudaMemcpyAsync): %s", cudaGetErrorString(ce));
+                break;
+            }
         }
         used[b] = cnt > 0;
         c = c1;

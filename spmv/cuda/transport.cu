@@ -58,9 +58,8 @@
 typedef struct ipc_state {
     MPI_Comm comm;                /* the operator's private communicator */
     int n_rnb, n_snb;
-    int *rnb, *snb;               /* neighbour ranks (copies) */
-    size_t *sbytes;               /* bytes of the segment for snb[j] */
-    const int *soff;              /* offsets into the send buffer (op's) */
+    const int *rnb, *snb;         /* neighbour ranks, segment sizes and */
+    const int *scnt, *soff;       /* offsets: the operator's arrays     */
     void **peer_base;             /* mapped halo buffers of the receivers */
     double **peer_dst;            /* where segment j goes */
     MPI_Request *free_in, *done_in, *out; /* n_snb, n_rnb, n_rnb + n_snb */
@@ -159,7 +158,7 @@ extern "C" void pl_gpu_xfer_destroy(pl_gpu_xfer **px)
         ipc_state *p = x->ipc;
         for (int j = 0; j < p->n_snb; j++)
             if (p->peer_base && p->peer_base[j]) (void)cudaIpcCloseMemHandle(p->peer_base[j]);
-        void *ptrs[] = {p->rnb, p->snb, p->sbytes, p->peer_base, p->peer_dst, p->free_in, p->done_in, p->out, p->ready};
+        void *ptrs[] = {p->peer_base, p->peer_dst, p->free_in, p->done_in, p->out, p->ready};
         for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) free(ptrs[i]);
         free(p);
     }
@@ -172,6 +171,14 @@ extern "C" void pl_gpu_xfer_destroy(pl_gpu_xfer **px)
     if (x->comm) (void)cudaStreamDestroy(x->comm);
     free(x);
     *px = NULL;
+}
+
+/* The comm stream waits for the backend stream's work so far (event). */
+static int comm_after_main(pl_gpu_xfer *x)
+{
+    PL_CUDA(cudaEventRecord(x->ev_gather, x->main));
+    PL_CUDA(cudaStreamWaitEvent(x->comm, x->ev_gather, 0));
+    return PL_OK;
 }
 
 extern "C" int pl_gpu_d2h_async(pl_gpu_xfer *x, double *h_dst, const double *d_src, size_t n)
@@ -200,8 +207,7 @@ extern "C" int pl_gpu_h2d_async(pl_gpu_xfer *x, double *d_dst, const double *h_s
 
 extern "C" int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf)
 {
-    PL_CUDA(cudaEventRecord(x->ev_gather, x->main));
-    PL_CUDA(cudaStreamWaitEvent(x->comm, x->ev_gather, 0));
+    PL_CALL(comm_after_main(x));
     PL_CALL(pl_cuda_gather_on(x->comm, n, idx, src, buf));
     return PL_OK;
 }
@@ -220,8 +226,7 @@ extern "C" int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rn
     PL_CHECK(x->has_nccl, PL_ERR_ARG, "pl_gpu_nccl_exchange: no NCCL communicator");
     cudaStream_t s = x->main;
     if (on_comm_stream) {
-        PL_CUDA(cudaEventRecord(x->ev_gather, x->main));
-        PL_CUDA(cudaStreamWaitEvent(x->comm, x->ev_gather, 0));
+        PL_CALL(comm_after_main(x));
         s = x->comm;
     }
     PL_NCCL(ncclGroupStart());
@@ -287,25 +292,20 @@ extern "C" int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, i
     p->comm = comm;
     p->n_rnb = n_rnb;
     p->n_snb = n_snb;
+    p->rnb = rnb;
+    p->snb = snb;
+    p->scnt = scnt;
     p->soff = soff;
     int nr = n_rnb ? n_rnb : 1, ns = n_snb ? n_snb : 1;
-    p->rnb = (int *)calloc((size_t)nr, sizeof *p->rnb);
-    p->snb = (int *)calloc((size_t)ns, sizeof *p->snb);
-    p->sbytes = (size_t *)calloc((size_t)ns, sizeof *p->sbytes);
     p->peer_base = (void **)calloc((size_t)ns, sizeof *p->peer_base);
     p->peer_dst = (double **)calloc((size_t)ns, sizeof *p->peer_dst);
     p->free_in = (MPI_Request *)calloc((size_t)ns, sizeof *p->free_in);
     p->done_in = (MPI_Request *)calloc((size_t)nr, sizeof *p->done_in);
     p->out = (MPI_Request *)calloc((size_t)(nr + ns), sizeof *p->out);
     p->ready = (int *)calloc((size_t)ns, sizeof *p->ready);
-    PL_CHECK(p->rnb && p->snb && p->sbytes && p->peer_base && p->peer_dst && p->free_in && p->done_in && p->out &&
+    PL_CHECK(p->peer_base && p->peer_dst && p->free_in && p->done_in && p->out &&
                  p->ready,
              PL_ERR_MEM, "out of host memory");
-    for (int i = 0; i < n_rnb; i++) p->rnb[i] = rnb[i];
-    for (int j = 0; j < n_snb; j++) {
-        p->snb[j] = snb[j];
-        p->sbytes[j] = (size_t)scnt[j] * sizeof(double);
-    }
     PL_CUDA(cudaSetDevice(x->device));
     /* receivers export their halo buffer (a cudaMalloc base: cu_vec_alloc) */
     ipc_msg *mine = (ipc_msg *)calloc((size_t)nr, sizeof *mine), *theirs = (ipc_msg *)calloc((size_t)ns, sizeof *theirs);
@@ -368,8 +368,9 @@ extern "C" int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, i
 static int ipc_push(pl_gpu_xfer *x, const double *d_send, int j)
 {
     ipc_state *p = x->ipc;
-    if (p->sbytes[j])
-        PL_CUDA(cudaMemcpyAsync(p->peer_dst[j], d_send + p->soff[j], p->sbytes[j], cudaMemcpyDefault, x->comm));
+    if (p->scnt[j])
+        PL_CUDA(cudaMemcpyAsync(p->peer_dst[j], d_send + p->soff[j], (size_t)p->scnt[j] * sizeof(double),
+                                cudaMemcpyDefault, x->comm));
     p->n_pushed++;
     return PL_OK;
 }
@@ -391,8 +392,7 @@ extern "C" int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send)
     ipc_state *p = x->ipc;
     PL_CHECK(p, PL_ERR_ARG, "pl_gpu_ipc_start: no IPC set-up");
     /* the copies read the send buffer after the gather on the backend stream */
-    PL_CUDA(cudaEventRecord(x->ev_gather, x->main));
-    PL_CUDA(cudaStreamWaitEvent(x->comm, x->ev_gather, 0));
+    PL_CALL(comm_after_main(x));
     int e = MPI_SUCCESS;
     for (int j = 0; j < p->n_snb && e == MPI_SUCCESS; j++)
         e = MPI_Irecv(NULL, 0, MPI_BYTE, p->snb[j], PL_IPC_TAG_FREE, p->comm, &p->free_in[j]);
