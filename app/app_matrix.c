@@ -1,5 +1,5 @@
 /* app_matrix.c — from the configuration to this rank's CSR row block:
- * the Holstein-Hubbard generator or an HDF5 matrix file, contiguous row
+ * the Holstein-Hubbard or block-stencil generator or an HDF5 matrix file, contiguous row
  * blocks balanced by non-zeros (spmv/partition.c); plus the output-path
  * check shared by the commands that write files. */
 #define _POSIX_C_SOURCE 200809L
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "bs.h"
 #include "hh.h"
 #include "pl_error.h"
 #include "spmv.h"
@@ -61,6 +62,58 @@ out:
     return rc;
 }
 
+static int bs_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
+{
+    return bs_row_lengths((const bs_model *)arg, r0, r1, len);
+}
+
+/* The block-stencil operator (hamiltonian/bs.h): nonsymmetric, so
+ * symmetric_known stays 0. */
+static int build_bs(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
+{
+    bs_model *model = NULL;
+    int rc = bs_model_create(&ctx->cfg.model, &model);
+    if (rc == PL_ERR_INPUT || rc == PL_ERR_OVERFLOW || rc == PL_ERR_INTERNAL) {
+        /* the generator names the parameter; add where the model was configured */
+        char msg[1024], where[1200];
+        snprintf(msg, sizeof msg, "%s", pl_error_message());
+        pl_error_clear();
+        return PL_ERROR(rc == PL_ERR_INTERNAL ? PL_ERR_INTERNAL : PL_ERR_INPUT, "%s: %s",
+                        pl_config_where(&ctx->cfg, "model", rc == PL_ERR_INTERNAL ? "seed" : "block_size", where,
+                                        sizeof where),
+                        msg);
+    }
+    PL_CALL(rc);
+    int64_t N = bs_model_rows(model);
+    int64_t *bounds = NULL;
+    PL_MALLOC(bounds, ctx->size + 1);
+    double t0 = pl_wtime();
+    if (ctx->size > 1) {
+        PL_CALL_GOTO(pl_partition_by_nnz(N, bs_lengths_cb, model, ctx->comm, bounds), out, rc);
+    } else {
+        bounds[0] = 0;
+        bounds[1] = N;
+    }
+    mi->partition_seconds = pl_wtime() - t0;
+    t0 = pl_wtime();
+    PL_CALL_GOTO(bs_rows_csr(model, bounds[ctx->rank], bounds[ctx->rank + 1], rows), out, rc);
+    double t = pl_wtime() - t0;
+    mi->rows = N;
+    mi->symmetric_known = 0;
+    const pl_model_cfg *m = &ctx->cfg.model;
+    char corner[64] = "";
+    if (m->stencil == PL_STENCIL_27) snprintf(corner, sizeof corner, " corner=%g", m->corner);
+    snprintf(mi->name, sizeof mi->name, "block-stencil %dx%dx%d b=%d %s-point c=%g shift=%g%s rotation=%g seed=%llu",
+             m->nx, m->ny, m->nz, m->block_size, pl_config_enum_name("model", "stencil", m->stencil), m->convection,
+             m->shift, corner, m->rotation, (unsigned long long)m->seed);
+    PL_CHECK_GOTO(MPI_Allreduce(&t, &mi->build_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+                  out, rc, "MPI_Allreduce failed");
+out:
+    free(bounds);
+    bs_model_destroy(&model);
+    return rc;
+}
+
 /* Import from HDF5: app_import.c. */
 int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 
@@ -69,6 +122,7 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
     memset(mi, 0, sizeof *mi);
     memset(rows, 0, sizeof *rows);
     if (ctx->cfg.model.type == PL_MODEL_HDF5) PL_CALL(app_build_rows_hdf5(ctx, rows, mi));
+    else if (ctx->cfg.model.type == PL_MODEL_BLOCK_STENCIL) PL_CALL(build_bs(ctx, rows, mi));
     else PL_CALL(build_hh(ctx, rows, mi));
     int64_t nnz = pl_csr_nnz(rows);
     PL_CHECK(MPI_Allreduce(&nnz, &mi->nnz, 1, MPI_INT64_T, MPI_SUM, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
