@@ -36,10 +36,12 @@ typedef struct app_matrix_info {
  * model parameters or a bad matrix file. */
 int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 
-/* For solve: PL_ERR_INPUT unless the matrix is symmetric (asserted by its
- * source, or checked numerically with [matrix] symmetry_tolerance).
- * Collective. */
-int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi);
+/* For solve: is the matrix symmetric?  *symmetric = 1 when its source
+ * asserts it or the numerical check ([matrix] symmetry_tolerance) passes, 0
+ * when the check fails or the generator is nonsymmetric (block-stencil), -1
+ * when unknown (an hdf5 matrix with check_symmetry = false).  require = 1
+ * (method = lanczos): a failed check is PL_ERR_INPUT.  Collective. */
+int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi, int require, int *symmetric);
 
 /* The backend of [spmv] backend; the GPU is picked by the node-local rank,
  * and more ranks on a node than GPUs is PL_ERR_INPUT (unless backend = cpu).

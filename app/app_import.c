@@ -41,19 +41,26 @@ out:
     return rc;
 }
 
-int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi)
+int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi, int require, int *symmetric)
 {
-    if (mi->symmetric_known || !ctx->cfg.matrix.check_symmetry) return PL_OK;
+    *symmetric = 1;
+    if (mi->symmetric_known) return PL_OK;
+    if (!ctx->cfg.matrix.check_symmetry || ctx->cfg.model.type != PL_MODEL_HDF5) {
+        /* no check asked for (hdf5), or a generator that is not symmetric */
+        *symmetric = ctx->cfg.model.type == PL_MODEL_HDF5 ? -1 : 0;
+        return PL_OK;
+    }
     double rel = 0;
     int64_t i = -1, j = -1;
     PL_CALL(pl_h5m_asymmetry(rows, ctx->comm, &rel, &i, &j));
-    char where[1200];
-    PL_CHECK(rel <= ctx->cfg.matrix.symmetry_tolerance, PL_ERR_INPUT,
+    *symmetric = rel <= ctx->cfg.matrix.symmetry_tolerance;
+    char where[1200], mwhere[1200];
+    PL_CHECK(*symmetric || !require, PL_ERR_INPUT,
              "matrix %s is not symmetric: largest |a_ij - a_ji| / max|a| = %.3e at (%lld, %lld) > %s = %g; "
-             "solve needs a symmetric matrix (pjds-lanczos bench runs any square matrix)",
+             "%s = lanczos needs a symmetric matrix (use krylov-schur or auto)",
              mi->name, rel, (long long)i, (long long)j,
              pl_config_where(&ctx->cfg, "matrix", "symmetry_tolerance", where, sizeof where),
-             ctx->cfg.matrix.symmetry_tolerance);
+             ctx->cfg.matrix.symmetry_tolerance, pl_config_where(&ctx->cfg, "solver", "method", mwhere, sizeof mwhere));
     return PL_OK;
 }
 

@@ -48,48 +48,60 @@ static void monitor(void *arg, const lz_monitor_info *mi)
  * Every rank downloads and un-permutes its block; rank 0 receives the others'
  * blocks one vector at a time (O(max n_local) memory).  Rank 0 keeps
  * receiving after a write error so no rank hangs; the error is returned on
- * rank 0 only (the app then aborts the others). */
-static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spectrum *sp)
+ * rank 0 only (the app then aborts the others).  cplx: the vectors are
+ * complex (Krylov-Schur layout of lz_result: a conjugate pair shares the
+ * columns Re x, Im x) and are written interleaved (re, im). */
+static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spectrum *sp, int cplx)
 {
     pl_op_info info;
     pl_op_get_info(op, &info);
     const int64_t *gidx = pl_op_global_index(op);
     int64_t n = info.n_local, row0 = info.row0;
-    int size = ctx->size, rank = ctx->rank, rc = PL_OK;
+    int size = ctx->size, rank = ctx->rank, rc = PL_OK, wd = cplx ? 2 : 1;
     int64_t mine[2] = {row0, n}, *blocks = NULL;
-    double *perm = NULL, *orig = NULL;
+    double *perm = NULL, *permi = NULL, *orig = NULL;
     int64_t nmax = n;
     SOLVE_MPI(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm));
     PL_MALLOC(blocks, 2 * (size_t)size);
     PL_CHECK_GOTO(MPI_Gather(mine, 2, MPI_INT64_T, blocks, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
                   out, rc, "MPI_Gather of the row blocks failed");
     perm = malloc(((size_t)n + 1) * sizeof *perm);
-    orig = malloc(((size_t)nmax + 1) * sizeof *orig);
-    PL_CHECK_GOTO(perm && orig, PL_ERR_MEM, out, rc, "out of host memory for the eigenvectors");
-    if (rank == 0) PL_CALL_GOTO(pl_spectrum_vectors_create(sp, res->nev, info.n_global), out, rc);
+    permi = malloc(((size_t)n + 1) * sizeof *permi);
+    orig = malloc(((size_t)wd * (size_t)nmax + 1) * sizeof *orig);
+    PL_CHECK_GOTO(perm && permi && orig, PL_ERR_MEM, out, rc, "out of host memory for the eigenvectors");
+    if (rank == 0) PL_CALL_GOTO(pl_spectrum_vectors_create2(sp, res->nev, info.n_global, cplx), out, rc);
     for (int i = 0; i < res->nev; i++) {
-        PL_CALL_GOTO(res->be->download(res->be, perm, res->vectors + (size_t)i * res->ld, (size_t)n), out, rc);
+        /* column of Re x and of Im x (-1: real) and the sign of Im x */
+        double im = res->eigenvalues_imag ? res->eigenvalues_imag[i] : 0.0, sgn = 1.0;
+        int cr = i, ci = -1;
+        if (cplx && im > 0 && i + 1 < res->nev) ci = i + 1;
+        if (cplx && im < 0 && i > 0) {
+            cr = i - 1;
+            ci = i;
+            sgn = -1.0;
+        }
+        PL_CALL_GOTO(res->be->download(res->be, perm, res->vectors + (size_t)cr * res->ld, (size_t)n), out, rc);
+        if (ci >= 0) PL_CALL_GOTO(res->be->download(res->be, permi, res->vectors + (size_t)ci * res->ld, (size_t)n), out, rc);
         for (int64_t p = 0; p < n; p++) {
             int64_t l = gidx[p] - row0;
             PL_CHECK_GOTO(l >= 0 && l < n, PL_ERR_INTERNAL, out, rc, "global index %lld outside the block [%lld, %lld)",
                           (long long)gidx[p], (long long)row0, (long long)(row0 + n));
-            orig[l] = perm[p];
+            orig[wd * l] = perm[p];
+            if (cplx) orig[wd * l + 1] = ci >= 0 ? sgn * permi[p] : 0.0;
         }
         if (rank != 0) {
-            PL_CHECK_GOTO(MPI_Send(orig, (int)n, MPI_DOUBLE, 0, 100 + i, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
-                          "MPI_Send of an eigenvector block failed");
+            PL_CHECK_GOTO(MPI_Send(orig, (int)(wd * n), MPI_DOUBLE, 0, 100 + i, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out,
+                          rc, "MPI_Send of an eigenvector block failed");
             continue;
         }
-        if (rc == PL_OK) {
-            int e = pl_spectrum_vectors_write(sp, i, row0, n, orig, 1);
-            if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "pl_spectrum_vectors_write");
-        }
-        for (int r = 1; r < size; r++) {
-            PL_CHECK_GOTO(MPI_Recv(orig, (int)blocks[2 * r + 1], MPI_DOUBLE, r, 100 + i, ctx->comm, MPI_STATUS_IGNORE) ==
-                              MPI_SUCCESS,
-                          PL_ERR_MPI, out, rc, "MPI_Recv of an eigenvector block failed");
+        for (int r = 0; r < size; r++) {
+            if (r > 0)
+                PL_CHECK_GOTO(MPI_Recv(orig, (int)(wd * blocks[2 * r + 1]), MPI_DOUBLE, r, 100 + i, ctx->comm,
+                                       MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                              PL_ERR_MPI, out, rc, "MPI_Recv of an eigenvector block failed");
             if (rc == PL_OK) {
-                int e = pl_spectrum_vectors_write(sp, i, blocks[2 * r], blocks[2 * r + 1], orig, 1);
+                int e = cplx ? pl_spectrum_vectors_write_complex(sp, i, blocks[2 * r], blocks[2 * r + 1], orig, 1)
+                             : pl_spectrum_vectors_write(sp, i, blocks[2 * r], blocks[2 * r + 1], orig, 1);
                 if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "pl_spectrum_vectors_write");
             }
         }
@@ -97,6 +109,7 @@ static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spect
 out:
     free(blocks);
     free(perm);
+    free(permi);
     free(orig);
     return rc;
 }
@@ -110,6 +123,8 @@ typedef struct solve_facts {
     double spmv_seconds, spmv_gflops, spmv_median;
     const char *backend;
     int exchange, transport;
+    int method;             /* PL_METHOD_LANCZOS or PL_METHOD_KRYLOV_SCHUR       */
+    int cplx;               /* nonsymmetric problem: complex output              */
 } solve_facts;
 
 static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res, const solve_facts *f)
@@ -142,6 +157,8 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ranks", ctx->size), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "threads_per_rank", omp_get_max_threads()), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "which", pl_config_enum_name("solver", "which", cfg->solver.which)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "problem", f->cplx ? "nonsymmetric" : "symmetric"), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "method", pl_config_enum_name("solver", "method", f->method)), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nev", res->nev), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ncv", res->ncv), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "tolerance", cfg->solver.tolerance), out, rc);
@@ -179,15 +196,22 @@ static int write_output(app_ctx *ctx, pl_op *op, const lz_result *res, solve_fac
     f->t_write0 = pl_wtime();
     if (ctx->rank == 0) {
         rc = pl_spectrum_create(ctx->cfg.output.file, &sp);
-        if (rc == PL_OK) rc = pl_spectrum_write_results(sp, res->nev, res->eigenvalues, res->residuals);
-        if (rc == PL_OK)
-            rc = pl_spectrum_write_history(sp, res->nhist, res->nev, res->hist_iterations, res->hist_ritz, res->hist_resid);
+        if (rc == PL_OK && f->cplx)
+            rc = pl_spectrum_write_results_complex(sp, res->nev, res->eigenvalues, res->eigenvalues_imag, res->residuals);
+        else if (rc == PL_OK)
+            rc = pl_spectrum_write_results(sp, res->nev, res->eigenvalues, res->residuals);
+        if (rc == PL_OK && f->cplx && res->hist_ritz_imag)
+            rc = pl_spectrum_write_history_complex(sp, res->nhist, res->hist_nev, res->hist_iterations, res->hist_ritz,
+                                                   res->hist_ritz_imag, res->hist_resid);
+        else if (rc == PL_OK)
+            rc = pl_spectrum_write_history(sp, res->nhist, res->hist_nev, res->hist_iterations, res->hist_ritz,
+                                           res->hist_resid);
         if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "writing the results");
         ok = rc == PL_OK;
     }
     SOLVE_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, ctx->comm));
     if (ok && ctx->cfg.output.eigenvectors) {
-        int e = write_vectors(ctx, op, res, sp);
+        int e = write_vectors(ctx, op, res, sp, f->cplx);
         if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "write_vectors(ctx, op, res, sp)");
     }
     if (ctx->rank != 0) return PL_OK;
@@ -205,6 +229,30 @@ static double max_over_ranks(app_ctx *ctx, double t)
     double m = t;
     if (MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) return t;
     return m;
+}
+
+/* [solver] method and which against the matrix: auto is lanczos for a
+ * symmetric matrix, krylov-schur otherwise; lanczos on a nonsymmetric one
+ * and largest_imaginary on a symmetric one are bad input.  Collective. */
+static int choose_method(app_ctx *ctx, const pl_csr *rows, solve_facts *f)
+{
+    const pl_config *cfg = &ctx->cfg;
+    char where[1200];
+    int sym = 1;
+    f->method = cfg->solver.method;
+    PL_CALL(app_check_symmetric(ctx, rows, &f->mi, f->method == PL_METHOD_LANCZOS, &sym));
+    PL_CHECK(!(sym == 0 && f->method == PL_METHOD_LANCZOS), PL_ERR_INPUT,
+             "%s = lanczos: matrix %s is not symmetric; use krylov-schur or auto",
+             pl_config_where(cfg, "solver", "method", where, sizeof where), f->mi.name);
+    if (f->method == PL_METHOD_AUTO) f->method = sym == 1 ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
+    /* symmetric problem: known symmetric, or lanczos forced on an unchecked matrix */
+    int symmetric = sym == 1 || f->method == PL_METHOD_LANCZOS;
+    PL_CHECK(!(symmetric && cfg->solver.which == PL_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
+             "%s = largest_imaginary: matrix %s is symmetric, so its eigenvalues are real; use largest_magnitude, "
+             "largest or smallest",
+             pl_config_where(cfg, "solver", "which", where, sizeof where), f->mi.name);
+    f->cplx = !symmetric;
+    return PL_OK;
 }
 
 int cmd_solve(app_ctx *ctx)
@@ -229,7 +277,7 @@ int cmd_solve(app_ctx *ctx)
     /* matrix statistics from the row lengths, before the CSR block is freed */
     PL_CALL_GOTO(app_row_stats(ctx, &rows, NULL, &f.st), out, rc);
 
-    PL_CALL_GOTO(app_check_symmetric(ctx, &rows, &f.mi), out, rc);
+    PL_CALL_GOTO(choose_method(ctx, &rows, &f), out, rc);
     PL_CALL_GOTO(app_backend_create(ctx, &be), out, rc);
     {
         /* device memory plan: matrix (entries + per-row arrays + halo, 5 %
@@ -270,7 +318,7 @@ int cmd_solve(app_ctx *ctx)
     o.monitor_arg = &prog;
     pl_op_reset_counters(op); /* the counters and per-product samples start here */
     t0 = pl_wtime();
-    rc = lz_solve(op, &o, &res);
+    rc = f.method == PL_METHOD_LANCZOS ? lz_solve(op, &o, &res) : ks_solve(op, &o, &res);
     if (rc == PL_ERR_INPUT) { /* name where the offending key was set */
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", pl_error_message());
@@ -292,11 +340,17 @@ int cmd_solve(app_ctx *ctx)
     PL_CALL_GOTO(write_output(ctx, op, &res, &f), out, rc);
 
     if (ctx->rank == 0) {
-        for (int i = 0; i < res.nev; i++)
-            printf("eigenvalue[%d]: %.17g  residual: %.3e\n", i, res.eigenvalues[i], res.residuals[i]);
+        for (int i = 0; i < res.nev; i++) {
+            if (f.cplx)
+                printf("eigenvalue[%d]: %.17g %+.17gi  residual: %.3e\n", i, res.eigenvalues[i], res.eigenvalues_imag[i],
+                       res.residuals[i]);
+            else
+                printf("eigenvalue[%d]: %.17g  residual: %.3e\n", i, res.eigenvalues[i], res.residuals[i]);
+        }
         fflush(stdout);
-        pl_info("solve: %s after %d restart(s), %lld SpMVs (ncv %d, %d/%d converged)", lz_reason_name(res.reason),
-                res.restarts, (long long)res.iterations, res.ncv, res.nconv, res.nev);
+        pl_info("solve: %s, %s after %d restart(s), %lld SpMVs (ncv %d, %d/%d converged)",
+                pl_config_enum_name("solver", "method", f.method), lz_reason_name(res.reason), res.restarts,
+                (long long)res.iterations, res.ncv, res.nconv, res.nev);
         pl_info("solve: times: build %.2f s, permute %.2f s, solve %.2f s (SpMV %.2f s, orth %.2f s, restart %.2f s), "
                 "total %.2f s",
                 f.mi.build_seconds + f.mi.partition_seconds, f.permute_seconds, f.solve_seconds, f.spmv_seconds,
@@ -307,9 +361,10 @@ int cmd_solve(app_ctx *ctx)
                 1e3 * t_max);
         if (res.time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
             double st = (double)res.time.steps, sp = res.time.steps_time - res.time.orth;
-            pl_info("solve: Lanczos step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "
+            pl_info("solve: %s step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "
                     "%.1f host syncs); outside the steps %.3f s (restart %.3f s)",
-                    1e3 * res.time.steps_time / st, (long long)res.time.steps, 1e3 * sp / st, 1e3 * res.time.orth / st,
+                    f.method == PL_METHOD_LANCZOS ? "Lanczos" : "Krylov-Schur", 1e3 * res.time.steps_time / st,
+                    (long long)res.time.steps, 1e3 * sp / st, 1e3 * res.time.orth / st,
                     1e-6 * res.time.vec_bytes / st, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
                     1.0 + (double)res.time.reductions / st, f.solve_seconds - res.time.steps_time, res.time.restart);
         }

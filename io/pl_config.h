@@ -11,10 +11,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum pl_model_type { PL_MODEL_HOLSTEIN_HUBBARD = 0, PL_MODEL_HDF5 = 1 };
+enum pl_model_type { PL_MODEL_HOLSTEIN_HUBBARD = 0, PL_MODEL_HDF5 = 1, PL_MODEL_BLOCK_STENCIL = 2 };
 enum pl_phonon_basis { PL_PHONON_SITE = 0, PL_PHONON_NORMAL = 1 };
 enum pl_boundary { PL_BOUNDARY_PERIODIC = 0, PL_BOUNDARY_OPEN = 1 };
-enum pl_which { PL_WHICH_SMALLEST = 0, PL_WHICH_LARGEST = 1 };
+/* smallest/largest: of the real parts (for symmetric problems, the values) */
+enum pl_which {
+    PL_WHICH_SMALLEST = 0,
+    PL_WHICH_LARGEST = 1,
+    PL_WHICH_LARGEST_MAGNITUDE = 2,
+    PL_WHICH_SMALLEST_REAL = 3,
+    PL_WHICH_LARGEST_REAL = 4,
+    PL_WHICH_LARGEST_IMAGINARY = 5
+};
+enum pl_method { PL_METHOD_AUTO = 0, PL_METHOD_LANCZOS = 1, PL_METHOD_KRYLOV_SCHUR = 2 };
+enum pl_stencil { PL_STENCIL_7 = 0, PL_STENCIL_27 = 1 };
 enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA = 2 };
 enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
 enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1, PL_TRANSPORT_AUTO = 2, PL_TRANSPORT_IPC = 3 };
@@ -32,6 +42,18 @@ typedef struct pl_model_cfg {
     int max_phonons;         /* max_phonons: M >= 0 (required)                  */
     int phonon_basis;        /* phonon_basis: site | normal = site              */
     int boundary;            /* boundary: periodic | open = periodic            */
+    /* type = block-stencil (hamiltonian/bs.h; README "[model] block-stencil") */
+    int nx, ny, nz;          /* nx, ny, nz: grid points per direction (required) */
+    int block_size;          /* block_size: b unknowns per point (required)     */
+    int stencil;             /* stencil: 7 | 27 = 27                            */
+    double convection;       /* convection: c in [0, 1), upwind/downwind        */
+                             /* coupling ratio (1+c)/(1-c) = 0.01               */
+    double shift;            /* shift: sigma added to the grid operator = 1.0   */
+    double corner;           /* corner: w, weight of the 27-point product term  */
+                             /* = 0.5 (stencil 27 only)                         */
+    double rotation;         /* rotation: argument (radians) of the complex     */
+                             /* block eigenvalues, in (0, pi) = 0.3             */
+    uint64_t seed;           /* seed: of the dense block eigenbasis X = 1       */
 } pl_model_cfg;
 
 typedef struct pl_matrix_cfg {
@@ -43,7 +65,10 @@ typedef struct pl_matrix_cfg {
 
 typedef struct pl_solver_cfg {
     int nev;                 /* nev: eigenvalues wanted = 4                     */
-    int which;               /* which: smallest | largest = smallest            */
+    int which;               /* which: smallest | largest | largest_magnitude | */
+                             /* smallest_real | largest_real |                  */
+                             /* largest_imaginary = smallest                    */
+    int method;              /* method: auto | lanczos | krylov-schur = auto    */
     double tolerance;        /* tolerance: relative residual = 1e-10 (> 0)      */
     int ncv;                 /* ncv: basis size, 0 = auto max(2 nev + 10, 24)   */
     int max_restarts;        /* max_restarts: = 1000                            */

@@ -22,6 +22,7 @@ struct pl_spectrum {
     char tmp[1200];
     hid_t file;
     hid_t vec; /* /eigenvectors or -1 */
+    int vec_complex; /* /eigenvectors has the complex compound type */
     int nev;
     int64_t N;
 };
@@ -118,6 +119,64 @@ int pl_spectrum_write_history(pl_spectrum *sp, int nrows, int nev, const int64_t
     return PL_OK;
 }
 
+/* The complex compound {double r; double i;} (h5py reads it as complex128);
+ * the caller closes it. */
+static hid_t complex_type(void)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, 2 * sizeof(double));
+    if (t < 0) return t;
+    if (H5Tinsert(t, "r", 0, H5T_NATIVE_DOUBLE) < 0 || H5Tinsert(t, "i", sizeof(double), H5T_NATIVE_DOUBLE) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* A complex dataset from separate real and imaginary parts (n values). */
+static int write_complex(pl_spectrum *sp, const char *name, int rank, const hsize_t *dims, size_t n, const double *re,
+                         const double *im)
+{
+    int rc = PL_OK;
+    hid_t type = -1;
+    double *buf = malloc((2 * n + 1) * sizeof *buf);
+    PL_CHECK(buf, PL_ERR_MEM, "out of host memory");
+    for (size_t k = 0; k < n; k++) {
+        buf[2 * k] = re[k];
+        buf[2 * k + 1] = im[k];
+    }
+    PL_H5_GOTO(type = complex_type(), "create the complex type");
+    rc = write_dataset(sp, name, type, rank, dims, buf);
+    if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "write_dataset(sp, name, type, rank, dims, buf)");
+out:
+    close_id(type, H5Tclose);
+    free(buf);
+    return rc;
+}
+
+int pl_spectrum_write_results_complex(pl_spectrum *sp, int nev, const double *re, const double *im,
+                                      const double *residual_norms)
+{
+    PL_CHECK(sp && nev >= 0, PL_ERR_ARG, "pl_spectrum_write_results_complex: bad arguments");
+    hsize_t d[1] = {(hsize_t)nev};
+    PL_CALL(write_complex(sp, "/eigenvalues", 1, d, (size_t)nev, re, im));
+    PL_CALL(write_dataset(sp, "/residual_norms", H5T_NATIVE_DOUBLE, 1, d, residual_norms));
+    return PL_OK;
+}
+
+int pl_spectrum_write_history_complex(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
+                                      const double *ritz_imag, const double *resid)
+{
+    PL_CHECK(sp && nrows >= 0 && nev >= 0, PL_ERR_ARG, "pl_spectrum_write_history_complex: bad arguments");
+    hid_t g;
+    PL_H5(g = H5Gcreate2(sp->file, "/convergence", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group /convergence");
+    PL_H5(H5Gclose(g), "close group /convergence");
+    hsize_t d1[1] = {(hsize_t)nrows}, d2[2] = {(hsize_t)nrows, (hsize_t)nev};
+    PL_CALL(write_dataset(sp, "/convergence/iterations", H5T_NATIVE_INT64, 1, d1, iterations));
+    PL_CALL(write_complex(sp, "/convergence/ritz_values", 2, d2, (size_t)nrows * (size_t)nev, ritz, ritz_imag));
+    PL_CALL(write_dataset(sp, "/convergence/residual_estimates", H5T_NATIVE_DOUBLE, 2, d2, resid));
+    return PL_OK;
+}
+
 static int write_attr(pl_spectrum *sp, const char *name, hid_t type, const void *value)
 {
     int rc = PL_OK;
@@ -161,25 +220,31 @@ out:
     return rc;
 }
 
-int pl_spectrum_vectors_create(pl_spectrum *sp, int nev, int64_t N)
+int pl_spectrum_vectors_create(pl_spectrum *sp, int nev, int64_t N) { return pl_spectrum_vectors_create2(sp, nev, N, 0); }
+
+int pl_spectrum_vectors_create2(pl_spectrum *sp, int nev, int64_t N, int is_complex)
 {
     PL_CHECK(sp && nev > 0 && N > 0 && sp->vec < 0, PL_ERR_ARG, "pl_spectrum_vectors_create: bad arguments");
     int rc = PL_OK;
-    hid_t space = -1;
+    hid_t space = -1, ctype = -1;
     hsize_t d[2] = {(hsize_t)nev, (hsize_t)N};
+    if (is_complex) PL_H5_GOTO(ctype = complex_type(), "create the complex type");
     PL_H5_GOTO(space = H5Screate_simple(2, d, NULL), "create dataset /eigenvectors");
-    PL_H5_GOTO(sp->vec = H5Dcreate2(sp->file, "/eigenvectors", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT,
-                                    H5P_DEFAULT),
+    PL_H5_GOTO(sp->vec = H5Dcreate2(sp->file, "/eigenvectors", is_complex ? ctype : H5T_NATIVE_DOUBLE, space, H5P_DEFAULT,
+                                    H5P_DEFAULT, H5P_DEFAULT),
                "create dataset /eigenvectors");
     sp->nev = nev;
     sp->N = N;
+    sp->vec_complex = is_complex;
 out:
+    close_id(ctype, H5Tclose);
     close_id(space, H5Sclose);
     return rc;
 }
 
 int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis)
 {
+    PL_CHECK(!sp || !sp->vec_complex, PL_ERR_ARG, "pl_spectrum_vectors_write: /eigenvectors is complex");
     PL_CHECK(sp && sp->vec >= 0, PL_ERR_ARG, "pl_spectrum_vectors_write: /eigenvectors not created");
     PL_CHECK(original_basis, PL_ERR_ARG, "pl_spectrum_vectors_write: refusing a vector in the permuted basis");
     PL_CHECK(i >= 0 && i < sp->nev && row0 >= 0 && count >= 0 && row0 + count <= sp->N, PL_ERR_ARG,
@@ -194,6 +259,31 @@ int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t coun
     PL_H5_GOTO(mspace = H5Screate_simple(1, m, NULL), "select rows of /eigenvectors");
     PL_H5_GOTO(H5Dwrite(sp->vec, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, x), "write /eigenvectors");
 out:
+    close_id(mspace, H5Sclose);
+    close_id(fspace, H5Sclose);
+    return rc;
+}
+
+int pl_spectrum_vectors_write_complex(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *xri,
+                                      int original_basis)
+{
+    PL_CHECK(sp && sp->vec >= 0 && sp->vec_complex, PL_ERR_ARG,
+             "pl_spectrum_vectors_write_complex: complex /eigenvectors not created");
+    PL_CHECK(original_basis, PL_ERR_ARG, "pl_spectrum_vectors_write_complex: refusing a vector in the permuted basis");
+    PL_CHECK(i >= 0 && i < sp->nev && row0 >= 0 && count >= 0 && row0 + count <= sp->N, PL_ERR_ARG,
+             "pl_spectrum_vectors_write_complex: rows [%lld, %lld) of vector %d outside %d x %lld", (long long)row0,
+             (long long)(row0 + count), i, sp->nev, (long long)sp->N);
+    if (count == 0) return PL_OK;
+    int rc = PL_OK;
+    hid_t fspace = -1, mspace = -1, ctype = -1;
+    hsize_t start[2] = {(hsize_t)i, (hsize_t)row0}, cnt[2] = {1, (hsize_t)count}, m[1] = {(hsize_t)count};
+    PL_H5_GOTO(ctype = complex_type(), "create the complex type");
+    PL_H5_GOTO(fspace = H5Dget_space(sp->vec), "select rows of /eigenvectors");
+    PL_H5_GOTO(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL), "select rows of /eigenvectors");
+    PL_H5_GOTO(mspace = H5Screate_simple(1, m, NULL), "select rows of /eigenvectors");
+    PL_H5_GOTO(H5Dwrite(sp->vec, ctype, mspace, fspace, H5P_DEFAULT, xri), "write /eigenvectors");
+out:
+    close_id(ctype, H5Tclose);
     close_id(mspace, H5Sclose);
     close_id(fspace, H5Sclose);
     return rc;

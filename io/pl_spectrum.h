@@ -26,6 +26,15 @@ int pl_spectrum_create(const char *path, pl_spectrum **sp);
 /* /eigenvalues and /residual_norms, nev float64 each. */
 int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalues, const double *residual_norms);
 
+/* Nonsymmetric problems: /eigenvalues complex (HDF5 compound of float64
+ * fields "r" and "i", read by h5py as complex128) from re[], im[];
+ * /residual_norms float64. */
+int pl_spectrum_write_results_complex(pl_spectrum *sp, int nev, const double *re, const double *im,
+                                      const double *residual_norms);
+/* As pl_spectrum_write_history with complex /convergence/ritz_values. */
+int pl_spectrum_write_history_complex(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
+                                      const double *ritz_imag, const double *resid);
+
 /* /convergence/iterations (int64, nrows), /convergence/ritz_values and
  * /convergence/residual_estimates (float64, nrows x nev, row-major): one row
  * per Lanczos cycle. */
@@ -43,6 +52,11 @@ int pl_spectrum_attr_string(pl_spectrum *sp, const char *name, const char *value
  * The writer refuses vectors in a permuted basis: the caller passes
  * original_basis = 1 to confirm it un-permuted them (PL_ERR_ARG otherwise). */
 int pl_spectrum_vectors_create(pl_spectrum *sp, int nev, int64_t N);
+/* is_complex = 1: /eigenvectors of the complex compound type, written by
+ * pl_spectrum_vectors_write_complex from interleaved (re, im) pairs. */
+int pl_spectrum_vectors_create2(pl_spectrum *sp, int nev, int64_t N, int is_complex);
+int pl_spectrum_vectors_write_complex(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *xri,
+                                      int original_basis);
 int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis);
 
 /* Close the file and rename it to its final path.  On failure the temporary

@@ -42,7 +42,8 @@ typedef void (*lz_monitor_fn)(void *arg, const lz_monitor_info *info);
 
 typedef struct lz_options {
     int nev;             /* eigenpairs wanted = 4 (1 <= nev < N)                      */
-    int which;           /* PL_WHICH_SMALLEST | PL_WHICH_LARGEST = smallest            */
+    int which;           /* enum pl_which = smallest.  lz_solve: smallest(_real),      */
+                         /* largest(_real), largest_magnitude; ks_solve: all         */
     double tol;          /* relative residual = 1e-10 (> 0): converged when           */
                          /* |beta_m y_m,i| <= tol * max(|theta_i|, normest)           */
     int ncv;             /* basis size, 0 = auto max(2 nev + 10, 24); capped at N      */
@@ -81,10 +82,13 @@ typedef struct lz_timing {
 } lz_timing;
 
 typedef struct lz_result {
-    int nev;                 /* pairs returned (= options nev)                         */
+    int nev;                 /* pairs returned: options nev; ks_solve returns nev + 1  */
+                             /* when the nev-th wanted value has its conjugate next    */
     int ncv;                 /* basis size used                                        */
     double *eigenvalues;     /* nev, host, sorted as wanted (ascending for smallest,   */
                              /* descending for largest)                                */
+    double *eigenvalues_imag; /* ks_solve: nev imaginary parts (conjugate pairs next   */
+                             /* to each other, + first); NULL from lz_solve            */
     double *residuals;       /* nev: ||A x_i - lambda_i x_i||_2 recomputed explicitly  */
                              /* (x_i of unit norm)                                     */
     double normest;          /* max(operator norm estimate, max |theta|) used in tests */
@@ -100,8 +104,13 @@ typedef struct lz_result {
     int64_t *hist_iterations;    /* nhist: operator applications at the end of the cycle */
     double *hist_ritz;           /* nhist x nev Ritz values                               */
     double *hist_resid;          /* nhist x nev residual estimates                        */
+    double *hist_ritz_imag;      /* ks_solve: nhist x nev imaginary parts; else NULL      */
+    int hist_nev;                /* columns of the history rows (= options nev)          */
     /* eigenvectors (want_vectors): backend memory, column i (i < nev) at
-     * vectors + i * ld, permuted local basis, unit global 2-norm */
+     * vectors + i * ld, permuted local basis, unit global 2-norm.  ks_solve,
+     * complex pair (eigenvalues_imag[i] > 0, i + 1 its conjugate): columns i
+     * and i + 1 hold Re x and Im x of the eigenvector x of eigenvalue i
+     * (||Re x||^2 + ||Im x||^2 = 1); eigenvalue i + 1 has Re x - i Im x. */
     double *vectors;
     size_t ld;               /* = n_local                                            */
     pl_backend *be;          /* backend that owns `vectors` (not owned by the result) */
@@ -116,6 +125,13 @@ typedef struct lz_result {
  * n_local doubles, one backend allocation) does not fit, PL_ERR_LAPACK if
  * the projected eigenproblem fails, or any error of the operator/backend. */
 int lz_solve(pl_op *op, const lz_options *opt, lz_result *res);
+/* Krylov-Schur (krylov_schur.c; Stewart, SIAM J. Matrix Anal. Appl. 23
+ * (2002) 601-614) for a general real operator: complex eigenvalues come in
+ * conjugate pairs that stay together (real Schur form of the projected
+ * matrix).  Same options and result as lz_solve (verify: the complement of
+ * the converged Schur vectors is searched for a missed wanted eigenvalue);
+ * res->eigenvalues_imag is set.  Collective.  Fails as lz_solve does. */
+int ks_solve(pl_op *op, const lz_options *opt, lz_result *res);
 /* Free host arrays and the backend vectors; zeroes *res.  Accepts a zeroed
  * result.  Can't fail. */
 void lz_result_destroy(lz_result *res);

@@ -1,0 +1,252 @@
+/* krylov.c — the basis core shared by the Krylov methods of lanczos/
+ * (thick-restart Lanczos, Krylov-Schur): see krylov_impl.h.
+ *
+ * Gram-Schmidt: classical, two passes ("twice is enough", Giraud, Langou,
+ * Rozloznik 2005), the norm after the second pass by Pythagoras; the relative
+ * breakdown guard is described at kr_orthogonalize.  Written against spmv.h
+ * only: no backend headers, no conditional code. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krylov_impl.h"
+#include "pl_error.h"
+
+#define KR_SQRT1_2 0.70710678118654752440
+
+size_t kr_atleast1(size_t n) { return n ? n : 1; }
+
+uint64_t kr_splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+double lz_random_element(uint64_t seed, int64_t g)
+{
+    uint64_t x = kr_splitmix64(kr_splitmix64(seed) ^ (uint64_t)g);
+    /* 53 random bits, centred in their cell: never exactly -1 or 1 */
+    double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
+    return 2.0 * u - 1.0;
+}
+
+double *kr_col(kr_ws *w, int j) { return w->V + (size_t)j * w->ld; }
+
+int kr_apply(kr_ws *w, int jin, int jout)
+{
+    double t0 = pl_wtime();
+    PL_CALL(pl_op_apply(w->op, kr_col(w, jin), kr_col(w, jout)));
+    w->t.spmv += pl_wtime() - t0;
+    w->napply++;
+    return PL_OK;
+}
+
+/* Orthogonalise column j against columns 0..k-1 with two classical
+ * Gram-Schmidt passes and normalise it; coef[0:k] = the summed
+ * coefficients, *nrm = the norm before the normalisation, *in_span = the
+ * vector vanished numerically (see the file header; then column j is left
+ * unnormalised, without the second correction, for the caller to replace).
+ * Column j is column k of V (the callers orthogonalise the next column), so
+ * the first pass's gemv_t over columns 0..k returns the coefficients and,
+ * as its last entry, the squared norm of x.  The second pass's projection
+ * and norm come from the backend's fused cgs_step (x -= V c1, c2 = V^T x,
+ * ||x||^2: one pass over V) when it has one, else from gemv_n + gemv_t over
+ * columns 0..k.  The norm after the second pass follows by Pythagoras,
+ * ||x2||^2 = ||x1||^2 - ||c2||^2 (V has orthonormal columns and c2 is the
+ * tiny correction of the second pass; a cancellation means x lies in
+ * span(V), which in_span reports), so the last correction and the
+ * normalisation are one gemv_n: x = (x - V c2) / ||x2||.
+ * Per call: two reductions (two host synchronisations), 3k + 5 column
+ * passes with cgs_step, 4k + 6 without (it was 4k + 8 with a separate
+ * scal).  The backend is synchronised at the end so that the time of the
+ * last, asynchronous correction is counted here, not in the next SpMV. */
+int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_span)
+{
+    double t0 = pl_wtime();
+    double *x = kr_col(w, j);
+    const double col_bytes = 8.0 * (double)w->n;
+    double n0, n1, n2;
+    PL_CHECK(j == k, PL_ERR_INTERNAL, "orthogonalize: column %d is not column k = %d", j, k);
+    if (k == 0) {
+        PL_CALL(pl_vec_nrm2(w->op, x, &n0));
+        n1 = n2 = n0;
+        w->t.vec_bytes += col_bytes;
+        w->t.reductions++;
+    } else {
+        PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c1));
+        n0 = sqrt(fmax(w->c1[k], 0.0));
+        if (w->be->cgs_step) {
+            PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c1, w->c2));
+            /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */
+            w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
+        } else {
+            PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
+            PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
+            w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2) + (k + 1));
+        }
+        w->t.reductions += 2;
+        n1 = sqrt(fmax(w->c2[k], 0.0));
+        double s2 = 0.0;
+        for (int i = 0; i < k; i++) {
+            coef[i] = w->c1[i] + w->c2[i];
+            s2 += w->c2[i] * w->c2[i];
+        }
+        n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
+    }
+    *nrm = n2;
+    *in_span = !(n2 > 0.0) || (k > 0 && n2 <= KR_SQRT1_2 * n1) || n2 <= 64.0 * DBL_EPSILON * n0;
+    if (!*in_span) {
+        if (k == 0) {
+            PL_CALL(w->be->scal(w->be, w->n, 1.0 / n2, x));
+            w->t.vec_bytes += 2.0 * col_bytes;
+        } else { /* x = (x - V c2) / n2 */
+            PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c2, 1.0 / n2, x));
+            w->t.vec_bytes += col_bytes * (double)(k + 2);
+        }
+    }
+    PL_CALL(w->be->sync(w->be));
+    w->t.orth += pl_wtime() - t0;
+    return PL_OK;
+}
+
+/* Column j = a reproducible random vector (original-basis hash), made
+ * orthonormal to columns 0..j-1.  *exhausted = it vanished (span(V) is the
+ * whole space). */
+int kr_random_direction(kr_ws *w, int j, int first, int *exhausted)
+{
+    double t0 = pl_wtime();
+    uint64_t s = first ? w->seed : kr_splitmix64(w->seed + 0xD1B54A32D192ED03ull * ++w->n_random);
+    double *hv = w->h_vec;
+    const int64_t *gi = w->gidx;
+    const size_t n = w->n;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) hv[i] = lz_random_element(s, gi[i]);
+    PL_CALL(w->be->upload(w->be, kr_col(w, j), w->h_vec, w->n));
+    w->t.other += pl_wtime() - t0;
+    double nrm;
+    int in_span;
+    PL_CALL(kr_orthogonalize(w, j, j, w->cf, &nrm, &in_span)); /* normalises column j */
+    /* a random vector that keeps < 64 eps of its norm is in span(V) */
+    *exhausted = in_span;
+    return PL_OK;
+}
+
+/* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s), in place: the
+ * backend's basis_update when it has one (one pass, no workspace), else by
+ * row blocks through the workspace W (gemm, then kk copies back). */
+int kr_update_basis(kr_ws *w, int off, int s, int kk)
+{
+    double t0 = pl_wtime();
+    if (w->be->basis_update) {
+        PL_CALL(w->be->basis_update(w->be, w->n, s, kk, kr_col(w, off), w->ld, w->Ysel, s));
+        PL_CALL(w->be->sync(w->be));
+        w->t.restart += pl_wtime() - t0;
+        return PL_OK;
+    }
+    const double *Vo = kr_col(w, off);
+    for (size_t r0 = 0; r0 < w->n; r0 += w->blk) {
+        size_t b = w->n - r0 < w->blk ? w->n - r0 : w->blk;
+        PL_CALL(w->be->gemm(w->be, b, s, kk, Vo + r0, w->ld, w->Ysel, s, w->W, b));
+        for (int c = 0; c < kk; c++) PL_CALL(w->be->copy(w->be, b, w->W + (size_t)c * b, kr_col(w, off + c) + r0));
+    }
+    PL_CALL(w->be->sync(w->be));
+    w->t.restart += pl_wtime() - t0;
+    return PL_OK;
+}
+
+void kr_ws_free(kr_ws *w)
+{
+    if (w->be) {
+        if (w->V) w->be->vec_free(w->be, w->V);
+        if (w->W) w->be->vec_free(w->be, w->W);
+    }
+    if (w->h_vec_pinned && w->be && w->be->host_free) w->be->host_free(w->be, w->h_vec);
+    else free(w->h_vec);
+    free(w->T);
+    free(w->Y);
+    free(w->theta);
+    free(w->bcast);
+    free(w->c1);
+    free(w->c2);
+    free(w->cf);
+    free(w->Ysel);
+    free(w->ord);
+    memset(w, 0, sizeof *w);
+}
+
+int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
+{
+    int err = PL_OK;
+    pl_op_info info;
+    memset(w, 0, sizeof *w);
+    pl_op_get_info(op, &info);
+    w->op = op;
+    w->be = pl_op_backend(op);
+    w->comm = pl_op_comm(op);
+    if (MPI_Comm_rank(w->comm, &w->rank) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_rank failed");
+    w->N = info.n_global;
+    w->n = (size_t)info.n_local;
+    w->ld = w->n ? w->n : 1;
+    w->m = (int)m;
+    w->gidx = pl_op_global_index(op);
+    w->seed = seed;
+
+    size_t vlen;
+    PL_CHECK(!pl_mul_size((size_t)m + 1, w->ld, &vlen), PL_ERR_OVERFLOW, "basis size (ncv + 1) x n_local overflows");
+    PL_CALL_GOTO(w->be->vec_alloc(w->be, vlen, &w->V), fail, err);
+    w->blk = w->n / 16;
+    if (w->blk < 8192) w->blk = 8192;
+    if (w->blk > w->n) w->blk = w->n ? w->n : 1;
+    if (!w->be->basis_update) PL_CALL_GOTO(w->be->vec_alloc(w->be, w->blk * (size_t)m, &w->W), fail, err);
+    if (w->be->host_alloc && w->be->host_free) { /* page-locked: the start-vector upload at full speed */
+        PL_CALL_GOTO(w->be->host_alloc(w->be, kr_atleast1(w->n), &w->h_vec), fail, err);
+        w->h_vec_pinned = 1;
+    } else {
+        KR_HOST_ALLOC(w->h_vec, w->n, fail);
+    }
+    KR_HOST_ALLOC(w->T, m * m, fail);
+    KR_HOST_ALLOC(w->Y, m * m, fail);
+    KR_HOST_ALLOC(w->theta, m, fail);
+    KR_HOST_ALLOC(w->bcast, m * m + m + 1, fail);
+    KR_HOST_ALLOC(w->c1, m + 1, fail);
+    KR_HOST_ALLOC(w->c2, m + 1, fail);
+    KR_HOST_ALLOC(w->cf, m + 1, fail);
+    KR_HOST_ALLOC(w->Ysel, m * m + m + 1, fail);
+    KR_HOST_ALLOC(w->ord, m, fail);
+    return PL_OK;
+fail:
+    kr_ws_free(w);
+    return err;
+}
+
+int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *ritz_imag,
+                    const double *resid)
+{
+    if (res->nhist == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        int64_t *hi = realloc(res->hist_iterations, (size_t)nc * sizeof *hi);
+        PL_CHECK(hi, PL_ERR_MEM, "out of host memory (history)");
+        res->hist_iterations = hi;
+        double *hr = realloc(res->hist_ritz, (size_t)nc * nev * sizeof *hr);
+        PL_CHECK(hr, PL_ERR_MEM, "out of host memory (history)");
+        res->hist_ritz = hr;
+        double *he = realloc(res->hist_resid, (size_t)nc * nev * sizeof *he);
+        PL_CHECK(he, PL_ERR_MEM, "out of host memory (history)");
+        res->hist_resid = he;
+        if (ritz_imag) {
+            double *hm = realloc(res->hist_ritz_imag, (size_t)nc * nev * sizeof *hm);
+            PL_CHECK(hm, PL_ERR_MEM, "out of host memory (history)");
+            res->hist_ritz_imag = hm;
+        }
+        *cap = nc;
+    }
+    res->hist_iterations[res->nhist] = it;
+    memcpy(res->hist_ritz + (size_t)res->nhist * nev, ritz, (size_t)nev * sizeof(double));
+    memcpy(res->hist_resid + (size_t)res->nhist * nev, resid, (size_t)nev * sizeof(double));
+    if (ritz_imag) memcpy(res->hist_ritz_imag + (size_t)res->nhist * nev, ritz_imag, (size_t)nev * sizeof(double));
+    res->nhist++;
+    return PL_OK;
+}

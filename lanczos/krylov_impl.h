@@ -1,0 +1,87 @@
+/* krylov_impl.h — what the Krylov methods of lanczos/ share (SLEPc keeps
+ * this in src/eps/impls/krylov/krylov.c): the basis workspace V of ncv + 1
+ * backend columns, the operator application with its counters, two-pass
+ * classical Gram-Schmidt (the backend's fused cgs_step where it has one)
+ * with a relative breakdown guard, reproducible random directions and the
+ * in-place basis update V[:, 0:kk] = V[:, 0:s] Y.  Private to lanczos/.
+ * Written against spmv.h only. */
+#pragma once /* no conditional compilation anywhere in lanczos/: a test greps for it */
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lanczos.h"
+#include "spmv.h"
+
+#define KR_MPI(call)                                                                                     \
+    do {                                                                                                 \
+        int kr_m_ = (call);                                                                              \
+        if (kr_m_ != MPI_SUCCESS) return pl_error_set(PL_ERR_MPI, __FILE__, __LINE__, __func__, "%s failed (%d)", #call, kr_m_); \
+    } while (0)
+
+/* ---- workspace -------------------------------------------------------- */
+typedef struct kr_ws {
+    pl_op *op;
+    pl_backend *be;
+    MPI_Comm comm;
+    int rank;
+    int64_t N;
+    size_t n;          /* n_local */
+    size_t ld;         /* column stride of V (= n_local, at least 1) */
+    int m;             /* ncv */
+    const int64_t *gidx;
+    double *V;         /* backend, (m + 1) * ld */
+    double *W;         /* backend, blk * m: workspace of the in-place update */
+    size_t blk;
+    double *h_vec;     /* host n_local: random vectors (page-locked via   */
+                       /* be->host_alloc where the backend offers it)     */
+    int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
+    double *T;         /* host m x m, column-major, ld m */
+    double *Y;         /* host m x m eigenvectors of T */
+    double *theta;     /* host m */
+    double *bcast;     /* host m * m + m (rank 0 -> all) */
+    double *c1, *c2;   /* host m + 1 Gram-Schmidt coefficients of each pass */
+    double *cf;        /* host m + 1 their sum */
+    double *Ysel;      /* host m x m: wanted columns of Y */
+    int *ord;          /* host m: wanted order into theta */
+    uint64_t seed;
+    uint64_t n_random; /* random vectors drawn so far */
+    int64_t napply;
+    lz_timing t;
+} kr_ws;
+
+/* Set up the workspace for a basis of m + 1 columns (m = ncv) on the
+ * operator's backend, host arrays for m x m projected problems.  On failure
+ * everything allocated is freed (kr_ws_free).  PL_ERR_MEM, PL_ERR_OVERFLOW,
+ * or a backend error. */
+int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed);
+/* Free everything; leaves *w zeroed.  Can't fail. */
+void kr_ws_free(kr_ws *w);
+/* Column j of V (backend memory). */
+double *kr_col(kr_ws *w, int j);
+/* Column jout = A column jin (counted in w->napply and w->t.spmv). */
+int kr_apply(kr_ws *w, int jin, int jout);
+/* Orthonormalise column j (= k) against columns 0..k-1: two classical
+ * Gram-Schmidt passes; coef[0:k] the summed coefficients, *nrm the norm
+ * before normalisation, *in_span: the vector vanished numerically (then it
+ * is left unnormalised for the caller to replace).  Collective. */
+int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_span);
+/* Column j = a reproducible random vector (hash of seed and original global
+ * row) orthonormal to columns 0..j-1; *exhausted: it vanished.  first = 1:
+ * the start vector of seed; else the next one of the sequence.  Collective. */
+int kr_random_direction(kr_ws *w, int j, int first, int *exhausted);
+/* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s, w->Ysel), in place. */
+int kr_update_basis(kr_ws *w, int off, int s, int kk);
+uint64_t kr_splitmix64(uint64_t x);
+/* Append one row (nev values; ritz_imag may be NULL) to the history of res;
+ * *cap is the rows allocated.  PL_ERR_MEM. */
+int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *ritz_imag,
+                    const double *resid);
+size_t kr_atleast1(size_t n);
+
+#define KR_HOST_ALLOC(p, cnt, label)                                                                     \
+    do {                                                                                                 \
+        (p) = calloc(kr_atleast1((size_t)(cnt)), sizeof *(p));                                            \
+        PL_CHECK_GOTO((p), PL_ERR_MEM, label, err, "out of host memory (%s)", #p);                       \
+    } while (0)
