@@ -19,3 +19,20 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Optional: peer solvers for bench/nonsym_peer.py (SLEPc/PETSc Python bindings). Not needed by the
+# build or the tests, so CI skips it; enable with PJDS_BENCH_DEPS=1 bash tools/setup-deps.sh
+if [ "${PJDS_BENCH_DEPS:-0}" = 1 ]; then
+  bench_pkgs=(python3-slepc4py-real python3-petsc4py-real)
+  bench_missing=()
+  for p in "${bench_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || bench_missing+=("$p")
+  done
+  if ((${#bench_missing[@]})); then
+    echo "setup: installing (bench) ${bench_missing[*]}" >&2
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq "${bench_missing[@]}" >/dev/null
+  fi
+fi
