@@ -6,8 +6,13 @@
 # Every step has a time limit and a failure does not stop the later steps.
 # Full logs go to $OUT (at most 8 files); a short summary prints LAST.
 #
-#   bash bench/gpu_run.sh                 # everything (~6-8 min on an H100)
+#   bash bench/gpu_run.sh                 # everything but the CFD parts (~6-8 min on an H100)
 #   CONFIG=configs/hmep.ini SKIP_PEER=1 SKIP_SANITIZER=1 bash bench/gpu_run.sh
+#   PARTS="tests cfd" bash bench/gpu_run.sh      # GPU tests, bench + solve of dlr1_like/uhbr_like
+#   PARTS="cfdpeer" bash bench/gpu_run.sh        # SciPy eigs (ARPACK, all cores) on uhbr_like
+# PARTS (default "tests hmep"): tests (ctest -L gpu, memcheck), hmep (timings, bench,
+# CuPy peer on $CONFIG), cfd (issue 10: bench and Krylov-Schur solve of the
+# CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -27,6 +32,8 @@ note() { echo "$*" | tee -a "$SUM"; }
 step() { echo; echo "=== [$(el) s] $*"; }
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
+PARTS=" ${PARTS:-tests hmep} "
+part() { case "$PARTS" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 # ---- environment -----------------------------------------------------------
 step "environment"
@@ -60,7 +67,7 @@ BIN=$BUILD/app/pjds-lanczos
 TEST=$BUILD/tests/gpu/test_cuda_backend
 
 # ---- GPU tests -----------------------------------------------------------------
-if [ $BUILD_OK = 1 ]; then
+if [ $BUILD_OK = 1 ] && part tests; then
     step "ctest -L gpu"
     (cd "$BUILD" && timeout 150 ctest -L gpu --output-on-failure --timeout 120) > "$OUT/tests.log" 2>&1
     tail -15 "$OUT/tests.log"
@@ -85,7 +92,7 @@ if [ $BUILD_OK = 1 ]; then
 fi
 
 # ---- generator and whole-solve timings (issue 2 and 5 figures) -------------------------
-if [ $BUILD_OK = 1 ] && [ -f configs/hmep.ini ]; then
+if [ $BUILD_OK = 1 ] && [ -f configs/hmep.ini ] && part hmep; then
     step "info + solve timings"
     {
         for i in 1 2 3; do OMP_NUM_THREADS=16 "$BIN" info configs/hmep.ini --quiet | grep -E "^(rows|nnz|pjds_reduction|build_seconds)"; done
@@ -113,19 +120,21 @@ if [ $BUILD_OK = 1 ] && [ -f configs/hmep.ini ]; then
 fi
 
 # ---- bench -------------------------------------------------------------------------
-if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ]; then
+if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && part hmep; then
     step "bench $CONFIG"
     PJDS_BENCH_JSON=/tmp/bench.json timeout 200 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > "$OUT/bench.log" 2>&1
     rc=$?
     cat "$OUT/bench.log" | grep -v "Hamiltonian rows:" | tail -60
     note "bench: exit $rc ($(el) s)"
     [ $rc = 0 ] || grep -E "error|failed" "$OUT/bench.log" | tail -3 | tee -a "$SUM"
-elif [ $BUILD_OK = 1 ]; then
+elif [ $BUILD_OK = 1 ] && part hmep; then
     note "bench: $CONFIG missing, skipped"
 fi
 
 # ---- CuPy peer -----------------------------------------------------------------------
-if [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "$(el)" -gt "${PEER_DEADLINE:-440}" ]; then
+if ! part hmep; then
+    :
+elif [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "$(el)" -gt "${PEER_DEADLINE:-440}" ]; then
     note "peer: skipped (already $(el) s; keep the whole run under 10 min)"
 elif [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
     step "CuPy eigsh peer"
@@ -143,6 +152,48 @@ elif [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
     } > "$OUT/peer.log" 2>&1
     tail -15 "$OUT/peer.log"
     rm -f "$H5"
+fi
+
+# ---- CFD-like matrices (issue 10): bench, Krylov-Schur solve, SciPy eigs peer ----------
+if [ $BUILD_OK = 1 ] && part cfd; then
+    for c in dlr1_like uhbr_like; do
+        step "bench configs/$c.ini"
+        PJDS_BENCH_JSON=$OUT/bench_$c.json timeout 240 "$BIN" bench configs/$c.ini --set spmv.backend=cuda \
+            --set spmv.repeats=50 > "$OUT/bench_$c.log" 2>&1
+        rc=$?
+        sed -n '/^== pjds-lanczos bench/,$p' "$OUT/bench_$c.log" | tail -45
+        note "bench $c: exit $rc ($(el) s)"
+    done
+    for sw in 0 65536; do
+        step "solve configs/uhbr_like.ini (Krylov-Schur, sort_window $sw)"
+        s0=$(date +%s%N)
+        timeout 200 "$BIN" solve configs/uhbr_like.ini --overwrite --set output.file=/tmp/uhbr_$sw.h5 --set spmv.backend=cuda \
+            --set spmv.sort_window=$sw > "$OUT/solve_uhbr_$sw.log" 2>&1
+        echo "solve exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))" >> "$OUT/solve_uhbr_$sw.log"
+        grep -vE "restart [0-9]+, converged" "$OUT/solve_uhbr_$sw.log" | tail -16
+    done
+    step "closed form of uhbr_like and the step floor"
+    {
+        "$PY" tests/blockstencil/closed_form.py configs/uhbr_like.ini --which largest_magnitude --nev 7
+        "$PY" bench/cfd_summary.py --bench dlr1_like="$OUT/bench_dlr1_like.json" \
+            --bench uhbr_like="$OUT/bench_uhbr_like.json" --solve "$OUT/solve_uhbr_0.log" \
+            --solve "$OUT/solve_uhbr_65536.log" --h5 /tmp/uhbr_0.h5 --h5 /tmp/uhbr_65536.h5 --config configs/uhbr_like.ini
+    } > "$OUT/cfd_summary.log" 2>&1
+    cat "$OUT/cfd_summary.log"
+    grep -E "^(CFD|step|eig)" "$OUT/cfd_summary.log" >> "$SUM"
+fi
+if [ $BUILD_OK = 1 ] && part cfdpeer; then
+    step "SciPy eigs (ARPACK, $(nproc) cores) on uhbr_like"
+    H5=/tmp/uhbr-matrix.h5
+    {
+        [ -f "$H5" ] || timeout 150 "$BIN" export configs/uhbr_like.ini "$H5" --overwrite
+        echo "export exit $?"
+        timeout ${PEER_TIMEOUT:-420} "$PY" bench/scipy_eigs_peer.py "$H5" --nev 6 --which LM --tol 1e-8 \
+            --threads "$(nproc)" --max-seconds ${PEER_SECONDS:-300}
+        echo "scipy exit $?"
+    } > "$OUT/scipy_peer.log" 2>&1
+    tail -20 "$OUT/scipy_peer.log"
+    grep -E "^\{|exit" "$OUT/scipy_peer.log" | cut -c1-400 >> "$SUM"
 fi
 
 # ---- summary (last) -------------------------------------------------------------------

@@ -28,7 +28,7 @@ typedef struct key_desc {
 #define F(s, m) offsetof(pl_config, s.m)
 #define SZ(s, m) sizeof(((pl_config *)0)->s.m)
 static const key_desc keys[] = {
-    {"model", "type", KT_ENUM, F(model, type), 0, "holstein-hubbard|hdf5", 1, 1},
+    {"model", "type", KT_ENUM, F(model, type), 0, "holstein-hubbard|hdf5|block-stencil", 1, 1},
     {"model", "sites", KT_INT, F(model, sites), 0, NULL, 1, 0},
     {"model", "n_up", KT_INT, F(model, n_up), 0, NULL, 1, 0},
     {"model", "n_down", KT_INT, F(model, n_down), 0, NULL, 1, 0},
@@ -39,12 +39,24 @@ static const key_desc keys[] = {
     {"model", "max_phonons", KT_INT, F(model, max_phonons), 0, NULL, 1, 0},
     {"model", "phonon_basis", KT_ENUM, F(model, phonon_basis), 0, "site|normal", 0, 0},
     {"model", "boundary", KT_ENUM, F(model, boundary), 0, "periodic|open", 0, 0},
+    {"model", "nx", KT_INT, F(model, nx), 0, NULL, 0, 0},
+    {"model", "ny", KT_INT, F(model, ny), 0, NULL, 0, 0},
+    {"model", "nz", KT_INT, F(model, nz), 0, NULL, 0, 0},
+    {"model", "block_size", KT_INT, F(model, block_size), 0, NULL, 0, 0},
+    {"model", "stencil", KT_ENUM, F(model, stencil), 0, "7|27", 0, 0},
+    {"model", "convection", KT_DBL, F(model, convection), 0, NULL, 0, 0},
+    {"model", "shift", KT_DBL, F(model, shift), 0, NULL, 0, 0},
+    {"model", "corner", KT_DBL, F(model, corner), 0, NULL, 0, 0},
+    {"model", "rotation", KT_DBL, F(model, rotation), 0, NULL, 0, 0},
+    {"model", "seed", KT_U64, F(model, seed), 0, NULL, 0, 0},
     {"matrix", "file", KT_STR, F(matrix, file), SZ(matrix, file), NULL, 0, 1},
     {"matrix", "group", KT_STR, F(matrix, group), SZ(matrix, group), NULL, 0, 0},
     {"matrix", "check_symmetry", KT_BOOL, F(matrix, check_symmetry), 0, NULL, 0, 0},
     {"matrix", "symmetry_tolerance", KT_DBL, F(matrix, symmetry_tolerance), 0, NULL, 0, 0},
     {"solver", "nev", KT_INT, F(solver, nev), 0, NULL, 0, 0},
-    {"solver", "which", KT_ENUM, F(solver, which), 0, "smallest|largest", 0, 0},
+    {"solver", "which", KT_ENUM, F(solver, which), 0,
+     "smallest|largest|largest_magnitude|smallest_real|largest_real|largest_imaginary", 0, 0},
+    {"solver", "method", KT_ENUM, F(solver, method), 0, "auto|lanczos|krylov-schur", 0, 0},
     {"solver", "tolerance", KT_DBL, F(solver, tolerance), 0, NULL, 0, 0},
     {"solver", "ncv", KT_INT, F(solver, ncv), 0, NULL, 0, 0},
     {"solver", "max_restarts", KT_INT, F(solver, max_restarts), 0, NULL, 0, 0},
@@ -75,6 +87,12 @@ void pl_config_defaults(pl_config *cfg)
     cfg->model.phonon_frequency = 1.0;
     cfg->model.phonon_basis = PL_PHONON_SITE;
     cfg->model.boundary = PL_BOUNDARY_PERIODIC;
+    cfg->model.stencil = PL_STENCIL_27;
+    cfg->model.convection = 0.01;
+    cfg->model.shift = 1.0;
+    cfg->model.corner = 0.5;
+    cfg->model.rotation = 0.3;
+    cfg->model.seed = 1;
     strcpy(cfg->matrix.group, "/");
     cfg->matrix.check_symmetry = 1;
     cfg->matrix.symmetry_tolerance = 1e-12;
@@ -296,6 +314,32 @@ static int is_set(const pl_config *cfg, const char *section, const char *key)
     return i >= 0 && ((where_t *)cfg->where_)->line[i] != 0;
 }
 
+/* Which [model] keys belong to block-stencil: 0 = not one of its keys,
+ * 1 = optional, 2 = required.  Every other [model] key except type belongs
+ * to holstein-hubbard (required where its required_hh says so). */
+static int bs_key(const key_desc *k)
+{
+    static const char *const req[] = {"nx", "ny", "nz", "block_size"};
+    static const char *const opt[] = {"stencil", "convection", "shift", "corner", "rotation", "seed"};
+    if (strcmp(k->section, "model")) return 0;
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
+        if (!strcmp(k->key, req[i])) return 2;
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+        if (!strcmp(k->key, opt[i])) return 1;
+    return 0;
+}
+
+/* Whether key k is used by the configured model type. */
+static int key_used(const pl_config *cfg, const key_desc *k)
+{
+    if (strcmp(k->section, "model") || !strcmp(k->key, "type")) return 1;
+    switch (cfg->model.type) {
+    case PL_MODEL_HDF5: return 0;
+    case PL_MODEL_BLOCK_STENCIL: return bs_key(k) != 0;
+    default: return bs_key(k) == 0;
+    }
+}
+
 #define BAD(sec, key, ...)                                                              \
     do {                                                                                \
         char w_[1200], m_[400];                                                         \
@@ -307,7 +351,9 @@ int pl_config_check(pl_config *cfg)
 {
     PL_CHECK(cfg->where_, PL_ERR_MEM, "out of host memory");
     for (size_t i = 0; i < NKEYS; i++) {
-        int need = cfg->model.type == PL_MODEL_HDF5 ? keys[i].required_h5 : keys[i].required_hh;
+        int need = cfg->model.type == PL_MODEL_HDF5            ? keys[i].required_h5
+                   : cfg->model.type == PL_MODEL_BLOCK_STENCIL ? (!strcmp(keys[i].key, "type") || bs_key(&keys[i]) == 2)
+                                                               : keys[i].required_hh && key_used(cfg, &keys[i]);
         if (need && !is_set(cfg, keys[i].section, keys[i].key))
             return PL_ERROR(PL_ERR_INPUT, "%s: [%s] missing key '%s'", cfg->path[0] ? cfg->path : "config", keys[i].section, keys[i].key);
     }
@@ -321,6 +367,25 @@ int pl_config_check(pl_config *cfg)
         if (m->n_down > m->sites) BAD("model", "n_down", "%d > sites = %d", m->n_down, m->sites);
         if (m->max_phonons < 0) BAD("model", "max_phonons", "must be >= 0 (got %d)", m->max_phonons);
         if (!(m->phonon_frequency > 0)) BAD("model", "phonon_frequency", "must be > 0 (got %g)", m->phonon_frequency);
+    }
+    if (m->type == PL_MODEL_BLOCK_STENCIL) {
+        if (m->nx < 1) BAD("model", "nx", "must be >= 1 (got %d)", m->nx);
+        if (m->ny < 1) BAD("model", "ny", "must be >= 1 (got %d)", m->ny);
+        if (m->nz < 1) BAD("model", "nz", "must be >= 1 (got %d)", m->nz);
+        if (m->block_size < 1 || m->block_size > 64) BAD("model", "block_size", "must be in 1..64 (got %d)", m->block_size);
+        if (m->stencil != PL_STENCIL_7 && m->stencil != PL_STENCIL_27) BAD("model", "stencil", "must be 7 or 27");
+        if (!(m->convection >= 0 && m->convection < 1)) BAD("model", "convection", "must be in [0, 1) (got %g)", m->convection);
+        if (!(m->rotation > 0 && m->rotation < 3.14159265358979323846)) BAD("model", "rotation", "must be in (0, pi) radians (got %g)", m->rotation);
+        if (!isfinite(m->shift)) BAD("model", "shift", "must be finite");
+        if (!isfinite(m->corner)) BAD("model", "corner", "must be finite");
+        int64_t pts = 0, rows = 0, nnz = 0;
+        if (__builtin_mul_overflow((int64_t)m->nx, (int64_t)m->ny, &pts) || __builtin_mul_overflow(pts, (int64_t)m->nz, &pts) ||
+            __builtin_mul_overflow(pts, (int64_t)m->block_size, &rows))
+            BAD("model", "block_size", "N = nx ny nz block_size = %d x %d x %d x %d rows does not fit 64 bits", m->nx, m->ny,
+                m->nz, m->block_size);
+        if (__builtin_mul_overflow(rows, (int64_t)m->block_size * (m->stencil == PL_STENCIL_27 ? 27 : 7), &nnz))
+            BAD("model", "block_size", "the number of non-zeros (about %s N block_size) does not fit 64 bits",
+                m->stencil == PL_STENCIL_27 ? "27" : "7");
     }
     const pl_solver_cfg *s = &cfg->solver;
     if (s->nev < 1) BAD("solver", "nev", "must be >= 1 (got %d)", s->nev);
@@ -365,7 +430,7 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
     const char *last = "";
     for (size_t i = 0; i < NKEYS; i++) {
         const key_desc *k = &keys[i];
-        if (cfg->model.type == PL_MODEL_HDF5 && !strcmp(k->section, "model") && strcmp(k->key, "type")) continue;
+        if (!key_used(cfg, k)) continue;
         if (cfg->model.type != PL_MODEL_HDF5 && !strcmp(k->section, "matrix")) continue;
         if (strcmp(last, k->section)) {
             fprintf(f, "%s[%s]\n", last[0] ? "\n" : "", k->section);
