@@ -3,8 +3,10 @@
 # tools/mtx2h5.py, then
 #  - symmetric ones: `solve` lowest and highest eigenvalues equal SciPy's
 #    dense eigvalsh (to 1e-9 relative to max(|lambda|, ||A||));
-#  - nonsymmetric ones: `solve` refuses with exit 2 naming the asymmetry,
-#    while `info` and `bench` run.
+#  - nonsymmetric ones: `solve` with method = lanczos refuses with exit 2
+#    naming the asymmetry; the default method (auto) runs Krylov-Schur and
+#    records problem = nonsymmetric (tests/nonsym checks its eigenvalues);
+#    `info` and `bench` run.
 # Usage: real_matrices.sh NAME [NP] [WHICH...]   (PJDS_MATRICES = folder of .mtx files)
 # WHICH defaults to "smallest largest".  mhd4800b is checked at the largest
 # end only: it is rank-deficient (cond 8e13) and its lower end is a cluster of
@@ -61,12 +63,22 @@ ok = len(g) == 3 and all(abs(a - b) <= 1e-9 * max(abs(a), n) for a, b in zip(r, 
 sys.exit(0 if ok else 1)" || { echo "FAIL: $which eigenvalues differ"; fail=1; }
   done
 else
-  run "$PJDS_BIN" solve "$dir/c.ini" --quiet >"$dir/ev" 2>"$dir/err"; st=$?
-  echo "solve: exit $st: $(head -c 400 "$dir/err")"
-  [ $st -eq 2 ] || { echo "FAIL: solve of a nonsymmetric matrix exited $st, expected 2"; fail=1; }
+  run "$PJDS_BIN" solve "$dir/c.ini" --quiet --set solver.method=lanczos >"$dir/ev" 2>"$dir/err"; st=$?
+  echo "solve (lanczos): exit $st: $(head -c 400 "$dir/err")"
+  [ $st -eq 2 ] || { echo "FAIL: lanczos on a nonsymmetric matrix exited $st, expected 2"; fail=1; }
+  [ "$(wc -l < "$dir/err")" -eq "$np" ] || { echo "FAIL: the refusal is not one line (per rank)"; fail=1; }
   grep -q "not symmetric" "$dir/err" || { echo "FAIL: message does not say 'not symmetric'"; fail=1; }
-  grep -q "bench" "$dir/err" || { echo "FAIL: message does not point to bench"; fail=1; }
+  grep -q "krylov-schur" "$dir/err" || { echo "FAIL: message does not point to krylov-schur"; fail=1; }
   [ -e "$dir/out.h5" ] && { echo "FAIL: output file left behind"; fail=1; }
+  run "$PJDS_BIN" solve "$dir/c.ini" --quiet --set solver.which=largest_magnitude --set solver.tolerance=1e-8 \
+      >"$dir/ev" 2>"$dir/err" || { echo "FAIL: solve (auto): $(cat "$dir/err")"; fail=1; }
+  "$PJDS_PYTHON" - "$dir/out.h5" <<'EOP' || { echo "FAIL: auto did not run krylov-schur with complex output"; fail=1; }
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    print("auto:", a["method"], a["problem"], a["converged_reason"], f["eigenvalues"].dtype)
+    sys.exit(0 if a["method"] == "krylov-schur" and a["problem"] == "nonsymmetric" and f["eigenvalues"].dtype.kind == "c" else 1)
+EOP
   run "$PJDS_BIN" bench "$dir/c.ini" --set spmv.backend=cpu >"$dir/bench" 2>&1 || { echo "FAIL: bench: $(tail -3 "$dir/bench")"; fail=1; }
 fi
 exit $fail
