@@ -65,6 +65,7 @@ import time
 import h5py
 import numpy as np
 import scipy
+import scipy.linalg
 import scipy.optimize
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
@@ -418,7 +419,6 @@ def main():
             ref = None
             if args.dense_ref and n <= args.dense_ref:
                 if name not in dense_cache:
-                    import scipy.linalg
                     dense_cache.clear()
                     print(f"  dense reference eigvals ({n} x {n}) ...", file=sys.stderr, flush=True)
                     dense_cache[name] = scipy.linalg.eigvals(a.toarray(), overwrite_a=True, check_finite=False)
