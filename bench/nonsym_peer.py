@@ -146,7 +146,14 @@ file = {out}
     cmd = [binary, "solve", cfg, "--overwrite", "--quiet"]
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=cap + 30)
+        for attempt in range(5):  # the binary may be relinked under us by a concurrent build
+            try:
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=cap + 30)
+                break
+            except (PermissionError, FileNotFoundError):
+                if attempt == 4:
+                    raise
+                time.sleep(10)
     except subprocess.TimeoutExpired:
         return dict(solver="ours", verify=verify, converged=False, spmvs=None,
                     seconds=time.perf_counter() - t0, note=f"killed after {cap + 30} s wall", eig=[])
@@ -379,6 +386,19 @@ def main():
     print(f"- host: {platform.node()}, CPU: {cpu}, {os.cpu_count()} logical CPUs; every solver on 1 thread "
           "(OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1)")
     print(f"- command: {' '.join(shlex.quote(x) for x in [sys.executable] + sys.argv)}")
+    try:
+        ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        ver = "?"
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h %cI"], capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        head = "?"
+    mtime = (datetime.datetime.fromtimestamp(os.path.getmtime(args.bin)).astimezone().isoformat(timespec="seconds")
+             if os.path.exists(args.bin) else "?")
+    print(f"- ours: {args.bin} ({ver}; binary built {mtime}; repository HEAD {head}); "
+          f"SLEPc/PETSc 3.18 from Debian python3-slepc4py-real")
     print(f"- nev = {args.nev}, tol = {args.tol:g}, ncv = {ncv0} (capped at N) for all three, wall cap "
           f"{args.cap:g} s per run")
     slepc_conv_txt = ("EPS_CONV_NORM: ||r|| <= tol (||A||_inf + |l|)" if args.slepc_conv == "norm"
