@@ -139,8 +139,9 @@ static int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t l
     for (int i = 0; i < k; i++) h[i] = 0.0;
     if (k == 0 || n == 0) return PL_OK;
     int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
-    double *part = calloc((size_t)nt * (size_t)k, sizeof *part);
+    double stackbuf[512], *part = (size_t)nt * (size_t)k <= 512 ? stackbuf : malloc((size_t)nt * (size_t)k * sizeof *part);
     PL_CHECK(part, PL_ERR_MEM, "out of host memory");
+    memset(part, 0, (size_t)nt * (size_t)k * sizeof *part);
     size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
 #pragma omp parallel num_threads(nt)
     {
@@ -159,7 +160,7 @@ static int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t l
     }
     for (int t = 0; t < nt; t++)
         for (int c = 0; c < k; c++) h[c] += part[(size_t)t * (size_t)k + c];
-    free(part);
+    if (part != stackbuf) free(part);
     return PL_OK;
 }
 
@@ -218,6 +219,91 @@ static int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, siz
             memcpy(W + (size_t)j * ldw + r0, t, len * sizeof(double));
         }
     }
+    return PL_OK;
+}
+
+/* cgs_step slot: w -= V[:, 0:k] h_in; h_out[0:k] = V^T w; h_out[k] = w.w,
+ * one pass over V from memory: each tile of PL_TS_ROWS rows is corrected,
+ * then projected while its V rows are still in cache.  Per-thread partial
+ * sums, summed in thread order (deterministic for a fixed thread count). */
+static int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
+                        double *h_out)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "cgs_step: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
+    for (int i = 0; i <= k; i++) h_out[i] = 0.0;
+    if (n == 0) return PL_OK;
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
+    const size_t kk = (size_t)k + 1;
+    double stackbuf[512], *part = nt * kk <= 512 ? stackbuf : calloc((size_t)nt * kk, sizeof *part);
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory");
+    memset(part, 0, (size_t)nt * kk * sizeof *part);
+    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+#pragma omp parallel num_threads(nt)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * kk;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            double *t = w + r0;
+            for (int c = 0; c < k; c++) {
+                const double *v = V + (size_t)c * ld + r0;
+                const double hc = h_in[c];
+#pragma omp simd
+                for (size_t i = 0; i < len; i++) t[i] -= v[i] * hc;
+            }
+            for (int c = 0; c < k; c++) {
+                const double *v = V + (size_t)c * ld + r0;
+                double s = 0.0;
+#pragma omp simd reduction(+ : s)
+                for (size_t i = 0; i < len; i++) s += v[i] * t[i];
+                hp[c] += s;
+            }
+            double s = 0.0;
+#pragma omp simd reduction(+ : s)
+            for (size_t i = 0; i < len; i++) s += t[i] * t[i];
+            hp[k] += s;
+        }
+    }
+    for (int th = 0; th < nt; th++)
+        for (size_t c = 0; c < kk; c++) h_out[c] += part[(size_t)th * kk + c];
+    if (part != stackbuf) free(part);
+    return PL_OK;
+}
+
+/* basis_update slot: V[:, 0:m] = V[:, 0:k] Y in place, tile by tile of
+ * PL_TS_ROWS rows through a per-thread buffer of PL_TS_ROWS x m. */
+static int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && m >= 0 && m <= k && ldy >= k && ld >= n, PL_ERR_ARG,
+             "basis_update: bad sizes (n = %zu, k = %d, m = %d, ld = %zu, ldy = %d)", n, k, m, ld, ldy);
+    if (n == 0 || m == 0) return PL_OK;
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1, fail = 0;
+    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+#pragma omp parallel num_threads(nt) reduction(| : fail)
+    {
+        double *t = malloc((size_t)PL_TS_ROWS * (size_t)m * sizeof *t);
+        if (!t) fail = 1;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            if (!t) continue;
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            for (int j = 0; j < m; j++) {
+                double *tj = t + (size_t)j * PL_TS_ROWS;
+                for (size_t i = 0; i < len; i++) tj[i] = 0.0;
+                for (int c = 0; c < k; c++) {
+                    const double *v = V + (size_t)c * ld + r0;
+                    const double y = Y[(size_t)j * (size_t)ldy + (size_t)c];
+#pragma omp simd
+                    for (size_t i = 0; i < len; i++) tj[i] += v[i] * y;
+                }
+            }
+            for (int j = 0; j < m; j++) memcpy(V + (size_t)j * ld + r0, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
+        }
+        free(t);
+    }
+    PL_CHECK(!fail, PL_ERR_MEM, "out of host memory (basis_update)");
     return PL_OK;
 }
 
@@ -461,6 +547,8 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gemv_t = cpu_gemv_t;
     be->gemv_n = cpu_gemv_n;
     be->gemm = cpu_gemm;
+    be->cgs_step = cpu_cgs_step;
+    be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
     be->mat_destroy = cpu_mat_destroy;
     be->spmv = cpu_spmv;
