@@ -362,11 +362,12 @@ int cmd_solve(app_ctx *ctx)
         if (res.time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
             double st = (double)res.time.steps, sp = res.time.steps_time - res.time.orth;
             pl_info("solve: %s step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "
-                    "%.1f host syncs); outside the steps %.3f s (restart %.3f s)",
+                    "%.1f host syncs, %.0f %% one pass); outside the steps %.3f s (restart %.3f s)",
                     f.method == PL_METHOD_LANCZOS ? "Lanczos" : "Krylov-Schur", 1e3 * res.time.steps_time / st,
                     (long long)res.time.steps, 1e3 * sp / st, 1e3 * res.time.orth / st,
                     1e-6 * res.time.vec_bytes / st, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
-                    1.0 + (double)res.time.reductions / st, f.solve_seconds - res.time.steps_time, res.time.restart);
+                    1.0 + (double)res.time.reductions / st, 100.0 * (double)res.time.single_pass / st,
+                    f.solve_seconds - res.time.steps_time, res.time.restart);
         }
         pl_info("solve: wrote %s", cfg->output.file);
         if (res.reason != LZ_CONVERGED)

@@ -78,6 +78,28 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
     } else {
         PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c1));
         n0 = sqrt(fmax(w->c1[k], 0.0));
+        if (w->refine_if_needed) {
+            /* DGKS-style test (Daniel, Gragg, Kaufman, Stewart 1976; SLEPc's
+             * "refine if needed", eta = 1/sqrt 2): if the first projection
+             * removed at most half of ||x||^2, one pass is accurate and the
+             * new norm follows by Pythagoras with relative error <= 2 eps */
+            double s1 = 0.0;
+            for (int i = 0; i < k; i++) s1 += w->c1[i] * w->c1[i];
+            double n1sq = n0 * n0 - s1;
+            if (n0 > 0.0 && n1sq >= 0.5 * n0 * n0) {
+                n2 = sqrt(n1sq);
+                memcpy(coef, w->c1, (size_t)k * sizeof(double));
+                PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c1, 1.0 / n2, x));
+                w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
+                w->t.reductions++;
+                w->t.single_pass++;
+                *nrm = n2;
+                *in_span = 0;
+                PL_CALL(w->be->sync(w->be));
+                w->t.orth += pl_wtime() - t0;
+                return PL_OK;
+            }
+        }
         if (w->be->cgs_step) {
             PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c1, w->c2));
             /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */

@@ -37,6 +37,9 @@ typedef struct kr_ws {
     double *h_vec;     /* host n_local: random vectors (page-locked via   */
                        /* be->host_alloc where the backend offers it)     */
     int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
+    int refine_if_needed; /* kr_orthogonalize: second Gram-Schmidt pass   */
+                          /* only when the first one cancelled more than  */
+                          /* half of ||x||^2 (DGKS); 0 = always two       */
     double *T;         /* host m x m, column-major, ld m */
     double *Y;         /* host m x m eigenvectors of T */
     double *theta;     /* host m */

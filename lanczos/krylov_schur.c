@@ -11,8 +11,10 @@
  * (ncv + 1) x ncv matrix Sb = [S; b^T] (row j of column i = the coefficient
  * of v_j in A v_i).
  * Algorithm (one cycle):
- *   expansion j = k .. m-1: w = A v_j into column j+1, two-pass classical
- *     Gram-Schmidt against v_0..v_j (the same fused kernels as the Lanczos),
+ *   expansion j = k .. m-1: w = A v_j into column j+1, classical
+ *     Gram-Schmidt against v_0..v_j with a second pass only when the first
+ *     cancelled more than half of ||w||^2 (DGKS, as SLEPc; the same fused
+ *     kernels as the Lanczos),
  *     Sb[0:j+1, j] = coefficients, Sb[j+1, j] = ||w||, v_{j+1} = w / ||w||.
  *   projected problem (host LAPACKE on rank 0, broadcast so that every rank
  *     decides alike): real Schur form S = Q T Q^T (dgees, no sort), then the
@@ -311,6 +313,7 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     ks_ws k;
     memset(&k, 0, sizeof k);
     PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
+    w.refine_if_needed = 1; /* as SLEPc's Krylov-Schur: CGS, refined if needed */
     k.w = &w;
     k.m = (int)m;
     k.ldb = (int)m + 1;

@@ -76,6 +76,8 @@ typedef struct lz_timing {
                          /* normalisations (this rank): the vector floor   */
     int64_t steps;       /* Lanczos expansion steps (one SpMV + one        */
                          /* orthogonalisation each)                        */
+    int64_t single_pass; /* orthogonalisations done in one pass (Krylov-   */
+                         /* Schur: second pass only if needed)             */
     int64_t reductions;  /* Gram-Schmidt reductions, each one host         */
                          /* synchronisation and one small download         */
     double steps_time;   /* seconds in the expansion steps (SpMV + orth)   */
