@@ -209,6 +209,7 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     w->be = pl_op_backend(op);
     w->comm = pl_op_comm(op);
     if (MPI_Comm_rank(w->comm, &w->rank) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_rank failed");
+    if (MPI_Comm_size(w->comm, &w->size) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "MPI_Comm_size failed");
     w->N = info.n_global;
     w->n = (size_t)info.n_local;
     w->ld = w->n ? w->n : 1;

@@ -25,7 +25,7 @@ typedef struct kr_ws {
     pl_op *op;
     pl_backend *be;
     MPI_Comm comm;
-    int rank;
+    int rank, size;     /* in comm */
     int64_t N;
     size_t n;          /* n_local */
     size_t ld;         /* column stride of V (= n_local, at least 1) */

@@ -94,13 +94,19 @@ typedef struct ks_ws {
     double *est;     /* s residual estimates                                */
     double *bc;      /* broadcast buffer                                    */
     double *scr;     /* scratch m x m                                       */
+    double *work;    /* LAPACK workspace, lwork doubles                     */
+    lapack_int lwork;
     lapack_logical *sel;
 } ks_ws;
 
 /* Projected problem of the block Sb[off:mm, off:mm] (s = mm - off) with the
- * coupling row Sb[mm, off:mm]: sorted real Schur form, eigenvalues,
- * eigenvectors and residual estimates, on rank 0, broadcast. */
-static int ks_projected(ks_ws *k, int off, int mm, int which)
+ * coupling row Sb[mm, off:mm]: real Schur form with its leading blocks in
+ * wanted order (the first nvec + about half the rest: what a restart keeps),
+ * all eigenvalues, the eigenvectors y = Q x and residual estimates of the
+ * first nvec values (one more when the nvec-th opens a conjugate pair).
+ * On rank 0 (LAPACK's _work variants: no NaN scans, no allocation),
+ * broadcast so that every rank decides alike. */
+static int ks_projected(ks_ws *k, int off, int mm, int which, int nvec)
 {
     kr_ws *w = k->w;
     double t0 = pl_wtime();
@@ -112,9 +118,12 @@ static int ks_projected(ks_ws *k, int off, int mm, int which)
         for (int c = 0; c < s; c++)
             for (int r = 0; r < s; r++) k->T[(size_t)c * s + r] = k->Sb[(size_t)(off + c) * k->ldb + off + r];
         lapack_int sdim = 0;
-        info = LAPACKE_dgees(LAPACK_COL_MAJOR, 'V', 'N', NULL, s, k->T, s, &sdim, k->wr, k->wi, k->Q, s);
-        /* selection sort of the diagonal blocks, most wanted first */
-        for (int p = 0; info == 0 && p < s;) {
+        info = LAPACKE_dgees_work(LAPACK_COL_MAJOR, 'V', 'N', NULL, s, k->T, s, &sdim, k->wr, k->wi, k->Q, s, k->work,
+                                  k->lwork, k->sel);
+        /* selection sort of the leading diagonal blocks, most wanted first */
+        int lim = nvec + 3 + (s - nvec) / 2;
+        if (lim > s) lim = s;
+        for (int p = 0; info == 0 && p < lim;) {
             int best = -1;
             double bkey = 0.0, re, im;
             for (int i = p; i < s;) {
@@ -128,7 +137,7 @@ static int ks_projected(ks_ws *k, int off, int mm, int which)
             }
             if (best != p) {
                 lapack_int ifst = best + 1, ilst = p + 1;
-                lapack_int e = LAPACKE_dtrexc(LAPACK_COL_MAJOR, 'V', s, k->T, s, k->Q, s, &ifst, &ilst);
+                lapack_int e = LAPACKE_dtrexc_work(LAPACK_COL_MAJOR, 'V', s, k->T, s, k->Q, s, &ifst, &ilst, k->work);
                 if (e != 0) break; /* a swap too ill-conditioned to do: keep this order */
             }
             p += block_eig(k->T, s, s, p, &re, &im);
@@ -144,15 +153,26 @@ static int ks_projected(ks_ws *k, int off, int mm, int which)
             }
             i += bs;
         }
-        if (info == 0) {
+        int nv = nvec < s ? nvec : s;
+        if (nv >= 1 && nv < s && k->wi[nv - 1] > 0) nv++;
+        if (info == 0 && nv > 0) {
+            /* eigenvectors x of T for the first nv values, then y = Q x */
             lapack_int mout = 0;
-            memcpy(k->X, k->Q, s2 * sizeof(double));
-            info = LAPACKE_dtrevc(LAPACK_COL_MAJOR, 'R', 'B', k->sel, s, k->T, s, NULL, 1, k->X, s, s, &mout);
+            for (int i = 0; i < s; i++) k->sel[i] = i < nv;
+            info = LAPACKE_dtrevc_work(LAPACK_COL_MAJOR, 'R', 'S', k->sel, s, k->T, s, NULL, 1, k->scr, s, nv, &mout,
+                                       k->work);
+            for (int c = 0; info == 0 && c < nv; c++)
+                for (int r = 0; r < s; r++) {
+                    double a = 0.0;
+                    for (int i = 0; i < s; i++) a += k->Q[(size_t)i * s + r] * k->scr[(size_t)c * s + i];
+                    k->X[(size_t)c * s + r] = a;
+                }
         }
         /* residual estimates |b^T y| / ||y|| */
         const double *b = k->Sb + (size_t)off * k->ldb + mm; /* row mm, stride ldb */
-        for (int i = 0; info == 0 && i < s;) {
-            int pair = k->wi[i] > 0 && i + 1 < s;
+        for (int i = nv; i < s; i++) k->est[i] = INFINITY;
+        for (int i = 0; info == 0 && i < nv;) {
+            int pair = k->wi[i] > 0 && i + 1 < nv;
             const double *yr = k->X + (size_t)i * s, *yi = pair ? yr + s : NULL;
             double br = 0.0, bi = 0.0, nr = 0.0;
             for (int r = 0; r < s; r++) {
@@ -176,10 +196,10 @@ static int ks_projected(ks_ws *k, int off, int mm, int which)
         memcpy(p + 3 * s2 + 2 * s, k->est, (size_t)s * sizeof(double));
         p[nb - 1] = (double)info;
     }
-    KR_MPI(MPI_Bcast(k->bc, (int)nb, MPI_DOUBLE, 0, w->comm));
+    if (w->size > 1) KR_MPI(MPI_Bcast(k->bc, (int)nb, MPI_DOUBLE, 0, w->comm));
     int info = (int)k->bc[nb - 1];
-    PL_CHECK(info == 0, PL_ERR_LAPACK, "LAPACKE dgees/dtrevc on the %d x %d projected matrix failed (info %d)", s, s,
-             info);
+    PL_CHECK(info == 0, PL_ERR_LAPACK, "LAPACKE dgees/dtrexc/dtrevc on the %d x %d projected matrix failed (info %d)", s,
+             s, info);
     if (w->rank != 0) {
         const double *p = k->bc;
         memcpy(k->T, p, s2 * sizeof(double));
@@ -287,6 +307,7 @@ static void ks_free(ks_ws *k)
     free(k->bc);
     free(k->scr);
     free(k->sel);
+    free(k->work);
 }
 
 static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res);
@@ -327,6 +348,16 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     KR_HOST_ALLOC(k.bc, 3 * m * m + 3 * m + 1, fail);
     KR_HOST_ALLOC(k.scr, (m + 1) * (m + 1), fail);
     KR_HOST_ALLOC(k.sel, m, fail);
+    { /* LAPACK workspace: dgees' optimum for ncv (enough for smaller blocks), >= 3 ncv for dtrevc */
+        double q = 0.0;
+        lapack_int sd = 0;
+        if (LAPACKE_dgees_work(LAPACK_COL_MAJOR, 'V', 'N', NULL, (lapack_int)m, k.T, (lapack_int)m, &sd, k.wr, k.wi,
+                               k.Q, (lapack_int)m, &q, -1, k.sel) != 0)
+            q = 0.0;
+        k.lwork = (lapack_int)q > 3 * (lapack_int)m ? (lapack_int)q : 3 * (lapack_int)m;
+        k.lwork += 64;
+        KR_HOST_ALLOC(k.work, k.lwork, fail);
+    }
     KR_HOST_ALLOC(res->eigenvalues, opt->nev + 1, fail);
     KR_HOST_ALLOC(res->eigenvalues_imag, opt->nev + 1, fail);
     KR_HOST_ALLOC(res->residuals, opt->nev + 1, fail);
@@ -425,7 +456,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
         /* ---- verification phase ---- */
         if (nlock > 0) {
             int s = mm - nlock;
-            PL_CALL_GOTO(ks_projected(k, nlock, mm, which), out, err);
+            PL_CALL_GOTO(ks_projected(k, nlock, mm, which, 1), out, err);
             double thr = k->wr[0], thi = k->wi[0], estc = k->est[0];
             for (int i = 0; i < s; i++) normest = fmax(normest, hypot(k->wr[i], k->wi[i]));
             double scale = ks_scale(thr, thi, normest);
@@ -459,7 +490,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
         }
 
         /* ---- projected problem, convergence ---- */
-        PL_CALL_GOTO(ks_projected(k, 0, mm, which), out, err);
+        PL_CALL_GOTO(ks_projected(k, 0, mm, which, nev + 1), out, err);
         for (int i = 0; i < mm; i++) normest = fmax(normest, hypot(k->wr[i], k->wi[i]));
         nret = ks_nret(k, nev, mm);
         double worst = 0.0;
@@ -529,7 +560,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
     if (final_locked) {
         /* the locked block Sb[0:nret, 0:nret] is quasi-triangular (sorted):
          * its eigenvectors, with Q = I */
-        PL_CALL_GOTO(ks_projected(k, 0, nret, which), out, err);
+        PL_CALL_GOTO(ks_projected(k, 0, nret, which, nret), out, err);
         PL_CALL_GOTO(ks_vectors(k, 0, nret, nret), out, err);
     } else {
         PL_CALL_GOTO(ks_vectors(k, 0, mm, nret), out, err);

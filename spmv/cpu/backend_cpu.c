@@ -36,6 +36,7 @@
 #include "pl_error.h"
 #include "spmv.h"
 #include "spmv_impl.h"
+#include "cpu_ts.h"
 
 /* Matrix handle: the host pJDS and a balanced chunk partition. */
 typedef struct cpu_mat {
@@ -119,191 +120,6 @@ static int cpu_dot(pl_backend *be, size_t n, const double *x, const double *y, d
 #pragma omp parallel for schedule(static) reduction(+ : s) if (n > PL_OMP_MIN)
     for (size_t i = 0; i < n; i++) s += x[i] * y[i];
     *r = s;
-    return PL_OK;
-}
-
-/* Tall-skinny kernels (V is n x k column-major, k small) as OpenMP loops
- * over row blocks of PL_TS_ROWS rows: each block of V stays in cache while
- * its k columns are combined, so V is read once from memory.  OpenBLAS is
- * not used here: its own thread pool competes with the OpenMP threads that
- * spin after each parallel region, which made the restart V*Y 100x slower
- * than its memory traffic on a 16-core host (H100 machine, HMEp).  Sums
- * over rows are per thread and added in thread order: the results are
- * reproducible for a fixed number of threads. */
-#define PL_TS_ROWS 256
-
-static int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h)
-{
-    (void)be;
-    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_t: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
-    for (int i = 0; i < k; i++) h[i] = 0.0;
-    if (k == 0 || n == 0) return PL_OK;
-    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
-    double stackbuf[512], *part = (size_t)nt * (size_t)k <= 512 ? stackbuf : malloc((size_t)nt * (size_t)k * sizeof *part);
-    PL_CHECK(part, PL_ERR_MEM, "out of host memory");
-    memset(part, 0, (size_t)nt * (size_t)k * sizeof *part);
-    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-#pragma omp parallel num_threads(nt)
-    {
-        double *hp = part + (size_t)omp_get_thread_num() * (size_t)k;
-#pragma omp for schedule(static)
-        for (size_t b = 0; b < nb; b++) {
-            size_t r0 = b * PL_TS_ROWS, r1 = r0 + PL_TS_ROWS < n ? r0 + PL_TS_ROWS : n;
-            for (int c = 0; c < k; c++) {
-                const double *v = V + (size_t)c * ld;
-                double s = 0.0;
-#pragma omp simd reduction(+ : s)
-                for (size_t i = r0; i < r1; i++) s += v[i] * w[i];
-                hp[c] += s;
-            }
-        }
-    }
-    for (int t = 0; t < nt; t++)
-        for (int c = 0; c < k; c++) h[c] += part[(size_t)t * (size_t)k + c];
-    if (part != stackbuf) free(part);
-    return PL_OK;
-}
-
-static int cpu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h,
-                      double beta, double *w)
-{
-    (void)be;
-    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_n: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
-    if (n == 0) return PL_OK;
-    if (k == 0) return cpu_scal(be, n, beta, w);
-    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-#pragma omp parallel for schedule(static) if (n > PL_OMP_MIN)
-    for (size_t b = 0; b < nb; b++) {
-        size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-        double t[PL_TS_ROWS];
-        for (size_t i = 0; i < len; i++) t[i] = 0.0;
-        for (int c = 0; c < k; c++) {
-            const double *v = V + (size_t)c * ld + r0;
-            const double hc = h[c];
-#pragma omp simd
-            for (size_t i = 0; i < len; i++) t[i] += v[i] * hc;
-        }
-        double *y = w + r0;
-        if (beta == 0.0) /* BLAS convention: w is not read */
-            for (size_t i = 0; i < len; i++) y[i] = alpha * t[i];
-        else
-            for (size_t i = 0; i < len; i++) y[i] = beta * y[i] + alpha * t[i];
-    }
-    return PL_OK;
-}
-
-static int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *Y, int ldy,
-                    double *W, size_t ldw)
-{
-    (void)be;
-    PL_CHECK(k >= 0 && m >= 0 && ldy >= k && ld >= n && ldw >= n, PL_ERR_ARG,
-             "gemm: bad sizes (n = %zu, k = %d, m = %d, ld = %zu, ldy = %d, ldw = %zu)", n, k, m, ld, ldy, ldw);
-    if (n == 0 || m == 0) return PL_OK;
-    if (k == 0) {
-        for (int j = 0; j < m; j++) memset(W + (size_t)j * ldw, 0, n * sizeof(double));
-        return PL_OK;
-    }
-    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-#pragma omp parallel for schedule(static) if (n > PL_OMP_MIN)
-    for (size_t b = 0; b < nb; b++) {
-        size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-        double t[PL_TS_ROWS];
-        for (int j = 0; j < m; j++) {
-            for (size_t i = 0; i < len; i++) t[i] = 0.0;
-            for (int c = 0; c < k; c++) {
-                const double *v = V + (size_t)c * ld + r0;
-                const double y = Y[(size_t)j * (size_t)ldy + (size_t)c];
-#pragma omp simd
-                for (size_t i = 0; i < len; i++) t[i] += v[i] * y;
-            }
-            memcpy(W + (size_t)j * ldw + r0, t, len * sizeof(double));
-        }
-    }
-    return PL_OK;
-}
-
-/* cgs_step slot: w -= V[:, 0:k] h_in; h_out[0:k] = V^T w; h_out[k] = w.w,
- * one pass over V from memory: each tile of PL_TS_ROWS rows is corrected,
- * then projected while its V rows are still in cache.  Per-thread partial
- * sums, summed in thread order (deterministic for a fixed thread count). */
-static int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
-                        double *h_out)
-{
-    (void)be;
-    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "cgs_step: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
-    for (int i = 0; i <= k; i++) h_out[i] = 0.0;
-    if (n == 0) return PL_OK;
-    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
-    const size_t kk = (size_t)k + 1;
-    double stackbuf[512], *part = nt * kk <= 512 ? stackbuf : calloc((size_t)nt * kk, sizeof *part);
-    PL_CHECK(part, PL_ERR_MEM, "out of host memory");
-    memset(part, 0, (size_t)nt * kk * sizeof *part);
-    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-#pragma omp parallel num_threads(nt)
-    {
-        double *hp = part + (size_t)omp_get_thread_num() * kk;
-#pragma omp for schedule(static)
-        for (size_t b = 0; b < nb; b++) {
-            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-            double *t = w + r0;
-            for (int c = 0; c < k; c++) {
-                const double *v = V + (size_t)c * ld + r0;
-                const double hc = h_in[c];
-#pragma omp simd
-                for (size_t i = 0; i < len; i++) t[i] -= v[i] * hc;
-            }
-            for (int c = 0; c < k; c++) {
-                const double *v = V + (size_t)c * ld + r0;
-                double s = 0.0;
-#pragma omp simd reduction(+ : s)
-                for (size_t i = 0; i < len; i++) s += v[i] * t[i];
-                hp[c] += s;
-            }
-            double s = 0.0;
-#pragma omp simd reduction(+ : s)
-            for (size_t i = 0; i < len; i++) s += t[i] * t[i];
-            hp[k] += s;
-        }
-    }
-    for (int th = 0; th < nt; th++)
-        for (size_t c = 0; c < kk; c++) h_out[c] += part[(size_t)th * kk + c];
-    if (part != stackbuf) free(part);
-    return PL_OK;
-}
-
-/* basis_update slot: V[:, 0:m] = V[:, 0:k] Y in place, tile by tile of
- * PL_TS_ROWS rows through a per-thread buffer of PL_TS_ROWS x m. */
-static int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy)
-{
-    (void)be;
-    PL_CHECK(k >= 0 && m >= 0 && m <= k && ldy >= k && ld >= n, PL_ERR_ARG,
-             "basis_update: bad sizes (n = %zu, k = %d, m = %d, ld = %zu, ldy = %d)", n, k, m, ld, ldy);
-    if (n == 0 || m == 0) return PL_OK;
-    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1, fail = 0;
-    size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-#pragma omp parallel num_threads(nt) reduction(| : fail)
-    {
-        double *t = malloc((size_t)PL_TS_ROWS * (size_t)m * sizeof *t);
-        if (!t) fail = 1;
-#pragma omp for schedule(static)
-        for (size_t b = 0; b < nb; b++) {
-            if (!t) continue;
-            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-            for (int j = 0; j < m; j++) {
-                double *tj = t + (size_t)j * PL_TS_ROWS;
-                for (size_t i = 0; i < len; i++) tj[i] = 0.0;
-                for (int c = 0; c < k; c++) {
-                    const double *v = V + (size_t)c * ld + r0;
-                    const double y = Y[(size_t)j * (size_t)ldy + (size_t)c];
-#pragma omp simd
-                    for (size_t i = 0; i < len; i++) tj[i] += v[i] * y;
-                }
-            }
-            for (int j = 0; j < m; j++) memcpy(V + (size_t)j * ld + r0, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
-        }
-        free(t);
-    }
-    PL_CHECK(!fail, PL_ERR_MEM, "out of host memory (basis_update)");
     return PL_OK;
 }
 
@@ -534,6 +350,7 @@ int pl_backend_cpu_create(pl_backend **out)
         return PL_ERROR(PL_ERR_MEM, "out of host memory");
     }
     *isa = detect_isa();
+    cpu_ts_select(*isa);
     be->ctx = isa;
     be->vec_alloc = cpu_vec_alloc;
     be->vec_free = cpu_vec_free;

@@ -1,0 +1,274 @@
+/* cpu_ts.c — tall-skinny kernels of the CPU backend (Gram-Schmidt and basis
+ * updates of the Krylov methods): V is n x k column-major, k small.
+ *
+ * OpenMP loops over row tiles of PL_TS_ROWS rows: a tile of V stays in cache
+ * while its k columns are combined, so V is read once from memory per call
+ * (cgs_step: correction and projection in one pass).  The work inside a tile
+ * is done by tile kernels compiled for AVX-512, AVX2 and baseline x86-64
+ * (target attributes, chosen once by cpu_ts_select), four columns at a time.
+ * OpenBLAS is not used here: its own thread pool competes with the OpenMP
+ * threads that spin after each parallel region, which made the restart V*Y
+ * 100x slower than its memory traffic on a 16-core host (H100 machine,
+ * HMEp).  Sums over rows are per thread and added in thread order: results
+ * are reproducible for a fixed number of threads and ISA. */
+#include "cpu_ts.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pl_error.h"
+
+#define PL_TS_ROWS 256
+#define PL_OMP_MIN 8192 /* loops are OpenMP-parallel only when long enough to pay for a fork */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TS_HAVE_CLONES 1
+#define TS_TGT_avx512 __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma,tune=icelake-server")))
+#define TS_TGT_avx2 __attribute__((target("avx2,fma,tune=haswell")))
+#else
+#define TS_HAVE_CLONES 0
+#endif
+#define TS_TGT_default
+
+/* hp[c] += sum_i V[i, c] t[i] for c < k, i < len. */
+typedef void (*ts_proj_fn)(size_t len, int k, const double *V, size_t ld, const double *t, double *hp);
+/* t[i] -= sum_c V[i, c] h[c]. */
+typedef void (*ts_sub_fn)(size_t len, int k, const double *V, size_t ld, const double *h, double *t);
+/* out[i, j] = sum_c V[i, c] Y[c, j] for j < m (out ld ldo). */
+typedef void (*ts_comb_fn)(size_t len, int k, int m, const double *V, size_t ld, const double *Y, int ldy, double *out,
+                           size_t ldo);
+
+#define TS_KERNELS(ISA)                                                                                         \
+    TS_TGT_##ISA static void ts_proj_##ISA(size_t len, int k, const double *restrict V, size_t ld,               \
+                                           const double *restrict t, double *restrict hp)                       \
+    {                                                                                                           \
+        int c = 0;                                                                                              \
+        for (; c + 4 <= k; c += 4) {                                                                            \
+            const double *restrict v0 = V + (size_t)c * ld, *restrict v1 = v0 + ld, *restrict v2 = v1 + ld,     \
+                                   *restrict v3 = v2 + ld;                                                      \
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;                                                      \
+            _Pragma("omp simd reduction(+ : s0, s1, s2, s3)") for (size_t i = 0; i < len; i++)                  \
+            {                                                                                                   \
+                const double ti = t[i];                                                                         \
+                s0 += v0[i] * ti;                                                                               \
+                s1 += v1[i] * ti;                                                                               \
+                s2 += v2[i] * ti;                                                                               \
+                s3 += v3[i] * ti;                                                                               \
+            }                                                                                                   \
+            hp[c] += s0;                                                                                        \
+            hp[c + 1] += s1;                                                                                    \
+            hp[c + 2] += s2;                                                                                    \
+            hp[c + 3] += s3;                                                                                    \
+        }                                                                                                       \
+        for (; c < k; c++) {                                                                                    \
+            const double *restrict v = V + (size_t)c * ld;                                                      \
+            double s = 0.0;                                                                                     \
+            _Pragma("omp simd reduction(+ : s)") for (size_t i = 0; i < len; i++) s += v[i] * t[i];             \
+            hp[c] += s;                                                                                         \
+        }                                                                                                       \
+    }                                                                                                           \
+    TS_TGT_##ISA static void ts_sub_##ISA(size_t len, int k, const double *restrict V, size_t ld,                \
+                                          const double *restrict h, double *restrict t)                         \
+    {                                                                                                           \
+        int c = 0;                                                                                              \
+        for (; c + 4 <= k; c += 4) {                                                                            \
+            const double *restrict v0 = V + (size_t)c * ld, *restrict v1 = v0 + ld, *restrict v2 = v1 + ld,     \
+                                   *restrict v3 = v2 + ld;                                                      \
+            const double h0 = h[c], h1 = h[c + 1], h2 = h[c + 2], h3 = h[c + 3];                                \
+            _Pragma("omp simd") for (size_t i = 0; i < len; i++) t[i] -=                                        \
+                v0[i] * h0 + v1[i] * h1 + v2[i] * h2 + v3[i] * h3;                                              \
+        }                                                                                                       \
+        for (; c < k; c++) {                                                                                    \
+            const double *restrict v = V + (size_t)c * ld;                                                      \
+            const double hc = h[c];                                                                             \
+            _Pragma("omp simd") for (size_t i = 0; i < len; i++) t[i] -= v[i] * hc;                             \
+        }                                                                                                       \
+    }                                                                                                           \
+    TS_TGT_##ISA static void ts_comb_##ISA(size_t len, int k, int m, const double *restrict V, size_t ld,        \
+                                           const double *restrict Y, int ldy, double *restrict out, size_t ldo) \
+    {                                                                                                           \
+        for (int j = 0; j < m; j++) {                                                                           \
+            double *restrict o = out + (size_t)j * ldo;                                                         \
+            const double *restrict y = Y + (size_t)j * (size_t)ldy;                                             \
+            for (size_t i = 0; i < len; i++) o[i] = 0.0;                                                        \
+            int c = 0;                                                                                          \
+            for (; c + 4 <= k; c += 4) {                                                                        \
+                const double *restrict v0 = V + (size_t)c * ld, *restrict v1 = v0 + ld, *restrict v2 = v1 + ld, \
+                                       *restrict v3 = v2 + ld;                                                  \
+                const double y0 = y[c], y1 = y[c + 1], y2 = y[c + 2], y3 = y[c + 3];                            \
+                _Pragma("omp simd") for (size_t i = 0; i < len; i++) o[i] +=                                    \
+                    v0[i] * y0 + v1[i] * y1 + v2[i] * y2 + v3[i] * y3;                                          \
+            }                                                                                                   \
+            for (; c < k; c++) {                                                                                \
+                const double *restrict v = V + (size_t)c * ld;                                                  \
+                const double yc = y[c];                                                                         \
+                _Pragma("omp simd") for (size_t i = 0; i < len; i++) o[i] += v[i] * yc;                         \
+            }                                                                                                   \
+        }                                                                                                       \
+    }
+
+TS_KERNELS(default)
+#if TS_HAVE_CLONES
+TS_KERNELS(avx2)
+TS_KERNELS(avx512)
+#endif
+
+static ts_proj_fn g_proj = ts_proj_default;
+static ts_sub_fn g_sub = ts_sub_default;
+static ts_comb_fn g_comb = ts_comb_default;
+
+void cpu_ts_select(int isa)
+{
+#if TS_HAVE_CLONES
+    if (isa >= 2) {
+        g_proj = ts_proj_avx512;
+        g_sub = ts_sub_avx512;
+        g_comb = ts_comb_avx512;
+        return;
+    }
+    if (isa == 1) {
+        g_proj = ts_proj_avx2;
+        g_sub = ts_sub_avx2;
+        g_comb = ts_comb_avx2;
+        return;
+    }
+#endif
+    (void)isa;
+    g_proj = ts_proj_default;
+    g_sub = ts_sub_default;
+    g_comb = ts_comb_default;
+}
+
+/* Per-thread partial sums of nt x kk doubles: on the stack when small. */
+#define TS_STACK 512
+
+int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_t: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
+    for (int i = 0; i < k; i++) h[i] = 0.0;
+    if (k == 0 || n == 0) return PL_OK;
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
+    const size_t np = (size_t)nt * (size_t)k;
+    double stackbuf[TS_STACK], *part = np <= TS_STACK ? stackbuf : malloc(np * sizeof *part);
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory");
+    memset(part, 0, np * sizeof *part);
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_proj_fn proj = g_proj;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * (size_t)k;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            proj(len, k, V + r0, ld, w + r0, hp);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        for (int c = 0; c < k; c++) h[c] += part[(size_t)t * (size_t)k + c];
+    if (part != stackbuf) free(part);
+    return PL_OK;
+}
+
+int cpu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h, double beta,
+               double *w)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_n: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
+    if (n == 0) return PL_OK;
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_comb_fn comb = g_comb;
+#pragma omp parallel for schedule(static) if (n > PL_OMP_MIN)
+    for (size_t b = 0; b < nb; b++) {
+        size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+        double t[PL_TS_ROWS];
+        comb(len, k, 1, V + r0, ld, h, k > 0 ? k : 1, t, PL_TS_ROWS);
+        double *y = w + r0;
+        if (beta == 0.0) /* BLAS convention: w is not read */
+            for (size_t i = 0; i < len; i++) y[i] = alpha * t[i];
+        else
+            for (size_t i = 0; i < len; i++) y[i] = beta * y[i] + alpha * t[i];
+    }
+    return PL_OK;
+}
+
+int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *Y, int ldy, double *W,
+             size_t ldw)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && m >= 0 && ldy >= k && ld >= n && ldw >= n, PL_ERR_ARG,
+             "gemm: bad sizes (n = %zu, k = %d, m = %d, ld = %zu, ldy = %d, ldw = %zu)", n, k, m, ld, ldy, ldw);
+    if (n == 0 || m == 0) return PL_OK;
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_comb_fn comb = g_comb;
+#pragma omp parallel for schedule(static) if (n > PL_OMP_MIN)
+    for (size_t b = 0; b < nb; b++) {
+        size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+        comb(len, k, m, V + r0, ld, Y, ldy, W + r0, ldw);
+    }
+    return PL_OK;
+}
+
+/* w -= V[:, 0:k] h_in; h_out[0:k] = V^T w; h_out[k] = w.w: each tile is
+ * corrected, then projected while its V rows are still in cache. */
+int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
+                 double *h_out)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "cgs_step: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
+    for (int i = 0; i <= k; i++) h_out[i] = 0.0;
+    if (n == 0) return PL_OK;
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
+    const size_t kk = (size_t)k + 1, np = (size_t)nt * kk;
+    double stackbuf[TS_STACK], *part = np <= TS_STACK ? stackbuf : malloc(np * sizeof *part);
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory");
+    memset(part, 0, np * sizeof *part);
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_proj_fn proj = g_proj;
+    const ts_sub_fn sub = g_sub;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * kk;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            double *t = w + r0;
+            sub(len, k, V + r0, ld, h_in, t);
+            proj(len, k, V + r0, ld, t, hp);
+            proj(len, 1, t, 0, t, hp + k);
+        }
+    }
+    for (int th = 0; th < nt; th++)
+        for (size_t c = 0; c < kk; c++) h_out[c] += part[(size_t)th * kk + c];
+    if (part != stackbuf) free(part);
+    return PL_OK;
+}
+
+/* V[:, 0:m] = V[:, 0:k] Y in place, tile by tile through a per-thread
+ * buffer of PL_TS_ROWS x m. */
+int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && m >= 0 && m <= k && ldy >= k && ld >= n, PL_ERR_ARG,
+             "basis_update: bad sizes (n = %zu, k = %d, m = %d, ld = %zu, ldy = %d)", n, k, m, ld, ldy);
+    if (n == 0 || m == 0) return PL_OK;
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1, fail = 0;
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_comb_fn comb = g_comb;
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
+    {
+        double *t = malloc((size_t)PL_TS_ROWS * (size_t)m * sizeof *t);
+        if (!t) fail = 1;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            if (!t) continue;
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            comb(len, k, m, V + r0, ld, Y, ldy, t, PL_TS_ROWS);
+            for (int j = 0; j < m; j++) memcpy(V + (size_t)j * ld + r0, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
+        }
+        free(t);
+    }
+    PL_CHECK(!fail, PL_ERR_MEM, "out of host memory (basis_update)");
+    return PL_OK;
+}

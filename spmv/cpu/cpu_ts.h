@@ -1,0 +1,21 @@
+/* cpu_ts.h — the CPU backend's tall-skinny kernels (cpu_ts.c), private to
+ * spmv/cpu: V is n x k column-major (ld >= n), k small.  Semantics as the
+ * slots of struct pl_backend in spmv.h. */
+#pragma once
+
+#include <stddef.h>
+
+#include "spmv.h"
+
+/* Pick the AVX-512, AVX2 or default tile kernels (isa: 0 default, 1 avx2,
+ * 2 avx512, as detect_isa in backend_cpu.c).  Call once before the others;
+ * idempotent.  Can't fail. */
+void cpu_ts_select(int isa);
+int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h);
+int cpu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h, double beta,
+               double *w);
+int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *Y, int ldy, double *W,
+             size_t ldw);
+int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
+                 double *h_out);
+int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy);
