@@ -44,6 +44,13 @@ def bench_line(name, path):
     if p and ell and ell["ms"] and foot:
         out.append(f"CFD {name}: ELLPACK-R {ell['ms']:.4f} ms, {ell['bytes'] / 1e6:.0f} MB; pJDS {foot['bytes'] / 1e6:.0f} MB "
                    f"({100 * (1 - foot['bytes'] / ell['bytes']):.1f} % less) at {ell['ms'] / p['ms']:.2f}x its speed")
+    for r in b["formats"]:
+        if r["format"].startswith("pJDS blocked") and r["ms"]:
+            own = r.get("floor_ms")
+            sp = (csr["ms"] / r["ms"]) if csr and csr["ms"] else float("nan")
+            out.append(f"CFD {name}: {r['format']} sigma {r['sigma']} {r['ms']:.4f} ms"
+                       + (f" ({100 * own / r['ms']:.1f} % of its floor {own:.4f} ms)" if own else "")
+                       + f", {sp:.2f}x cuSPARSE CSR")
     return out, fl, bw
 
 
