@@ -168,6 +168,9 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "restarts", res->restarts), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "iterations", res->iterations), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "breakdowns", res->breakdowns), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verifications", res->verifications), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_missed", res->missed), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_inconclusive", res->verify_inconclusive), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "build_seconds", f->mi.build_seconds + f->mi.partition_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "permute_seconds", f->permute_seconds), out, rc);
@@ -370,6 +373,9 @@ int cmd_solve(app_ctx *ctx)
                     f.solve_seconds - res.time.steps_time, res.time.restart);
         }
         pl_info("solve: wrote %s", cfg->output.file);
+        if (res.verify_inconclusive)
+            pl_warn("verify: the search for a missed copy of a wanted eigenvalue stopped at its budget without a "
+                    "converged answer; the returned set converged but may miss a copy of a multiple eigenvalue");
         if (res.reason != LZ_CONVERGED)
             pl_warn("not converged (reason %s): %d of %d eigenpairs met tolerance %g; results written anyway",
                     lz_reason_name(res.reason), res.nconv, res.nev, cfg->solver.tolerance);

@@ -101,6 +101,8 @@ typedef struct lz_result {
     int breakdowns;          /* invariant subspaces met (a random vector was injected)  */
     int verifications;       /* verification phases started (options verify)           */
     int missed;              /* ... that found a missed wanted eigenvalue              */
+    int verify_inconclusive; /* ks_solve: the last search ended by its budget, not by  */
+                             /* convergence (the set is returned as converged)        */
     /* history, one row per cycle (restarts + 1 rows, row-major, nev columns) */
     int nhist;
     int64_t *hist_iterations;    /* nhist: operator applications at the end of the cycle */

@@ -74,20 +74,14 @@ CASES = {
     "fidap007": {"largest_magnitude": 1e-12, "largest_real": 1e-12},
     "cryg2500": {"largest_magnitude": 1e-12,
                  # tol 1e-10: a spurious 2.76 (residual-limited, ill-conditioned); 1e-12: max_restarts
-                 "largest_real": "1e-14:known solver issue: converges (if at all) only at the last allowed restart "
-                                 "(ncv 24: 8816 SpMVs converged with the 18:43 build, 8980 max_restarts with a spurious "
-                                 "2.9438 (residual 2.4e-3) after the 19:00 CPU-backend change; ncv 40/64 likewise end at "
-                                 "17102/29992 SpMVs, 6-21 s), so the outcome depends on rounding"},
-    "lns_3937": {"largest_magnitude": "1e-12:known solver failure: max_restarts (12009 SpMVs, 35 s) with a spurious "
-                                      "-6.13e9 (residual 9.9e8) first; the true largest is -1.1719860e7",
-                 "largest_real": "1e-12:CI time (11097 SpMVs, 66 s on 2 cores) and at tol 1e-12 a wrong 1.07113e7 "
-                                 "(true 1.07011e7) and a spurious pair 1.10923e7 +-4.68i (true: two real values)"},
+                 "largest_real": "1e-14:hard case (rightmost values clustered below a spectral radius of 1e4): "
+                                 "converges at 8700-8900 SpMVs, close to max_restarts = 1000 (8980 SpMVs), so the "
+                                 "outcome depends on rounding; ARPACK needs 7191 SpMVs at tol 1e-8"},
+    "lns_3937": {"largest_magnitude": 1e-12, "largest_real": 1e-12},
     "cryg10000": {"largest_magnitude": 1e-12,
-                  "largest_real": "1e-12:known solver failure: max_restarts at 9031 SpMVs (35 s), all 7 values wrong "
-                                  "(residuals 0.03..0.24); ARPACK needs 26 s too"},
-    "memplus": {"largest_magnitude": 1e-12,
-                "largest_real": "1e-12:CI time (9039 SpMVs, 20 s): the six rightmost are the six largest in "
-                                "magnitude, which largest_magnitude checks"},
+                  "largest_real": "1e-12:hard case: max_restarts at 9031 SpMVs (35 s), residuals 0.03..0.24; "
+                                  "ARPACK needs 22974 SpMVs, SLEPc 16202 at tol 1e-8"},
+    "memplus": {"largest_magnitude": 1e-12, "largest_real": 1e-12},
 }
 
 
