@@ -62,7 +62,7 @@ def select(ev, which, nev):
         "largest_magnitude": -np.abs(ev),
         "smallest_real": ev.real,
         "largest_real": -ev.real,
-        "largest_imaginary": -ev.imag,
+        "largest_imaginary": -np.abs(ev.imag),  # |Im|, as the solver (pairs together)
         "smallest": ev.real,
         "largest": -ev.real,
     }
