@@ -18,7 +18,7 @@
  * of Mark Kac", Lin. Alg. Appl. 150 (1991) 341).  B = X Lambda X^-1 with a
  * seeded random X: dense, nonsymmetric, complex pairs r_p exp(+-i phi).
  * The spectrum of A is the set of products m delta (README). */
-#define _DEFAULT_SOURCE /* madvise */
+#define _DEFAULT_SOURCE
 #include "bs.h"
 
 #include <lapacke.h>
@@ -26,9 +26,8 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "gen_util.h"
 #include "pl_error.h"
 
 #define ROW_CHUNK 8192 /* rows per OpenMP work item */
@@ -337,45 +336,6 @@ int bs_row(const bs_model *m, int64_t row, int *len, int64_t *col, double *val)
     return PL_OK;
 }
 
-/* Progress of a long build: thread 0 reports at most once per second after
- * the first two seconds. */
-typedef struct progress {
-    double t0, last;
-    int64_t done, total;
-    const char *what;
-} progress;
-
-static void progress_tick(progress *p, int64_t rows)
-{
-#pragma omp atomic
-    p->done += rows;
-    if (omp_get_thread_num() != 0) return;
-    double now = pl_wtime();
-    if (now - p->t0 > 2.0 && now - p->last >= 1.0) {
-        int64_t d;
-#pragma omp atomic read
-        d = p->done;
-        pl_info("block-stencil %s: %lld of %lld rows (%.0f %%), %.1f s", p->what, (long long)d, (long long)p->total,
-                100.0 * (double)d / (double)(p->total ? p->total : 1), now - p->t0);
-        p->last = now;
-    }
-}
-
-/* Transparent huge pages for a large fresh array before its first touch
- * (advisory, failure is harmless), as in hh.c. */
-static void advise_huge_pages(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (!p || page == 0 || bytes < ((size_t)8 << 20)) return;
-    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, e = ((uintptr_t)p + bytes) / page * page;
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
 static int check_range(const bs_model *m, int64_t r0, int64_t r1)
 {
     PL_CHECK(m, PL_ERR_ARG, "NULL model");
@@ -384,7 +344,7 @@ static int check_range(const bs_model *m, int64_t r0, int64_t r1)
     return PL_OK;
 }
 
-static void lengths_impl(const bs_model *m, int64_t r0, int64_t r1, int32_t *len, progress *pg)
+static void lengths_impl(const bs_model *m, int64_t r0, int64_t r1, int32_t *len, gen_progress *pg)
 {
     const int64_t nchunks = (r1 - r0 + ROW_CHUNK - 1) / ROW_CHUNK;
     const int b = m->b;
@@ -404,7 +364,7 @@ static void lengths_impl(const bs_model *m, int64_t r0, int64_t r1, int32_t *len
                 }
                 len[r - r0] = row_count(m, (int)(r % b), ng, mv);
             }
-            progress_tick(pg, e - a);
+            gen_progress_tick(pg, e - a);
         }
     }
 }
@@ -413,7 +373,7 @@ int bs_row_lengths(const bs_model *model, int64_t r0, int64_t r1, int32_t *len)
 {
     PL_CALL(check_range(model, r0, r1));
     PL_CHECK(len || r0 == r1, PL_ERR_ARG, "bs_row_lengths: NULL len");
-    progress pg = {pl_wtime(), pl_wtime(), 0, r1 - r0, "row lengths"};
+    gen_progress pg = {pl_wtime(), pl_wtime(), 0, r1 - r0, "block-stencil", "row lengths"};
     lengths_impl(model, r0, r1, len, &pg);
     return PL_OK;
 }
@@ -429,7 +389,7 @@ int bs_rows_csr(const bs_model *m, int64_t r0, int64_t r1, pl_csr *out)
     const double t0 = pl_wtime();
     int32_t *len = NULL;
     PL_MALLOC(len, nrows);
-    progress pg = {t0, t0, 0, nrows, "row lengths"};
+    gen_progress pg = {t0, t0, 0, nrows, "block-stencil", "row lengths"};
     lengths_impl(m, r0, r1, len, &pg);
     pg.done = 0;
     pg.what = "rows";
@@ -441,8 +401,8 @@ int bs_rows_csr(const bs_model *m, int64_t r0, int64_t r1, pl_csr *out)
         pl_csr_destroy(out);
         return pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_csr_alloc");
     }
-    advise_huge_pages(out->col, (size_t)nnz * sizeof *out->col);
-    advise_huge_pages(out->val, (size_t)nnz * sizeof *out->val);
+    gen_advise_huge_pages(out->col, (size_t)nnz * sizeof *out->col);
+    gen_advise_huge_pages(out->val, (size_t)nnz * sizeof *out->val);
     out->row_ptr[0] = 0;
     for (int64_t i = 0; i < nrows; i++) out->row_ptr[i + 1] = out->row_ptr[i] + len[i];
     free(len);
@@ -471,7 +431,7 @@ int bs_rows_csr(const bs_model *m, int64_t r0, int64_t r1, pl_csr *out)
                 memcpy(out->col + p0, bc, (size_t)n * sizeof *bc);
                 memcpy(out->val + p0, bv, (size_t)n * sizeof *bv);
             }
-            progress_tick(&pg, e - a);
+            gen_progress_tick(&pg, e - a);
         }
     }
     if (bad_row >= 0) {

@@ -29,16 +29,15 @@
  *
  * References: the seed paper's HMEp matrix (L = 6, 3 up 3 down, M = 15,
  * N = 6,201,600); ../shared/DESIGN.md "Physics conventions". */
-#define _DEFAULT_SOURCE /* madvise */
+#define _DEFAULT_SOURCE
 #include "hh_impl.h"
 
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
+#include "gen_util.h"
 #include "pl_error.h"
 
 #define ROW_CHUNK 8192 /* rows per OpenMP work item */
@@ -517,46 +516,6 @@ int hh_row(const hh_model *model, int64_t row, int *len, int64_t *col, double *v
     return PL_OK;
 }
 
-/* Progress of a long build: thread 0 reports at most once per second after
- * the first two seconds. */
-typedef struct progress {
-    double t0, last;
-    int64_t done, total;
-    const char *what;
-} progress;
-
-static void progress_tick(progress *p, int64_t rows)
-{
-#pragma omp atomic
-    p->done += rows;
-    if (omp_get_thread_num() != 0) return;
-    double now = pl_wtime();
-    if (now - p->t0 > 2.0 && now - p->last >= 1.0) {
-        int64_t d;
-#pragma omp atomic read
-        d = p->done;
-        pl_info("Hamiltonian %s: %lld of %lld rows (%.0f %%), %.1f s", p->what, (long long)d, (long long)p->total,
-                100.0 * (double)d / (double)(p->total ? p->total : 1), now - p->t0);
-        p->last = now;
-    }
-}
-
-/* Ask for transparent huge pages on a large fresh array before its first
- * touch: the page faults of a 1.3 GB fill otherwise cost more than the
- * computation (Linux with THP "madvise"; advisory, failure is harmless). */
-static void advise_huge_pages(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    if (!p || page == 0 || bytes < ((size_t)8 << 20)) return;
-    uintptr_t a = ((uintptr_t)p + page - 1) / page * page, e = ((uintptr_t)p + bytes) / page * page;
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
 static int check_range(const hh_model *model, int64_t r0, int64_t r1)
 {
     PL_CHECK(model, PL_ERR_ARG, "NULL model");
@@ -565,7 +524,7 @@ static int check_range(const hh_model *model, int64_t r0, int64_t r1)
     return PL_OK;
 }
 
-static int lengths_impl(const hh_model *model, int64_t r0, int64_t r1, int32_t *len, progress *pg)
+static int lengths_impl(const hh_model *model, int64_t r0, int64_t r1, int32_t *len, gen_progress *pg)
 {
     const int64_t nrows = r1 - r0, nph = model->n_ph;
     const int64_t nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
@@ -585,7 +544,7 @@ static int lengths_impl(const hh_model *model, int64_t r0, int64_t r1, int32_t *
                     e++;
                 }
             }
-            progress_tick(pg, b - a);
+            gen_progress_tick(pg, b - a);
         }
     }
     return PL_OK;
@@ -595,7 +554,7 @@ int hh_row_lengths(const hh_model *model, int64_t r0, int64_t r1, int32_t *len)
 {
     PL_CALL(check_range(model, r0, r1));
     PL_CHECK(len || r0 == r1, PL_ERR_ARG, "hh_row_lengths: NULL len");
-    progress pg = {pl_wtime(), pl_wtime(), 0, r1 - r0, "row lengths"};
+    gen_progress pg = {pl_wtime(), pl_wtime(), 0, r1 - r0, "Hamiltonian", "row lengths"};
     PL_CALL(lengths_impl(model, r0, r1, len, &pg));
     return PL_OK;
 }
@@ -611,7 +570,7 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
     int32_t *len = NULL;
     PL_MALLOC(len, nrows);
     /* pass 1: lengths */
-    progress pg = {t0, t0, 0, nrows, "row lengths"};
+    gen_progress pg = {t0, t0, 0, nrows, "Hamiltonian", "row lengths"};
     int r = lengths_impl(model, r0, r1, len, &pg);
     pg.done = 0;
     pg.what = "rows";
@@ -623,8 +582,8 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
         pl_csr_destroy(out);
         return pl_error_trace(r, __FILE__, __LINE__, __func__, "row lengths / pl_csr_alloc");
     }
-    advise_huge_pages(out->col, (size_t)nnz * sizeof *out->col);
-    advise_huge_pages(out->val, (size_t)nnz * sizeof *out->val);
+    gen_advise_huge_pages(out->col, (size_t)nnz * sizeof *out->col);
+    gen_advise_huge_pages(out->val, (size_t)nnz * sizeof *out->val);
     out->row_ptr[0] = 0;
     for (int64_t i = 0; i < nrows; i++) out->row_ptr[i + 1] = out->row_ptr[i] + len[i];
     free(len);
@@ -656,7 +615,7 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
                     e++;
                 }
             }
-            progress_tick(&pg, b - a);
+            gen_progress_tick(&pg, b - a);
         }
     }
     if (bad_row >= 0) {

@@ -273,3 +273,24 @@ int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double 
     res->nhist++;
     return PL_OK;
 }
+
+int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_extra, int64_t *ncv)
+{
+    PL_CHECK(op && opt, PL_ERR_ARG, "NULL operator or options");
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    PL_CHECK(opt->nev >= 1 && opt->nev < info.n_global, PL_ERR_INPUT, "[solver] nev = %d must be < N = %lld (and >= 1)",
+             opt->nev, (long long)info.n_global);
+    PL_CHECK(opt->tol > 0 && opt->tol < 1, PL_ERR_INPUT, "[solver] tolerance = %g must be in (0, 1)", opt->tol);
+    PL_CHECK(!(opt->which == PL_WHICH_LARGEST_IMAGINARY && last_which < PL_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
+             "[solver] which = largest_imaginary: a symmetric matrix has a real spectrum (use largest_magnitude, "
+             "largest or smallest)");
+    PL_CHECK(opt->which >= PL_WHICH_SMALLEST && opt->which <= last_which, PL_ERR_INPUT, "[solver] which = %d: unknown",
+             opt->which);
+    PL_CHECK(opt->max_restarts >= 0, PL_ERR_INPUT, "[solver] max_restarts = %d must be >= 0", opt->max_restarts);
+    int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > 24 ? 2 * opt->nev + 10 : 24);
+    PL_CHECK(m >= opt->nev + min_extra, PL_ERR_INPUT, "[solver] ncv = %lld must be >= nev + %d = %d", (long long)m,
+             min_extra, opt->nev + min_extra);
+    *ncv = m > info.n_global ? info.n_global : m;
+    return PL_OK;
+}

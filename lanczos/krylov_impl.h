@@ -82,6 +82,10 @@ uint64_t kr_splitmix64(uint64_t x);
 int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *ritz_imag,
                     const double *resid);
 size_t kr_atleast1(size_t n);
+/* The checks both methods share: nev, tol, which (up to last_which), max_restarts,
+ * ncv >= nev + min_extra; *ncv = the basis size (auto choice, capped at N).
+ * PL_ERR_INPUT with the key's name, PL_ERR_ARG for NULL.  Not collective. */
+int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_extra, int64_t *ncv);
 
 #define KR_HOST_ALLOC(p, cnt, label)                                                                     \
     do {                                                                                                 \

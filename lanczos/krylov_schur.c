@@ -321,18 +321,8 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     double t_start = pl_wtime();
     int err = PL_OK;
     memset(res, 0, sizeof *res);
-    PL_CHECK(op && opt, PL_ERR_ARG, "ks_solve: NULL operator or options");
-    pl_op_info info;
-    pl_op_get_info(op, &info);
-    PL_CHECK(opt->nev >= 1 && opt->nev < info.n_global, PL_ERR_INPUT, "[solver] nev = %d must be < N = %lld (and >= 1)",
-             opt->nev, (long long)info.n_global);
-    PL_CHECK(opt->tol > 0 && opt->tol < 1, PL_ERR_INPUT, "[solver] tolerance = %g must be in (0, 1)", opt->tol);
-    PL_CHECK(opt->which >= PL_WHICH_SMALLEST && opt->which <= PL_WHICH_LARGEST_IMAGINARY, PL_ERR_INPUT,
-             "[solver] which = %d: unknown", opt->which);
-    PL_CHECK(opt->max_restarts >= 0, PL_ERR_INPUT, "[solver] max_restarts = %d must be >= 0", opt->max_restarts);
-    int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > 24 ? 2 * opt->nev + 10 : 24);
-    PL_CHECK(m >= opt->nev + 2, PL_ERR_INPUT, "[solver] ncv = %lld must be >= nev + 2 = %d", (long long)m, opt->nev + 2);
-    if (m > info.n_global) m = info.n_global;
+    int64_t m = 0;
+    PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_IMAGINARY, 2, &m));
 
     kr_ws w;
     ks_ws k;
