@@ -88,24 +88,49 @@ typedef void (*ts_comb_fn)(size_t len, int k, int m, const double *V, size_t ld,
     TS_TGT_##ISA static void ts_comb_##ISA(size_t len, int k, int m, const double *restrict V, size_t ld,        \
                                            const double *restrict Y, int ldy, double *restrict out, size_t ldo) \
     {                                                                                                           \
-        for (int j = 0; j < m; j++) {                                                                           \
-            double *restrict o = out + (size_t)j * ldo;                                                         \
-            const double *restrict y = Y + (size_t)j * (size_t)ldy;                                             \
-            for (size_t i = 0; i < len; i++) o[i] = 0.0;                                                        \
-            int c = 0;                                                                                          \
-            for (; c + 4 <= k; c += 4) {                                                                        \
-                const double *restrict v0 = V + (size_t)c * ld, *restrict v1 = v0 + ld, *restrict v2 = v1 + ld, \
-                                       *restrict v3 = v2 + ld;                                                  \
-                const double y0 = y[c], y1 = y[c + 1], y2 = y[c + 2], y3 = y[c + 3];                            \
-                _Pragma("omp simd") for (size_t i = 0; i < len; i++) o[i] +=                                    \
-                    v0[i] * y0 + v1[i] * y1 + v2[i] * y2 + v3[i] * y3;                                          \
+        /* register blocks of 8 rows x 4 outputs: each V value is loaded once per 4 outputs */                \
+        size_t i0 = 0;                                                                                          \
+        for (; i0 + 8 <= len; i0 += 8) {                                                                        \
+            int j = 0;                                                                                          \
+            for (; j + 4 <= m; j += 4) {                                                                        \
+                const double *restrict y = Y + (size_t)j * (size_t)ldy;                                         \
+                double a0[8] = {0}, a1[8] = {0}, a2[8] = {0}, a3[8] = {0};                                      \
+                for (int c = 0; c < k; c++) {                                                                   \
+                    const double *restrict v = V + (size_t)c * ld + i0;                                         \
+                    const double y0 = y[c], y1 = y[(size_t)ldy + c], y2 = y[2 * (size_t)ldy + c],               \
+                                 y3 = y[3 * (size_t)ldy + c];                                                   \
+                    _Pragma("omp simd") for (int r = 0; r < 8; r++)                                             \
+                    {                                                                                           \
+                        a0[r] += v[r] * y0;                                                                     \
+                        a1[r] += v[r] * y1;                                                                     \
+                        a2[r] += v[r] * y2;                                                                     \
+                        a3[r] += v[r] * y3;                                                                     \
+                    }                                                                                           \
+                }                                                                                               \
+                for (int r = 0; r < 8; r++) {                                                                   \
+                    out[(size_t)j * ldo + i0 + r] = a0[r];                                                      \
+                    out[(size_t)(j + 1) * ldo + i0 + r] = a1[r];                                                \
+                    out[(size_t)(j + 2) * ldo + i0 + r] = a2[r];                                                \
+                    out[(size_t)(j + 3) * ldo + i0 + r] = a3[r];                                                \
+                }                                                                                               \
             }                                                                                                   \
-            for (; c < k; c++) {                                                                                \
-                const double *restrict v = V + (size_t)c * ld;                                                  \
-                const double yc = y[c];                                                                         \
-                _Pragma("omp simd") for (size_t i = 0; i < len; i++) o[i] += v[i] * yc;                         \
+            for (; j < m; j++) {                                                                                \
+                const double *restrict y = Y + (size_t)j * (size_t)ldy;                                         \
+                double a0[8] = {0};                                                                             \
+                for (int c = 0; c < k; c++) {                                                                   \
+                    const double *restrict v = V + (size_t)c * ld + i0;                                         \
+                    const double y0 = y[c];                                                                     \
+                    _Pragma("omp simd") for (int r = 0; r < 8; r++) a0[r] += v[r] * y0;                         \
+                }                                                                                               \
+                for (int r = 0; r < 8; r++) out[(size_t)j * ldo + i0 + r] = a0[r];                              \
             }                                                                                                   \
         }                                                                                                       \
+        for (; i0 < len; i0++) /* the last rows, one at a time */                                               \
+            for (int j = 0; j < m; j++) {                                                                       \
+                double a = 0.0;                                                                                 \
+                for (int c = 0; c < k; c++) a += V[(size_t)c * ld + i0] * Y[(size_t)j * (size_t)ldy + c];       \
+                out[(size_t)j * ldo + i0] = a;                                                                  \
+            }                                                                                                   \
     }
 
 TS_KERNELS(default)
