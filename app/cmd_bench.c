@@ -167,6 +167,7 @@ static int bench_local(bench *b)
         int dv = pl_cuda_spmv_variant_default();
         const char *env = getenv("PJDS_CUDA_VARIANT");
         if (!env || !*env) (void)pl_cuda_set_variant(b->be, dv);
+        (void)pl_cuda_set_block_mode(b->be, 1); /* as solve: pJDS-b when the rows store runs */
     }
 #endif
     pl_info("bench: operator");
@@ -235,6 +236,9 @@ int cmd_bench(app_ctx *ctx)
     }
 
     /* one rank: original-order inputs and the host reference */
+#if PJDS_HAVE_CUDA
+    if (b->on_gpu) (void)pl_cuda_set_block_mode(b->be, 0); /* plain pJDS in the format rows; on for the operator */
+#endif
     b->lcol = malloc((size_t)(b->nnz ? b->nnz : 1) * sizeof *b->lcol);
     b->x = malloc((size_t)(b->n ? b->n : 1) * sizeof *b->x);
     b->yref = malloc((size_t)(b->n ? b->n : 1) * sizeof *b->yref);

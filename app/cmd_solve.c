@@ -288,7 +288,8 @@ int cmd_solve(app_ctx *ctx)
         int64_t n = rows.nrows, ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * cfg->solver.nev + 10;
         if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
         if (ncv > f.mi.rows) ncv = f.mi.rows;
-        double need = 1.05 * (12.0 * (double)pl_csr_nnz(&rows) + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
+        /* 12 B per entry, + up to 2 B for the run columns of the CUDA backend's pJDS-b view (b >= 2) */
+        double need = 1.05 * (14.0 * (double)pl_csr_nnz(&rows) + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
         PL_CALL_GOTO(pl_backend_mem_check(be, need), out, rc);
     }
     double t0 = pl_wtime();

@@ -102,6 +102,17 @@ int pl_cuda_pjds_block_spmv(pl_backend *be, const pl_cuda_pjds_block *d, int var
 size_t pl_cuda_pjds_block_bytes(const pl_cuda_pjds_block *d);
 /* Frees, sets *d = NULL; accepts NULL.  Can't fail. */
 void pl_cuda_pjds_block_free(pl_backend *be, pl_cuda_pjds_block **d);
+/* A pJDS-b view of a pJDS matrix already on the device (host layout h, device
+ * chunk_start, row_len, col, val): if every row's stored entries come in runs
+ * of b consecutive columns (a block-structured matrix whose blocks the
+ * length-sorted permutation kept together, as a stable sort does with equal
+ * rows), *out = a pJDS-b matrix that shares d_val and adds one column per run
+ * (4/b bytes per entry); else *out = NULL (not an error).  The view does not
+ * own d_val (pl_cuda_pjds_block_free leaves it).  Synchronises the stream. */
+int pl_cuda_pjds_block_view(pl_backend *be, const pjds *h, const int64_t *d_chunk_start, const int32_t *d_row_len,
+                            const int32_t *d_col, double *d_val, int b, pl_cuda_pjds_block **out);
+/* Variant index of a name ("u2-ef"), -1 if none. */
+int pl_cuda_pjds_block_variant_by_name(const char *name);
 #endif
 
 #endif

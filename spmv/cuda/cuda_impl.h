@@ -89,6 +89,8 @@ typedef struct pl_cuda_ctx {
     double *d_work;            /* small device workspace (h, Y)       */
     size_t work_n;             /* doubles in d_work                   */
     int variant;               /* SpMV kernel variant for be->spmv    */
+    int blk_variant;           /* pJDS-b kernel variant (block mode)  */
+    int block_off;             /* 1: mat_create never uses block mode */
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
@@ -114,6 +116,8 @@ typedef struct pl_cuda_mat {
     double *d_val;          /* nent        */
     int32_t *d_row_map;     /* nrows or NULL */
     size_t bytes;           /* device bytes of all arrays */
+    struct pl_cuda_pjds_block *blk; /* block mode: a pJDS-b view of this matrix  */
+    int blk_b;                      /* (shares d_val), used by be->spmv; or NULL */
 } pl_cuda_mat;
 
 static inline pl_cuda_ctx *pl_cuda_ctx_of(pl_backend *be) { return (pl_cuda_ctx *)be->ctx; }

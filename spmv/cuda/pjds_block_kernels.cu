@@ -35,6 +35,7 @@ struct pl_cuda_pjds_block {
     int32_t *d_rcol;      /* nruns       */
     double *d_val;        /* nruns * b   */
     size_t bytes;
+    int borrowed_val;     /* d_val belongs to a pJDS matrix (pl_cuda_pjds_block_view) */
 };
 
 typedef struct pl_bkargs {
@@ -202,7 +203,7 @@ extern "C" void pl_cuda_pjds_block_free(pl_backend *be, pl_cuda_pjds_block **d)
     cudaFree(m->d_run_off);
     cudaFree(m->d_row_runs);
     cudaFree(m->d_rcol);
-    cudaFree(m->d_val);
+    if (!m->borrowed_val) cudaFree(m->d_val);
     free(m);
     *d = NULL;
 }
@@ -276,3 +277,122 @@ extern "C" int pl_cuda_pjds_block_spmv(pl_backend *be, const pl_cuda_pjds_block 
 }
 
 extern "C" size_t pl_cuda_pjds_block_bytes(const pl_cuda_pjds_block *d) { return d ? d->bytes : 0; }
+
+/* ---- pJDS-b view of a pJDS matrix (the solve path: block_mode) ------------ */
+
+/* One thread per row: do the row's stored entries come in runs of b
+ * consecutive columns (entry j b + k = entry j b plus k)?  *bad = 1 if not. */
+__global__ void k_runs_check(int64_t nrows, int32_t C, int b, const int64_t *__restrict__ chunk_start,
+                             const int32_t *__restrict__ row_len, const int32_t *__restrict__ col, int *bad)
+{
+    const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= nrows) return;
+    const int64_t c = r / C, lane = r % C;
+    const int32_t len = row_len[r];
+    if (len % b) {
+        *bad = 1;
+        return;
+    }
+    const int32_t *p = col + chunk_start[c] + lane;
+    for (int32_t j = 0; j < len; j += b) {
+        const int32_t s = p[(int64_t)j * C];
+        for (int k = 1; k < b; k++)
+            if (p[(int64_t)(j + k) * C] != s + k) {
+                *bad = 1;
+                return;
+            }
+    }
+}
+
+/* One thread per (chunk lane, run): rcol = the first column of each run;
+ * padding runs (beyond the row) get a start that keeps start + b <= ncols. */
+__global__ void k_runs_rcol(int64_t nrows, int32_t C, int b, int32_t ncols, const int64_t *__restrict__ chunk_start,
+                            const int64_t *__restrict__ run_off, const int32_t *__restrict__ col, int32_t *rcol)
+{
+    const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int64_t nchunks = (nrows + C - 1) / C;
+    if (r >= nchunks * C) return;
+    const int64_t c = r / C, lane = r % C;
+    const int64_t w = (run_off[c + 1] - run_off[c]) / C; /* runs of the chunk */
+    for (int64_t j = 0; j < w; j++) {
+        int32_t s = col[chunk_start[c] + j * b * C + lane];
+        if (s > ncols - b) s = ncols - b;
+        if (s < 0) s = 0;
+        rcol[run_off[c] + j * C + lane] = s;
+    }
+}
+
+extern "C" int pl_cuda_pjds_block_view(pl_backend *be, const pjds *h, const int64_t *d_chunk_start, const int32_t *d_row_len,
+                                       const int32_t *d_col, double *d_val, int b, pl_cuda_pjds_block **out)
+{
+    PL_CALL(bk_check_backend(be));
+    PL_CHECK(h && out && b >= 2 && b <= PJDS_BLOCK_MAX_B && h->ncols >= b, PL_ERR_ARG, "pl_cuda_pjds_block_view: bad arguments");
+    *out = NULL;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const int64_t nrows = h->nrows, nch = h->nchunks, C = h->C;
+    /* the chunk widths must be multiples of b (rows are, if the check passes) */
+    for (int64_t c = 0; c < nch; c++)
+        if (h->chunk_width[c] % b) return PL_OK;
+    int *d_bad = NULL, bad = 0;
+    PL_CUDA(cudaMalloc((void **)&d_bad, sizeof(int)));
+    int rc = PL_OK;
+    if (cudaMemsetAsync(d_bad, 0, sizeof(int), cx->stream) != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "cudaMemsetAsync failed");
+    if (rc == PL_OK && nrows > 0) {
+        k_runs_check<<<(unsigned)((nrows + 255) / 256), 256, 0, cx->stream>>>(nrows, (int32_t)C, b, d_chunk_start, d_row_len,
+                                                                          d_col, d_bad);
+        if (cudaGetLastError() != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "k_runs_check launch failed");
+    }
+    if (rc == PL_OK && cudaMemcpyAsync(&bad, d_bad, sizeof(int), cudaMemcpyDeviceToHost, cx->stream) != cudaSuccess)
+        rc = PL_ERROR(PL_ERR_CUDA, "cudaMemcpyAsync failed");
+    if (rc == PL_OK && cudaStreamSynchronize(cx->stream) != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "cudaStreamSynchronize failed");
+    cudaFree(d_bad);
+    PL_CALL(rc);
+    if (bad) return PL_OK; /* not block-structured for this b */
+    pl_cuda_pjds_block *m = (pl_cuda_pjds_block *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->nrows = h->nrows;
+    m->C = h->C;
+    m->b = b;
+    m->nchunks = h->nchunks;
+    m->nruns = h->nent / b;
+    m->d_val = d_val;
+    m->borrowed_val = 1;
+    int64_t *h_off = (int64_t *)malloc((size_t)(nch + 1) * sizeof *h_off);
+    int32_t *h_runs = (int32_t *)malloc((size_t)(nch * C + 1) * sizeof *h_runs);
+    if (!h_off || !h_runs) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+    for (int64_t c = 0; rc == PL_OK && c <= nch; c++) h_off[c] = h->chunk_start[c] / b;
+    for (int64_t r = 0; rc == PL_OK && r < nch * C; r++) h_runs[r] = h->row_len[r] / b;
+    const size_t b_off = (size_t)(nch + 1) * sizeof(int64_t), b_runs = (size_t)(nch * C) * sizeof(int32_t),
+                 b_rcol = (size_t)m->nruns * sizeof(int32_t);
+    if (rc == PL_OK && (cudaMalloc((void **)&m->d_run_off, b_off) != cudaSuccess ||
+                        cudaMalloc((void **)&m->d_row_runs, b_runs ? b_runs : 4) != cudaSuccess ||
+                        cudaMalloc((void **)&m->d_rcol, b_rcol ? b_rcol : 4) != cudaSuccess))
+        rc = PL_ERROR(PL_ERR_CUDA, "cudaMalloc of the pJDS-b run arrays (%.2f GB) failed", (double)(b_off + b_runs + b_rcol) * 1e-9);
+    if (rc == PL_OK && (cudaMemcpy(m->d_run_off, h_off, b_off, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        (b_runs && cudaMemcpy(m->d_row_runs, h_runs, b_runs, cudaMemcpyHostToDevice) != cudaSuccess)))
+        rc = PL_ERROR(PL_ERR_CUDA, "cudaMemcpy of the pJDS-b run arrays failed");
+    if (rc == PL_OK && nch > 0) {
+        k_runs_rcol<<<(unsigned)((nch * C + 255) / 256), 256, 0, cx->stream>>>(nrows, (int32_t)C, b, h->ncols, d_chunk_start,
+                                                                            m->d_run_off, d_col, m->d_rcol);
+        if (cudaGetLastError() != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "k_runs_rcol launch failed");
+        if (rc == PL_OK && cudaStreamSynchronize(cx->stream) != cudaSuccess)
+            rc = PL_ERROR(PL_ERR_CUDA, "cudaStreamSynchronize failed");
+    }
+    free(h_off);
+    free(h_runs);
+    if (rc != PL_OK) {
+        pl_cuda_pjds_block_free(be, &m);
+        return rc;
+    }
+    m->bytes = b_off + b_runs + b_rcol;
+    be->bytes_h2d += (double)(b_off + b_runs);
+    *out = m;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_pjds_block_variant_by_name(const char *name)
+{
+    for (int v = 0; v < BK_NVARIANTS; v++)
+        if (!strcmp(pl_cuda_pjds_block_variant_name(v), name)) return v;
+    return -1;
+}

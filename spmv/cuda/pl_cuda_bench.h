@@ -30,6 +30,12 @@ int pl_cuda_get_variant(pl_backend *be, int *v);
  * For A/B timing in `bench` and the tests. */
 int pl_cuda_set_ts_cublas(pl_backend *be, int on);
 
+/* Block mode of be->mat_create (backend_cuda.cu: a matrix whose rows store
+ * runs of b consecutive columns gets the pJDS-b kernel): 1 = on (default
+ * unless PJDS_CUDA_BLOCKED=0), 0 = off, so that `bench` times plain pJDS in
+ * its pJDS and ELLPACK-R rows.  Matrices already created keep their mode. */
+int pl_cuda_set_block_mode(pl_backend *be, int on);
+
 /* Device name and number ("NVIDIA H100 80GB HBM3"). */
 int pl_cuda_device_name(pl_backend *be, char *buf, size_t len, int *device);
 
