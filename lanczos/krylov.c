@@ -294,3 +294,11 @@ int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_e
     *ncv = m > info.n_global ? info.n_global : m;
     return PL_OK;
 }
+
+int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r)
+{
+    PL_CALL(kr_apply(w, i, jw));
+    PL_CALL(w->be->axpy(w->be, w->n, -lambda, kr_col(w, i), kr_col(w, jw)));
+    PL_CALL(pl_vec_nrm2(w->op, kr_col(w, jw), r));
+    return PL_OK;
+}

@@ -77,6 +77,9 @@ int kr_random_direction(kr_ws *w, int j, int first, int *exhausted);
 /* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s, w->Ysel), in place. */
 int kr_update_basis(kr_ws *w, int off, int s, int kk);
 uint64_t kr_splitmix64(uint64_t x);
+/* *r = ||A x - lambda x|| for x = column i, through work column jw
+ * (overwritten).  Collective. */
+int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r);
 /* Append one row (nev values; ritz_imag may be NULL) to the history of res;
  * *cap is the rows allocated.  PL_ERR_MEM. */
 int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *ritz_imag,

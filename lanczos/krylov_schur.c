@@ -595,10 +595,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                 i += 2;
                 continue;
             }
-            PL_CALL_GOTO(kr_apply(w, i, m), out, err);
-            PL_CALL_GOTO(w->be->axpy(w->be, w->n, -a, kr_col(w, i), r1), out, err);
-            PL_CALL_GOTO(pl_vec_nrm2(w->op, r1, &n1), out, err);
-            res->residuals[i] = n1;
+            PL_CALL_GOTO(kr_residual_real(w, i, a, m, &res->residuals[i]), out, err);
             i++;
         }
         w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);

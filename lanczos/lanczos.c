@@ -412,11 +412,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     {
         double t0 = pl_wtime(), tsp = w->t.spmv;
         for (int i = 0; i < nev; i++) {
-            double r;
-            PL_CALL_GOTO(kr_apply(w, i, m), out, err);
-            PL_CALL_GOTO(w->be->axpy(w->be, w->n, -res->eigenvalues[i], kr_col(w, i), kr_col(w, m)), out, err);
-            PL_CALL_GOTO(pl_vec_nrm2(w->op, kr_col(w, m), &r), out, err);
-            res->residuals[i] = r;
+            PL_CALL_GOTO(kr_residual_real(w, i, res->eigenvalues[i], m, &res->residuals[i]), out, err);
         }
         w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
     }
