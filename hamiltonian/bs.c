@@ -393,19 +393,7 @@ int bs_rows_csr(const bs_model *m, int64_t r0, int64_t r1, pl_csr *out)
     lengths_impl(m, r0, r1, len, &pg);
     pg.done = 0;
     pg.what = "rows";
-    int64_t nnz = 0;
-    for (int64_t i = 0; i < nrows; i++) nnz += len[i];
-    int rc = pl_csr_alloc(out, m->N, r0, nrows, nnz);
-    if (rc != PL_OK) {
-        free(len);
-        pl_csr_destroy(out);
-        return pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_csr_alloc");
-    }
-    gen_advise_huge_pages(out->col, (size_t)nnz * sizeof *out->col);
-    gen_advise_huge_pages(out->val, (size_t)nnz * sizeof *out->val);
-    out->row_ptr[0] = 0;
-    for (int64_t i = 0; i < nrows; i++) out->row_ptr[i + 1] = out->row_ptr[i] + len[i];
-    free(len);
+    PL_CALL(gen_csr_from_lengths(PL_OK, m->N, r0, nrows, len, out));
     int64_t bad_row = -1;
 #pragma omp parallel
     {
@@ -434,14 +422,5 @@ int bs_rows_csr(const bs_model *m, int64_t r0, int64_t r1, pl_csr *out)
             gen_progress_tick(&pg, e - a);
         }
     }
-    if (bad_row >= 0) {
-        pl_csr_destroy(out);
-        return PL_ERROR(PL_ERR_INTERNAL, "row %lld: length of the fill differs from the counted length",
-                        (long long)bad_row);
-    }
-    double dt = pl_wtime() - t0;
-    if (dt > 2.0)
-        pl_info("block-stencil rows [%lld, %lld): %lld non-zeros in %.1f s", (long long)r0, (long long)r1,
-                (long long)nnz, dt);
-    return PL_OK;
+    return gen_csr_finish("block-stencil", bad_row, r0, r1, t0, out);
 }

@@ -574,19 +574,7 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
     int r = lengths_impl(model, r0, r1, len, &pg);
     pg.done = 0;
     pg.what = "rows";
-    int64_t nnz = 0;
-    for (int64_t i = 0; i < nrows; i++) nnz += len[i];
-    if (r == PL_OK) r = pl_csr_alloc(out, model->N, r0, nrows, nnz);
-    if (r != PL_OK) {
-        free(len);
-        pl_csr_destroy(out);
-        return pl_error_trace(r, __FILE__, __LINE__, __func__, "row lengths / pl_csr_alloc");
-    }
-    gen_advise_huge_pages(out->col, (size_t)nnz * sizeof *out->col);
-    gen_advise_huge_pages(out->val, (size_t)nnz * sizeof *out->val);
-    out->row_ptr[0] = 0;
-    for (int64_t i = 0; i < nrows; i++) out->row_ptr[i + 1] = out->row_ptr[i] + len[i];
-    free(len);
+    PL_CALL(gen_csr_from_lengths(r, model->N, r0, nrows, len, out));
     /* pass 2: fill (the same chunks, so first touch matches the use) */
     int64_t bad_row = -1;
 #pragma omp parallel
@@ -618,14 +606,5 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
             gen_progress_tick(&pg, b - a);
         }
     }
-    if (bad_row >= 0) {
-        pl_csr_destroy(out);
-        return PL_ERROR(PL_ERR_INTERNAL, "row %lld: length of the fill differs from the counted length",
-                        (long long)bad_row);
-    }
-    double dt = pl_wtime() - t0;
-    if (dt > 2.0)
-        pl_info("Hamiltonian rows [%lld, %lld): %lld non-zeros in %.1f s", (long long)r0, (long long)r1,
-                (long long)nnz, dt);
-    return PL_OK;
+    return gen_csr_finish("Hamiltonian", bad_row, r0, r1, t0, out);
 }
