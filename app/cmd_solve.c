@@ -203,12 +203,9 @@ static int write_output(app_ctx *ctx, pl_op *op, const lz_result *res, solve_fac
             rc = pl_spectrum_write_results_complex(sp, res->nev, res->eigenvalues, res->eigenvalues_imag, res->residuals);
         else if (rc == PL_OK)
             rc = pl_spectrum_write_results(sp, res->nev, res->eigenvalues, res->residuals);
-        if (rc == PL_OK && f->cplx && res->hist_ritz_imag)
+        if (rc == PL_OK) /* complex ritz values for a nonsymmetric problem */
             rc = pl_spectrum_write_history_complex(sp, res->nhist, res->hist_nev, res->hist_iterations, res->hist_ritz,
-                                                   res->hist_ritz_imag, res->hist_resid);
-        else if (rc == PL_OK)
-            rc = pl_spectrum_write_history(sp, res->nhist, res->hist_nev, res->hist_iterations, res->hist_ritz,
-                                           res->hist_resid);
+                                                   f->cplx ? res->hist_ritz_imag : NULL, res->hist_resid);
         if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "writing the results");
         ok = rc == PL_OK;
     }

@@ -105,20 +105,6 @@ int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalue
     return PL_OK;
 }
 
-int pl_spectrum_write_history(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
-                              const double *resid)
-{
-    PL_CHECK(sp && nrows >= 0 && nev >= 0, PL_ERR_ARG, "pl_spectrum_write_history: bad arguments");
-    hid_t g;
-    PL_H5(g = H5Gcreate2(sp->file, "/convergence", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group /convergence");
-    PL_H5(H5Gclose(g), "close group /convergence");
-    hsize_t d1[1] = {(hsize_t)nrows}, d2[2] = {(hsize_t)nrows, (hsize_t)nev};
-    PL_CALL(write_dataset(sp, "/convergence/iterations", H5T_NATIVE_INT64, 1, d1, iterations));
-    PL_CALL(write_dataset(sp, "/convergence/ritz_values", H5T_NATIVE_DOUBLE, 2, d2, ritz));
-    PL_CALL(write_dataset(sp, "/convergence/residual_estimates", H5T_NATIVE_DOUBLE, 2, d2, resid));
-    return PL_OK;
-}
-
 /* The complex compound {double r; double i;} (h5py reads it as complex128);
  * the caller closes it. */
 static hid_t complex_type(void)
@@ -163,18 +149,28 @@ int pl_spectrum_write_results_complex(pl_spectrum *sp, int nev, const double *re
     return PL_OK;
 }
 
+/* ritz_imag NULL: /convergence/ritz_values float64, else complex. */
 int pl_spectrum_write_history_complex(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
                                       const double *ritz_imag, const double *resid)
 {
-    PL_CHECK(sp && nrows >= 0 && nev >= 0, PL_ERR_ARG, "pl_spectrum_write_history_complex: bad arguments");
+    PL_CHECK(sp && nrows >= 0 && nev >= 0, PL_ERR_ARG, "pl_spectrum_write_history: bad arguments");
     hid_t g;
     PL_H5(g = H5Gcreate2(sp->file, "/convergence", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group /convergence");
     PL_H5(H5Gclose(g), "close group /convergence");
     hsize_t d1[1] = {(hsize_t)nrows}, d2[2] = {(hsize_t)nrows, (hsize_t)nev};
     PL_CALL(write_dataset(sp, "/convergence/iterations", H5T_NATIVE_INT64, 1, d1, iterations));
-    PL_CALL(write_complex(sp, "/convergence/ritz_values", 2, d2, (size_t)nrows * (size_t)nev, ritz, ritz_imag));
+    if (ritz_imag)
+        PL_CALL(write_complex(sp, "/convergence/ritz_values", 2, d2, (size_t)nrows * (size_t)nev, ritz, ritz_imag));
+    else
+        PL_CALL(write_dataset(sp, "/convergence/ritz_values", H5T_NATIVE_DOUBLE, 2, d2, ritz));
     PL_CALL(write_dataset(sp, "/convergence/residual_estimates", H5T_NATIVE_DOUBLE, 2, d2, resid));
     return PL_OK;
+}
+
+int pl_spectrum_write_history(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
+                              const double *resid)
+{
+    return pl_spectrum_write_history_complex(sp, nrows, nev, iterations, ritz, NULL, resid);
 }
 
 static int write_attr(pl_spectrum *sp, const char *name, hid_t type, const void *value)
@@ -242,51 +238,44 @@ out:
     return rc;
 }
 
-int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis)
+/* Rows [row0, row0 + count) of eigenvector i from x (float64, or interleaved
+ * (re, im) pairs when is_complex; must match how /eigenvectors was created). */
+static int vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis,
+                         int is_complex)
 {
-    PL_CHECK(!sp || !sp->vec_complex, PL_ERR_ARG, "pl_spectrum_vectors_write: /eigenvectors is complex");
     PL_CHECK(sp && sp->vec >= 0, PL_ERR_ARG, "pl_spectrum_vectors_write: /eigenvectors not created");
+    PL_CHECK(sp->vec_complex == is_complex, PL_ERR_ARG, "pl_spectrum_vectors_write: /eigenvectors is %s",
+             sp->vec_complex ? "complex" : "real");
     PL_CHECK(original_basis, PL_ERR_ARG, "pl_spectrum_vectors_write: refusing a vector in the permuted basis");
     PL_CHECK(i >= 0 && i < sp->nev && row0 >= 0 && count >= 0 && row0 + count <= sp->N, PL_ERR_ARG,
              "pl_spectrum_vectors_write: rows [%lld, %lld) of vector %d outside %d x %lld", (long long)row0,
              (long long)(row0 + count), i, sp->nev, (long long)sp->N);
     if (count == 0) return PL_OK;
     int rc = PL_OK;
-    hid_t fspace = -1, mspace = -1;
-    hsize_t start[2] = {(hsize_t)i, (hsize_t)row0}, cnt[2] = {1, (hsize_t)count}, m[1] = {(hsize_t)count};
-    PL_H5_GOTO(fspace = H5Dget_space(sp->vec), "select rows of /eigenvectors");
-    PL_H5_GOTO(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL), "select rows of /eigenvectors");
-    PL_H5_GOTO(mspace = H5Screate_simple(1, m, NULL), "select rows of /eigenvectors");
-    PL_H5_GOTO(H5Dwrite(sp->vec, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, x), "write /eigenvectors");
-out:
-    close_id(mspace, H5Sclose);
-    close_id(fspace, H5Sclose);
-    return rc;
-}
-
-int pl_spectrum_vectors_write_complex(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *xri,
-                                      int original_basis)
-{
-    PL_CHECK(sp && sp->vec >= 0 && sp->vec_complex, PL_ERR_ARG,
-             "pl_spectrum_vectors_write_complex: complex /eigenvectors not created");
-    PL_CHECK(original_basis, PL_ERR_ARG, "pl_spectrum_vectors_write_complex: refusing a vector in the permuted basis");
-    PL_CHECK(i >= 0 && i < sp->nev && row0 >= 0 && count >= 0 && row0 + count <= sp->N, PL_ERR_ARG,
-             "pl_spectrum_vectors_write_complex: rows [%lld, %lld) of vector %d outside %d x %lld", (long long)row0,
-             (long long)(row0 + count), i, sp->nev, (long long)sp->N);
-    if (count == 0) return PL_OK;
-    int rc = PL_OK;
     hid_t fspace = -1, mspace = -1, ctype = -1;
     hsize_t start[2] = {(hsize_t)i, (hsize_t)row0}, cnt[2] = {1, (hsize_t)count}, m[1] = {(hsize_t)count};
-    PL_H5_GOTO(ctype = complex_type(), "create the complex type");
+    if (is_complex) PL_H5_GOTO(ctype = complex_type(), "create the complex type");
     PL_H5_GOTO(fspace = H5Dget_space(sp->vec), "select rows of /eigenvectors");
     PL_H5_GOTO(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL), "select rows of /eigenvectors");
     PL_H5_GOTO(mspace = H5Screate_simple(1, m, NULL), "select rows of /eigenvectors");
-    PL_H5_GOTO(H5Dwrite(sp->vec, ctype, mspace, fspace, H5P_DEFAULT, xri), "write /eigenvectors");
+    PL_H5_GOTO(H5Dwrite(sp->vec, is_complex ? ctype : H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, x),
+               "write /eigenvectors");
 out:
     close_id(ctype, H5Tclose);
     close_id(mspace, H5Sclose);
     close_id(fspace, H5Sclose);
     return rc;
+}
+
+int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis)
+{
+    return vectors_write(sp, i, row0, count, x, original_basis, 0);
+}
+
+int pl_spectrum_vectors_write_complex(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *xri,
+                                      int original_basis)
+{
+    return vectors_write(sp, i, row0, count, xri, original_basis, 1);
 }
 
 int pl_spectrum_commit(pl_spectrum **psp)

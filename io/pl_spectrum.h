@@ -31,7 +31,8 @@ int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalue
  * /residual_norms float64. */
 int pl_spectrum_write_results_complex(pl_spectrum *sp, int nev, const double *re, const double *im,
                                       const double *residual_norms);
-/* As pl_spectrum_write_history with complex /convergence/ritz_values. */
+/* As pl_spectrum_write_history with complex /convergence/ritz_values
+ * (ritz_imag NULL: float64, the same as pl_spectrum_write_history). */
 int pl_spectrum_write_history_complex(pl_spectrum *sp, int nrows, int nev, const int64_t *iterations, const double *ritz,
                                       const double *ritz_imag, const double *resid);
 
