@@ -16,48 +16,73 @@
 #include "pl_error.h"
 #include "spmv.h"
 
-static int hh_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
-{
-    return hh_row_lengths((const hh_model *)arg, r0, r1, len);
-}
+/* A generated model: its row lengths and CSR rows of a range. */
+typedef struct gen_model {
+    void *model;
+    pl_row_lengths_fn lengths;
+    int (*rows)(void *model, int64_t r0, int64_t r1, pl_csr *out);
+} gen_model;
 
-static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
+/* This rank's rows of a generated model of N rows: contiguous blocks
+ * balanced by non-zeros (one rank: all), timings into mi.  Collective. */
+static int build_generated(app_ctx *ctx, const gen_model *g, int64_t N, pl_csr *rows, app_matrix_info *mi)
 {
-    hh_model *model = NULL;
-    int rc = hh_model_create(&ctx->cfg.model, &model);
-    if (rc == PL_ERR_INPUT) {
-        /* the generator names the parameter; add where the model was configured */
-        char msg[1024], where[1200];
-        snprintf(msg, sizeof msg, "%s", pl_error_message());
-        pl_error_clear();
-        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(&ctx->cfg, "model", "max_phonons", where, sizeof where), msg);
-    }
-    PL_CALL(rc);
-    int64_t N = hh_model_rows(model);
+    int rc = PL_OK;
     int64_t *bounds = NULL;
     PL_MALLOC(bounds, ctx->size + 1);
     double t0 = pl_wtime();
     if (ctx->size > 1) {
-        PL_CALL_GOTO(pl_partition_by_nnz(N, hh_lengths_cb, model, ctx->comm, bounds), out, rc);
+        PL_CALL_GOTO(pl_partition_by_nnz(N, g->lengths, g->model, ctx->comm, bounds), out, rc);
     } else {
         bounds[0] = 0;
         bounds[1] = N;
     }
     mi->partition_seconds = pl_wtime() - t0;
     t0 = pl_wtime();
-    PL_CALL_GOTO(hh_rows_csr(model, bounds[ctx->rank], bounds[ctx->rank + 1], rows), out, rc);
+    PL_CALL_GOTO(g->rows(g->model, bounds[ctx->rank], bounds[ctx->rank + 1], rows), out, rc);
     double t = pl_wtime() - t0;
     mi->rows = N;
+    PL_CHECK_GOTO(MPI_Allreduce(&t, &mi->build_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+                  out, rc, "MPI_Allreduce failed");
+out:
+    free(bounds);
+    return rc;
+}
+
+/* A generator's PL_ERR_INPUT names the parameter; add where the model was
+ * configured (the key `key` of [model]), keeping the code `code`. */
+static int model_error(app_ctx *ctx, int code, const char *key)
+{
+    char msg[1024], where[1200];
+    snprintf(msg, sizeof msg, "%s", pl_error_message());
+    pl_error_clear();
+    return PL_ERROR(code, "%s: %s", pl_config_where(&ctx->cfg, "model", key, where, sizeof where), msg);
+}
+
+static int hh_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
+{
+    return hh_row_lengths((const hh_model *)arg, r0, r1, len);
+}
+
+static int hh_rows_cb(void *arg, int64_t r0, int64_t r1, pl_csr *out)
+{
+    return hh_rows_csr((const hh_model *)arg, r0, r1, out);
+}
+
+static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
+{
+    hh_model *model = NULL;
+    int rc = hh_model_create(&ctx->cfg.model, &model);
+    if (rc == PL_ERR_INPUT) return model_error(ctx, PL_ERR_INPUT, "max_phonons");
+    PL_CALL(rc);
+    gen_model g = {model, hh_lengths_cb, hh_rows_cb};
+    rc = build_generated(ctx, &g, hh_model_rows(model), rows, mi);
     mi->symmetric_known = 1;
     const pl_model_cfg *m = &ctx->cfg.model;
     snprintf(mi->name, sizeof mi->name, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites,
              m->n_up, m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
              pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
              m->coupling);
-    PL_CHECK_GOTO(MPI_Allreduce(&t, &mi->build_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
-                  out, rc, "MPI_Allreduce failed");
-out:
-    free(bounds);
     hh_model_destroy(&model);
     return rc;
 }
@@ -67,38 +92,22 @@ static int bs_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
     return bs_row_lengths((const bs_model *)arg, r0, r1, len);
 }
 
+static int bs_rows_cb(void *arg, int64_t r0, int64_t r1, pl_csr *out)
+{
+    return bs_rows_csr((const bs_model *)arg, r0, r1, out);
+}
+
 /* The block-stencil operator (hamiltonian/bs.h): nonsymmetric, so
  * symmetric_known stays 0. */
 static int build_bs(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 {
     bs_model *model = NULL;
     int rc = bs_model_create(&ctx->cfg.model, &model);
-    if (rc == PL_ERR_INPUT || rc == PL_ERR_OVERFLOW || rc == PL_ERR_INTERNAL) {
-        /* the generator names the parameter; add where the model was configured */
-        char msg[1024], where[1200];
-        snprintf(msg, sizeof msg, "%s", pl_error_message());
-        pl_error_clear();
-        return PL_ERROR(rc == PL_ERR_INTERNAL ? PL_ERR_INTERNAL : PL_ERR_INPUT, "%s: %s",
-                        pl_config_where(&ctx->cfg, "model", rc == PL_ERR_INTERNAL ? "seed" : "block_size", where,
-                                        sizeof where),
-                        msg);
-    }
+    if (rc == PL_ERR_INPUT || rc == PL_ERR_OVERFLOW) return model_error(ctx, PL_ERR_INPUT, "block_size");
+    if (rc == PL_ERR_INTERNAL) return model_error(ctx, PL_ERR_INTERNAL, "seed");
     PL_CALL(rc);
-    int64_t N = bs_model_rows(model);
-    int64_t *bounds = NULL;
-    PL_MALLOC(bounds, ctx->size + 1);
-    double t0 = pl_wtime();
-    if (ctx->size > 1) {
-        PL_CALL_GOTO(pl_partition_by_nnz(N, bs_lengths_cb, model, ctx->comm, bounds), out, rc);
-    } else {
-        bounds[0] = 0;
-        bounds[1] = N;
-    }
-    mi->partition_seconds = pl_wtime() - t0;
-    t0 = pl_wtime();
-    PL_CALL_GOTO(bs_rows_csr(model, bounds[ctx->rank], bounds[ctx->rank + 1], rows), out, rc);
-    double t = pl_wtime() - t0;
-    mi->rows = N;
+    gen_model g = {model, bs_lengths_cb, bs_rows_cb};
+    rc = build_generated(ctx, &g, bs_model_rows(model), rows, mi);
     mi->symmetric_known = 0;
     const pl_model_cfg *m = &ctx->cfg.model;
     char corner[64] = "";
@@ -106,10 +115,6 @@ static int build_bs(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
     snprintf(mi->name, sizeof mi->name, "block-stencil %dx%dx%d b=%d %s-point c=%g shift=%g%s rotation=%g seed=%llu",
              m->nx, m->ny, m->nz, m->block_size, pl_config_enum_name("model", "stencil", m->stencil), m->convection,
              m->shift, corner, m->rotation, (unsigned long long)m->seed);
-    PL_CHECK_GOTO(MPI_Allreduce(&t, &mi->build_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
-                  out, rc, "MPI_Allreduce failed");
-out:
-    free(bounds);
     bs_model_destroy(&model);
     return rc;
 }
