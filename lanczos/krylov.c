@@ -78,45 +78,39 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
     } else {
         PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c1));
         n0 = sqrt(fmax(w->c1[k], 0.0));
-        if (w->refine_if_needed) {
-            /* DGKS-style test (Daniel, Gragg, Kaufman, Stewart 1976; SLEPc's
-             * "refine if needed", eta = 1/sqrt 2): if the first projection
-             * removed at most half of ||x||^2, one pass is accurate and the
-             * new norm follows by Pythagoras with relative error <= 2 eps */
-            double s1 = 0.0;
-            for (int i = 0; i < k; i++) s1 += w->c1[i] * w->c1[i];
-            double n1sq = n0 * n0 - s1;
-            if (n0 > 0.0 && n1sq >= 0.5 * n0 * n0) {
-                n2 = sqrt(n1sq);
-                memcpy(coef, w->c1, (size_t)k * sizeof(double));
-                PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c1, 1.0 / n2, x));
-                w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
-                w->t.reductions++;
-                w->t.single_pass++;
-                *nrm = n2;
-                *in_span = 0;
-                PL_CALL(w->be->sync(w->be));
-                w->t.orth += pl_wtime() - t0;
-                return PL_OK;
-            }
-        }
-        if (w->be->cgs_step) {
-            PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c1, w->c2));
-            /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */
-            w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
+        /* DGKS-style test (Daniel, Gragg, Kaufman, Stewart 1976; SLEPc's
+         * "refine if needed", eta = 1/sqrt 2): if the first projection removed
+         * at most half of ||x||^2, one pass is accurate, the new norm follows
+         * by Pythagoras with relative error <= 2 eps, and the correction with
+         * c1 below is the only one */
+        double s1 = 0.0;
+        for (int i = 0; i < k; i++) s1 += w->c1[i] * w->c1[i];
+        if (w->refine_if_needed && n0 > 0.0 && n0 * n0 - s1 >= 0.5 * n0 * n0) {
+            n1 = n2 = sqrt(n0 * n0 - s1);
+            memcpy(coef, w->c1, (size_t)k * sizeof(double));
+            memcpy(w->c2, w->c1, (size_t)k * sizeof(double));
+            w->t.vec_bytes += col_bytes * (double)(k + 1);
+            w->t.reductions++;
+            w->t.single_pass++;
         } else {
-            PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
-            PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
-            w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2) + (k + 1));
+            if (w->be->cgs_step) {
+                PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c1, w->c2));
+                /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */
+                w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
+            } else {
+                PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
+                PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
+                w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2) + (k + 1));
+            }
+            w->t.reductions += 2;
+            n1 = sqrt(fmax(w->c2[k], 0.0));
+            double s2 = 0.0;
+            for (int i = 0; i < k; i++) {
+                coef[i] = w->c1[i] + w->c2[i];
+                s2 += w->c2[i] * w->c2[i];
+            }
+            n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
         }
-        w->t.reductions += 2;
-        n1 = sqrt(fmax(w->c2[k], 0.0));
-        double s2 = 0.0;
-        for (int i = 0; i < k; i++) {
-            coef[i] = w->c1[i] + w->c2[i];
-            s2 += w->c2[i] * w->c2[i];
-        }
-        n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
     }
     *nrm = n2;
     *in_span = !(n2 > 0.0) || (k > 0 && n2 <= KR_SQRT1_2 * n1) || n2 <= 64.0 * DBL_EPSILON * n0;
