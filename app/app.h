@@ -19,6 +19,9 @@ typedef struct app_ctx {
     int nargs;            /* positional arguments after CONFIG (export FILE)  */
     char **args;
     double t_start;       /* pl_wtime() at program start                      */
+    int resume;           /* solve --resume                                   */
+    const char *points;   /* solve --points A-B | auto (NULL: all)            */
+    int build_terms;      /* app_build_rows: value terms for a sweep          */
 } app_ctx;
 
 /* What app_build_rows learned about the matrix. */
@@ -60,6 +63,7 @@ int cmd_info(app_ctx *ctx);
 int cmd_solve(app_ctx *ctx);
 int cmd_bench(app_ctx *ctx);
 int cmd_export(app_ctx *ctx);
+int cmd_merge(app_ctx *ctx);
 
 /* 1 if ctx says the output file may be (over)written; PL_ERR_INPUT with a
  * clear message otherwise (exists without --overwrite, directory missing or

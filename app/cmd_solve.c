@@ -1,384 +1,99 @@
-/* cmd_solve.c — `pjds-lanczos solve CONFIG`: build the matrix, permute it
- * into the pJDS operator, run thick-restart Lanczos, write the HDF5 result
- * file (README.md, "HDF5 result schema") and print the eigenvalues.
+/* cmd_solve.c — `pjds-lanczos solve CONFIG`: one eigensolve (a config with a
+ * [sweep] section goes to cmd_sweep.c).
  *
  * Flow: output path checked first (no work is wasted on a file that may not
- * be written) -> app_build_rows -> backend -> pl_op_create ("permute") ->
- * lz_solve (progress on stderr at most once a second) -> eigenvectors
- * downloaded, un-permuted (scatter by global index: each rank owns the
- * contiguous original rows [row0, row0 + n)) and sent piece by piece to
- * rank 0, which writes them as hyperslabs -> file renamed into place.
- * stdout: one `eigenvalue[i]: value  residual: r` line per eigenpair (rank 0);
- * stderr: progress and a summary unless --quiet; a warning if not converged
- * (exit status 0: not converging is a reason, not an error). */
-#include <math.h>
-#include <omp.h>
+ * be written) -> build the rows -> backend -> pl_op_create ("permute") ->
+ * lz_solve or ks_solve, with checkpoints (checkpoint.c) on SIGUSR1/SIGTERM
+ * or every [output] checkpoint_interval seconds -> result file written
+ * atomically (solve_core.c).  Exit status 3 when the solve stopped at a
+ * checkpoint; `solve --resume` continues it (and, when the result file is
+ * already there and no checkpoint is, has nothing to do). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "app.h"
-#include "lanczos.h"
-#include "pl_build.h"
 #include "pl_error.h"
-#include "pl_spectrum.h"
-#include "spmv.h"
+#include "solve_impl.h"
 
-#define SOLVE_MPI(call)                                                                                  \
-    do {                                                                                                 \
-        if ((call) != MPI_SUCCESS) return PL_ERROR(PL_ERR_MPI, "%s failed", #call);                      \
-    } while (0)
-
-typedef struct progress {
-    int rank, quiet;
-    double last; /* time of the last line */
-} progress;
-
-static void monitor(void *arg, const lz_monitor_info *mi)
+/* --resume: 1 = continue from the checkpoint, 0 = start afresh, -1 = the
+ * result file is complete (nothing to do).  Collective. */
+static int resume_mode(app_ctx *ctx, const char *ckpt, int *mode)
 {
-    progress *p = arg;
-    double now = pl_wtime();
-    if (p->quiet || p->rank != 0 || now - p->last < 1.0) return;
-    p->last = now;
-    pl_info("solve: restart %d, converged %d/%d, worst relative residual %.2e, %lld SpMVs, %.1f s", mi->restart,
-            mi->nconv, mi->nev, mi->worst_resid, (long long)mi->iterations, mi->elapsed);
-}
-
-/* Gather the eigenvectors in the original basis to rank 0 and write them.
- * Every rank downloads and un-permutes its block; rank 0 receives the others'
- * blocks one vector at a time (O(max n_local) memory).  Rank 0 keeps
- * receiving after a write error so no rank hangs; the error is returned on
- * rank 0 only (the app then aborts the others).  cplx: the vectors are
- * complex (Krylov-Schur layout of lz_result: a conjugate pair shares the
- * columns Re x, Im x) and are written interleaved (re, im). */
-static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spectrum *sp, int cplx)
-{
-    pl_op_info info;
-    pl_op_get_info(op, &info);
-    const int64_t *gidx = pl_op_global_index(op);
-    int64_t n = info.n_local, row0 = info.row0;
-    int size = ctx->size, rank = ctx->rank, rc = PL_OK, wd = cplx ? 2 : 1;
-    int64_t mine[2] = {row0, n}, *blocks = NULL;
-    double *perm = NULL, *permi = NULL, *orig = NULL;
-    int64_t nmax = n;
-    SOLVE_MPI(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm));
-    PL_MALLOC(blocks, 2 * (size_t)size);
-    PL_CHECK_GOTO(MPI_Gather(mine, 2, MPI_INT64_T, blocks, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
-                  out, rc, "MPI_Gather of the row blocks failed");
-    perm = malloc(((size_t)n + 1) * sizeof *perm);
-    permi = malloc(((size_t)n + 1) * sizeof *permi);
-    orig = malloc(((size_t)wd * (size_t)nmax + 1) * sizeof *orig);
-    PL_CHECK_GOTO(perm && permi && orig, PL_ERR_MEM, out, rc, "out of host memory for the eigenvectors");
-    if (rank == 0) PL_CALL_GOTO(pl_spectrum_vectors_create2(sp, res->nev, info.n_global, cplx), out, rc);
-    for (int i = 0; i < res->nev; i++) {
-        /* column of Re x and of Im x (-1: real) and the sign of Im x */
-        double im = res->eigenvalues_imag ? res->eigenvalues_imag[i] : 0.0, sgn = 1.0;
-        int cr = i, ci = -1;
-        if (cplx && im > 0 && i + 1 < res->nev) ci = i + 1;
-        if (cplx && im < 0 && i > 0) {
-            cr = i - 1;
-            ci = i;
-            sgn = -1.0;
-        }
-        PL_CALL_GOTO(res->be->download(res->be, perm, res->vectors + (size_t)cr * res->ld, (size_t)n), out, rc);
-        if (ci >= 0) PL_CALL_GOTO(res->be->download(res->be, permi, res->vectors + (size_t)ci * res->ld, (size_t)n), out, rc);
-        for (int64_t p = 0; p < n; p++) {
-            int64_t l = gidx[p] - row0;
-            PL_CHECK_GOTO(l >= 0 && l < n, PL_ERR_INTERNAL, out, rc, "global index %lld outside the block [%lld, %lld)",
-                          (long long)gidx[p], (long long)row0, (long long)(row0 + n));
-            orig[wd * l] = perm[p];
-            if (cplx) orig[wd * l + 1] = ci >= 0 ? sgn * permi[p] : 0.0;
-        }
-        if (rank != 0) {
-            PL_CHECK_GOTO(MPI_Send(orig, (int)(wd * n), MPI_DOUBLE, 0, 100 + i, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out,
-                          rc, "MPI_Send of an eigenvector block failed");
-            continue;
-        }
-        for (int r = 0; r < size; r++) {
-            if (r > 0)
-                PL_CHECK_GOTO(MPI_Recv(orig, (int)(wd * blocks[2 * r + 1]), MPI_DOUBLE, r, 100 + i, ctx->comm,
-                                       MPI_STATUS_IGNORE) == MPI_SUCCESS,
-                              PL_ERR_MPI, out, rc, "MPI_Recv of an eigenvector block failed");
-            if (rc == PL_OK) {
-                int e = cplx ? pl_spectrum_vectors_write_complex(sp, i, blocks[2 * r], blocks[2 * r + 1], orig, 1)
-                             : pl_spectrum_vectors_write(sp, i, blocks[2 * r], blocks[2 * r + 1], orig, 1);
-                if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "pl_spectrum_vectors_write");
-            }
-        }
+    int exists = 0, point = -1;
+    *mode = 0;
+    PL_CALL(app_ckpt_exists(ctx, ckpt, &exists, &point));
+    if (exists) {
+        PL_CHECK(point < 0, PL_ERR_INPUT,
+                 "%s: this checkpoint belongs to point %d of a sweep, but the configuration has no [sweep] section",
+                 ckpt, point);
+        *mode = 1;
+        return PL_OK;
     }
-out:
-    free(blocks);
-    free(perm);
-    free(permi);
-    free(orig);
-    return rc;
-}
-
-typedef struct solve_facts {
-    app_matrix_info mi;
-    pjds_stats st;
-    int64_t stored_entries; /* sum over ranks of the operator's stored entries */
-    double permute_seconds, solve_seconds, t_write0;
-    int64_t spmv_count;
-    double spmv_seconds, spmv_gflops, spmv_median;
-    const char *backend;
-    int exchange, transport;
-    int method;             /* PL_METHOD_LANCZOS or PL_METHOD_KRYLOV_SCHUR       */
-    int cplx;               /* nonsymmetric problem: complex output              */
-} solve_facts;
-
-static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res, const solve_facts *f)
-{
-    const pl_config *cfg = &ctx->cfg;
-    char *resolved = pl_config_dump_string(cfg);
-    PL_CHECK(resolved, PL_ERR_MEM, "out of host memory");
-    int rc = PL_OK;
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "program", "pjds-lanczos"), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "version", PL_VERSION), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "config_file", ctx->cfg_path ? ctx->cfg_path : ""), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "config_text", cfg->text ? cfg->text : ""), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "config_resolved", resolved), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "matrix_name", f->mi.name), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "rows", f->mi.rows), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nnz", f->mi.nnz), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "nnz_per_row", f->mi.rows ? (double)f->mi.nnz / (double)f->mi.rows : 0.0),
-                 out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_min", f->st.row_len_min), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_max", f->st.row_len_max), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "chunk_height", cfg->spmv.chunk_height), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "sort_window", cfg->spmv.sort_window), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_pjds_entries", f->st.pjds_entries), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_ellpack_entries", f->st.ellpack_entries), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_operator_entries", f->stored_entries), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "backend", f->backend), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "exchange", pl_config_enum_name("spmv", "exchange", f->exchange)), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "transport", pl_config_enum_name("spmv", "transport", f->transport)), out,
-                 rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ranks", ctx->size), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "threads_per_rank", omp_get_max_threads()), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "which", pl_config_enum_name("solver", "which", cfg->solver.which)), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "problem", f->cplx ? "nonsymmetric" : "symmetric"), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "method", pl_config_enum_name("solver", "method", f->method)), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nev", res->nev), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ncv", res->ncv), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "tolerance", cfg->solver.tolerance), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "norm_estimate", res->normest), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "converged_reason", lz_reason_name(res->reason)), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nconv", res->nconv), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "restarts", res->restarts), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "iterations", res->iterations), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "breakdowns", res->breakdowns), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verifications", res->verifications), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_missed", res->missed), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_inconclusive", res->verify_inconclusive), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "build_seconds", f->mi.build_seconds + f->mi.partition_seconds), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "permute_seconds", f->permute_seconds), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "solve_seconds", f->solve_seconds), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orth_seconds", res->time.orth), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "restart_seconds", res->time.restart), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "projected_seconds", res->time.projected), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "spmv_count", f->spmv_count), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_seconds", f->spmv_seconds), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_gflops", f->spmv_gflops), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "spmv_median_seconds", f->spmv_median), out, rc);
-    /* last: the times of writing and of the whole run so far */
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "write_seconds", pl_wtime() - f->t_write0), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "total_seconds", pl_wtime() - ctx->t_start), out, rc);
-out:
-    free(resolved);
-    return rc;
-}
-
-/* Rank 0 writes the file; vectors need every rank.  Returns the status on
- * every rank: rank 0's error on rank 0, PL_OK elsewhere. */
-static int write_output(app_ctx *ctx, pl_op *op, const lz_result *res, solve_facts *f)
-{
-    pl_spectrum *sp = NULL;
-    int rc = PL_OK, ok = 1;
-    f->t_write0 = pl_wtime();
-    if (ctx->rank == 0) {
-        rc = pl_spectrum_create(ctx->cfg.output.file, &sp);
-        if (rc == PL_OK && f->cplx)
-            rc = pl_spectrum_write_results_complex(sp, res->nev, res->eigenvalues, res->eigenvalues_imag, res->residuals);
-        else if (rc == PL_OK)
-            rc = pl_spectrum_write_results(sp, res->nev, res->eigenvalues, res->residuals);
-        if (rc == PL_OK) /* complex ritz values for a nonsymmetric problem */
-            rc = pl_spectrum_write_history_complex(sp, res->nhist, res->hist_nev, res->hist_iterations, res->hist_ritz,
-                                                   f->cplx ? res->hist_ritz_imag : NULL, res->hist_resid);
-        if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "writing the results");
-        ok = rc == PL_OK;
-    }
-    SOLVE_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, ctx->comm));
-    if (ok && ctx->cfg.output.eigenvectors) {
-        int e = write_vectors(ctx, op, res, sp, f->cplx);
-        if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "write_vectors(ctx, op, res, sp)");
-    }
-    if (ctx->rank != 0) return PL_OK;
-    if (rc == PL_OK) rc = write_attributes(ctx, sp, res, f);
-    if (rc == PL_OK) {
-        rc = pl_spectrum_commit(&sp);
-        if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_spectrum_commit(&sp)");
-    }
-    pl_spectrum_abort(&sp); /* no-op after a commit */
-    return rc;
-}
-
-static double max_over_ranks(app_ctx *ctx, double t)
-{
-    double m = t;
-    if (MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) != MPI_SUCCESS) return t;
-    return m;
-}
-
-/* [solver] method and which against the matrix: auto is lanczos for a
- * symmetric matrix, krylov-schur otherwise; lanczos on a nonsymmetric one
- * and largest_imaginary on a symmetric one are bad input.  Collective. */
-static int choose_method(app_ctx *ctx, const pl_csr *rows, solve_facts *f)
-{
-    const pl_config *cfg = &ctx->cfg;
-    char where[1200];
-    int sym = 1;
-    f->method = cfg->solver.method;
-    PL_CALL(app_check_symmetric(ctx, rows, &f->mi, f->method == PL_METHOD_LANCZOS, &sym));
-    PL_CHECK(!(sym == 0 && f->method == PL_METHOD_LANCZOS), PL_ERR_INPUT,
-             "%s = lanczos: matrix %s is not symmetric; use krylov-schur or auto",
-             pl_config_where(cfg, "solver", "method", where, sizeof where), f->mi.name);
-    if (f->method == PL_METHOD_AUTO) f->method = sym == 1 ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
-    /* symmetric problem: known symmetric, or lanczos forced on an unchecked matrix */
-    int symmetric = sym == 1 || f->method == PL_METHOD_LANCZOS;
-    PL_CHECK(!(symmetric && cfg->solver.which == PL_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
-             "%s = largest_imaginary: matrix %s is symmetric, so its eigenvalues are real; use largest_magnitude, "
-             "largest or smallest",
-             pl_config_where(cfg, "solver", "which", where, sizeof where), f->mi.name);
-    f->cplx = !symmetric;
+    int done = ctx->rank == 0 && access(ctx->cfg.output.file, F_OK) == 0;
+    PL_CHECK(MPI_Bcast(&done, 1, MPI_INT, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    if (done) *mode = -1;
     return PL_OK;
 }
 
 int cmd_solve(app_ctx *ctx)
 {
+    if (ctx->cfg.sweep.nkeys > 0) return cmd_sweep(ctx);
     const pl_config *cfg = &ctx->cfg;
+    PL_CHECK(!ctx->points, PL_ERR_INPUT, "--points selects points of a sweep, but %s has no [sweep] section", cfg->path);
+    app_signals_install();
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     pl_backend *be = NULL;
     pl_op *op = NULL;
     lz_result res;
     memset(&res, 0, sizeof res);
+    lz_state st;
+    memset(&st, 0, sizeof st);
     solve_facts f;
     memset(&f, 0, sizeof f);
-    int rc = PL_OK;
-    char where[1200];
+    app_ckpt ck;
+    memset(&ck, 0, sizeof ck);
+    int rc = PL_OK, mode = 0;
 
-    PL_CALL(app_check_output_path(ctx, cfg->output.file));
-    PL_CALL(app_build_rows(ctx, &rows, &f.mi));
-    PL_CHECK_GOTO(cfg->solver.nev < f.mi.rows, PL_ERR_INPUT, out, rc, "%s: %d must be < N = %lld (the number of rows)",
-                  pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f.mi.rows);
-
-    /* matrix statistics from the row lengths, before the CSR block is freed */
-    PL_CALL_GOTO(app_row_stats(ctx, &rows, NULL, &f.st), out, rc);
-
-    PL_CALL_GOTO(choose_method(ctx, &rows, &f), out, rc);
-    PL_CALL_GOTO(app_backend_create(ctx, &be), out, rc);
-    {
-        /* device memory plan: matrix (entries + per-row arrays + halo, 5 %
-         * margin for padding and windows) + ncv + 1 basis vectors + work */
-        int64_t n = rows.nrows, ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * cfg->solver.nev + 10;
-        if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
-        if (ncv > f.mi.rows) ncv = f.mi.rows;
-        /* 12 B per entry, + up to 2 B for the run columns of the CUDA backend's pJDS-b view (b >= 2) */
-        double need = 1.05 * (14.0 * (double)pl_csr_nnz(&rows) + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
-        PL_CALL_GOTO(pl_backend_mem_check(be, need), out, rc);
+    char ckpt[1200];
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", cfg->output.file);
+    if (ctx->resume) {
+        PL_CALL(resume_mode(ctx, ckpt, &mode));
+        if (mode < 0) {
+            pl_info("solve --resume: %s is complete and there is no checkpoint %s; nothing to do", cfg->output.file,
+                    ckpt);
+            return PL_OK;
+        }
+        if (mode == 0) pl_info("solve --resume: no checkpoint %s; starting afresh", ckpt);
     }
-    double t0 = pl_wtime();
-    PL_CALL_GOTO(pl_op_create(&rows, &cfg->spmv, be, ctx->comm, &op), out, rc);
-    f.permute_seconds = max_over_ranks(ctx, pl_wtime() - t0);
-    pl_csr_destroy(&rows);
-    pl_op_info info;
-    pl_op_get_info(op, &info);
-    f.stored_entries = info.nent_local;
-    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, &f.stored_entries, 1, MPI_INT64_T, MPI_SUM, ctx->comm) == MPI_SUCCESS,
-                  PL_ERR_MPI, out, rc, "MPI_Allreduce failed");
-    f.backend = be->name;
-    f.exchange = info.exchange;
-    f.transport = info.transport;
+    if (mode == 0) PL_CALL(app_check_output_path(ctx, cfg->output.file));
+
+    PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
+    PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
     pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",
             (long long)f.mi.rows, (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds, f.permute_seconds);
 
-    lz_options o;
-    lz_options_defaults(&o);
-    o.nev = cfg->solver.nev;
-    o.which = cfg->solver.which;
-    o.tol = cfg->solver.tolerance;
-    o.ncv = cfg->solver.ncv;
-    o.max_restarts = cfg->solver.max_restarts;
-    o.seed = cfg->solver.seed;
-    o.want_vectors = cfg->output.eigenvectors;
-    o.verify = cfg->solver.verify;
-    progress prog = {ctx->rank, ctx->quiet, pl_wtime()};
-    o.monitor = monitor;
-    o.monitor_arg = &prog;
-    pl_op_reset_counters(op); /* the counters and per-product samples start here */
-    t0 = pl_wtime();
-    rc = f.method == PL_METHOD_LANCZOS ? lz_solve(op, &o, &res) : ks_solve(op, &o, &res);
-    if (rc == PL_ERR_INPUT) { /* name where the offending key was set */
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", pl_error_message());
-        pl_error_clear();
-        rc = PL_ERROR(PL_ERR_INPUT, "%s: %s", cfg->path, msg);
+    PL_CALL_GOTO(app_ckpt_init(&ck, ctx, op, -1, ""), out, rc);
+    if (mode == 1) {
+        PL_CALL_GOTO(app_ckpt_load(&ck, &st), out, rc);
+        pl_info("solve --resume: continuing from %s (%d cycles, %lld SpMVs done)", ckpt, st.nhist,
+                (long long)(st.nhist > 0 ? st.hist_iterations[st.nhist - 1] : 0));
+    }
+    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, 0};
+    PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
+    if (res.reason == LZ_CHECKPOINTED) {
+        pl_info("solve: stopped at a checkpoint after %lld SpMVs: %s; continue with `solve --resume`",
+                (long long)res.iterations, ckpt);
+        rc = APP_CHECKPOINTED;
         goto out;
     }
-    PL_CALL_GOTO(rc, out, rc);
-    f.solve_seconds = max_over_ranks(ctx, pl_wtime() - t0);
-    pl_op_timings ot;
-    pl_op_timings_get(op, &ot);
-    f.spmv_count = ot.n_apply;
-    f.spmv_seconds = max_over_ranks(ctx, ot.t_total);
-    f.spmv_gflops = f.spmv_seconds > 0 ? 2.0 * (double)f.mi.nnz * (double)f.spmv_count / f.spmv_seconds * 1e-9 : 0.0;
-    double t_med = max_over_ranks(ctx, ot.t_median), t_first = max_over_ranks(ctx, ot.t_first),
-           t_max = max_over_ranks(ctx, ot.t_max);
-    f.spmv_median = t_med;
-
-    PL_CALL_GOTO(write_output(ctx, op, &res, &f), out, rc);
-
-    if (ctx->rank == 0) {
-        for (int i = 0; i < res.nev; i++) {
-            if (f.cplx)
-                printf("eigenvalue[%d]: %.17g %+.17gi  residual: %.3e\n", i, res.eigenvalues[i], res.eigenvalues_imag[i],
-                       res.residuals[i]);
-            else
-                printf("eigenvalue[%d]: %.17g  residual: %.3e\n", i, res.eigenvalues[i], res.residuals[i]);
-        }
-        fflush(stdout);
-        pl_info("solve: %s, %s after %d restart(s), %lld SpMVs (ncv %d, %d/%d converged)",
-                pl_config_enum_name("solver", "method", f.method), lz_reason_name(res.reason), res.restarts,
-                (long long)res.iterations, res.ncv, res.nconv, res.nev);
-        pl_info("solve: times: build %.2f s, permute %.2f s, solve %.2f s (SpMV %.2f s, orth %.2f s, restart %.2f s), "
-                "total %.2f s",
-                f.mi.build_seconds + f.mi.partition_seconds, f.permute_seconds, f.solve_seconds, f.spmv_seconds,
-                res.time.orth, res.time.restart, pl_wtime() - ctx->t_start);
-        pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f.spmv_gflops, (long long)f.spmv_count);
-        pl_info("solve: SpMV per product (max over ranks): median %.3f ms, mean %.3f ms, first %.3f ms, max %.3f ms",
-                1e3 * t_med, f.spmv_count > 0 ? 1e3 * f.spmv_seconds / (double)f.spmv_count : 0.0, 1e3 * t_first,
-                1e3 * t_max);
-        if (res.time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
-            double st = (double)res.time.steps, sp = res.time.steps_time - res.time.orth;
-            pl_info("solve: %s step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "
-                    "%.1f host syncs, %.0f %% one pass); outside the steps %.3f s (restart %.3f s)",
-                    f.method == PL_METHOD_LANCZOS ? "Lanczos" : "Krylov-Schur", 1e3 * res.time.steps_time / st,
-                    (long long)res.time.steps, 1e3 * sp / st, 1e3 * res.time.orth / st,
-                    1e-6 * res.time.vec_bytes / st, res.time.orth > 0 ? 1e-9 * res.time.vec_bytes / res.time.orth : 0.0,
-                    1.0 + (double)res.time.reductions / st, 100.0 * (double)res.time.single_pass / st,
-                    f.solve_seconds - res.time.steps_time, res.time.restart);
-        }
-        pl_info("solve: wrote %s", cfg->output.file);
-        if (res.verify_inconclusive)
-            pl_warn("verify: the search for a missed copy of a wanted eigenvalue stopped at its budget without a "
-                    "converged answer; the returned set converged but may miss a copy of a multiple eigenvalue");
-        if (res.reason != LZ_CONVERGED)
-            pl_warn("not converged (reason %s): %d of %d eigenpairs met tolerance %g; results written anyway",
-                    lz_reason_name(res.reason), res.nconv, res.nev, cfg->solver.tolerance);
-    }
+    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, op, &res, &f, NULL, NULL), out, rc);
+    if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);
+    solve_report(ctx, &res, &f, cfg->output.file);
 out:
+    app_ckpt_state_free(&ck, &st);
+    app_ckpt_free(&ck);
     lz_result_destroy(&res);
     pl_op_destroy(&op);
     pl_backend_destroy(&be);

@@ -1,7 +1,8 @@
 /* main.c — the pjds-lanczos command line: subcommands info, solve, bench,
  * export; configuration from an INI file with --set overrides; MPI set-up
  * (one rank per GPU, node-local rank for device selection); exit status
- * 0 = success, 2 = bad input, 1 = any other failure. */
+ * 0 = success, 2 = bad input, 3 = checkpointed (solve; not finished), 1 = any
+ * other failure. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include "app.h"
 #include "pl_build.h"
 #include "pl_error.h"
+#include "solve_impl.h"
 
 typedef struct command {
     const char *name;
@@ -26,13 +28,20 @@ static const command commands[] = {
      "Builds (or imports) the configured matrix and prints `key: value` lines: rows, nnz,\n"
      "nnz_per_row, row lengths, storage of CSR, ELLPACK and pJDS (chunk height [spmv] chunk_height),\n"
      "the pJDS data reduction against ELLPACK, and the build time.\n"},
-    {"solve", cmd_solve, "compute eigenvalues (and eigenvectors) with thick-restart Lanczos", "",
-     "Builds the matrix, permutes it once into pJDS, runs thick-restart Lanczos in the permuted\n"
-     "basis on the configured backend and writes the spectrum to the HDF5 file [output] file.\n"
-     "Progress goes to stderr at most once a second; eigenvalues to stdout.\n"},
+    {"solve", cmd_solve, "compute eigenvalues (and eigenvectors): one solve, or a [sweep] of them", "",
+     "Builds the matrix, permutes it once into pJDS, runs thick-restart Lanczos (symmetric) or\n"
+     "Krylov-Schur (nonsymmetric) in the permuted basis on the configured backend and writes the\n"
+     "spectrum to the HDF5 file [output] file.  With a [sweep] section it solves every point of\n"
+     "the sweep in one run (README, \"Sweeps\").  Progress goes to stderr; eigenvalues to stdout.\n"
+     "On SIGUSR1 or SIGTERM it writes a checkpoint at the end of the next cycle and exits with\n"
+     "status 3; `solve --resume` continues from it (README, \"Checkpoint and restart\").\n"},
     {"bench", cmd_bench, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "",
      "Times y = A x on the configured matrix for each storage format on the configured backend\n"
      "(median of [spmv] repeats runs) and reports GF/s, effective GB/s and %% of the memory floor.\n"},
+    {"merge", cmd_merge, "combine partial sweep files (job arrays) into one", "",
+     "usage: pjds-lanczos merge [--overwrite] OUT.h5 IN.h5...\n\n"
+     "Combines sweep result files of the same sweep (root attribute sweep_hash), e.g. the shares of a\n"
+     "Slurm job array run with --points, into OUT.h5.  A point finished in several inputs must agree.\n"},
     {"export", cmd_export, "write the configured matrix to an HDF5 matrix file", " FILE.h5",
      "Writes the configured matrix (generated or imported) in the pjds-lanczos HDF5 matrix schema\n"
      "(README, \"HDF5 matrix schema\"), so other tools can load exactly the matrix we solve.\n"},
@@ -48,6 +57,11 @@ static void usage(FILE *f)
 
 static void command_help(const command *c)
 {
+    if (!strcmp(c->name, "merge")) {
+        printf(c->help, 0);
+        printf("\noptions:\n  --overwrite              replace an existing OUT.h5\n  --help                   this text\n");
+        return;
+    }
     printf("usage: pjds-lanczos %s [options] CONFIG%s\n\n", c->name, c->usage);
     printf(c->help, 0);
     printf("\noptions:\n"
@@ -56,6 +70,10 @@ static void command_help(const command *c)
            "  --verbose                debug messages on stderr\n");
     if (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))
         printf("  --overwrite              replace an existing output file\n");
+    if (!strcmp(c->name, "solve"))
+        printf("  --resume                 continue from the checkpoint, or the points of a sweep not yet done\n"
+               "  --points A-B|auto        solve only sweep points A..B (0-based, inclusive); auto: this task's\n"
+               "                           share of a Slurm job array (SLURM_ARRAY_TASK_ID, _COUNT or _MIN/_MAX)\n");
     if (!strcmp(c->name, "bench")) printf("  --json FILE              also write the results as JSON\n");
     printf("  --help                   this text\n\nThe config reference is in README.md; configs/ holds examples.\n");
 }
@@ -71,7 +89,14 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) *help = 1;
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) ctx->quiet = 1;
         else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) *verbose = 1;
-        else if (!strcmp(a, "--overwrite") && (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))) ctx->overwrite = 1;
+        else if (!strcmp(a, "--overwrite") && (!strcmp(c->name, "solve") || !strcmp(c->name, "export") ||
+                                                 !strcmp(c->name, "merge")))
+            ctx->overwrite = 1;
+        else if (!strcmp(a, "--resume") && !strcmp(c->name, "solve")) ctx->resume = 1;
+        else if (!strcmp(a, "--points") && !strcmp(c->name, "solve")) {
+            PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--points needs A-B (sweep point indices) or auto");
+            ctx->points = argv[++i];
+        }
         else if (!strcmp(a, "--json") && !strcmp(c->name, "bench")) {
             PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--json needs a file name");
             setenv("PJDS_BENCH_JSON", argv[++i], 1); /* read by cmd_bench */
@@ -84,6 +109,10 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
         else ctx->args[ctx->nargs++] = argv[i];
     }
     if (*help) return PL_OK;
+    if (!strcmp(c->name, "merge")) { /* no CONFIG: OUT.h5 IN.h5... */
+        PL_CHECK(ctx->cfg_path && ctx->nargs >= 1, PL_ERR_INPUT, "merge: expected OUT.h5 IN.h5... (see pjds-lanczos merge --help)");
+        return PL_OK;
+    }
     PL_CHECK(ctx->cfg_path, PL_ERR_INPUT, "%s: missing CONFIG argument (see pjds-lanczos %s --help)", c->name, c->name);
     int want = strcmp(c->name, "export") ? 0 : 1;
     PL_CHECK(ctx->nargs == want, PL_ERR_INPUT, "%s: expected %s (see pjds-lanczos %s --help)", c->name,
@@ -104,6 +133,7 @@ static int setup_config(app_ctx *ctx, char **sets, int nsets)
  * so rank 0 speaks; otherwise the rank that saw it speaks. */
 static int finish(app_ctx *ctx, int rc, int in_setup)
 {
+    if (rc == APP_CHECKPOINTED) return 3; /* every rank alike: checkpointed, not finished */
     if (rc != PL_OK && (!in_setup || ctx->rank == 0)) {
         pl_error_report_rank(ctx->size > 1 && !in_setup ? ctx->rank : -1);
     }
@@ -159,7 +189,9 @@ int main(int argc, char **argv)
     if (rc == PL_OK && help) {
         if (ctx.rank == 0) command_help(cmd);
     } else {
-        if (rc == PL_OK) rc = setup_config(&ctx, sets, nsets);
+        if (rc == PL_OK && !strcmp(cmd->name, "merge") && nsets > 0)
+            rc = PL_ERROR(PL_ERR_INPUT, "merge takes no --set (it reads no configuration)");
+        if (rc == PL_OK && strcmp(cmd->name, "merge")) rc = setup_config(&ctx, sets, nsets);
         if (rc == PL_OK) {
             pl_debug("%s: %d rank(s), %d OpenMP thread(s) per rank, MPI thread level %d", cmd->name, ctx.size,
                      omp_get_max_threads(), provided);
@@ -172,7 +204,7 @@ int main(int argc, char **argv)
     free(ctx.args);
     pl_config_destroy(&ctx.cfg);
     /* a failure inside a command may leave other ranks in a collective */
-    if (status != 0 && !in_setup && ctx.size > 1) MPI_Abort(MPI_COMM_WORLD, status);
+    if (status != 0 && status != 3 && !in_setup && ctx.size > 1) MPI_Abort(MPI_COMM_WORLD, status);
     MPI_Finalize();
     return status;
 }

@@ -12,7 +12,8 @@
 #   PARTS="cfdpeer" bash bench/gpu_run.sh        # SciPy eigs (ARPACK, all cores) on uhbr_like
 # PARTS (default "tests hmep"): tests (ctest -L gpu, memcheck), hmep (timings, bench,
 # CuPy peer on $CONFIG), cfd (issue 10: bench and Krylov-Schur solve of the
-# CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like).
+# CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like), sweep (issue 11:
+# the HMEp coupling sweep against 11 separate solves, refill and warm-start figures).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -183,6 +184,12 @@ if [ $BUILD_OK = 1 ] && part cfd; then
     } > "$OUT/cfd_summary.log" 2>&1
     cat "$OUT/cfd_summary.log"
     grep -E "^(CFD|step|eig)" "$OUT/cfd_summary.log" >> "$SUM"
+fi
+# ---- sweeps (issue 11): one-run sweep vs separate solves, refill, warm start ---------
+if [ $BUILD_OK = 1 ] && part sweep; then
+    step "HMEp coupling sweep (bench/sweep_bench.sh)"
+    BIN=$BIN OUT=$OUT PY=$PY bash bench/sweep_bench.sh
+    grep -E "^SWEEPTAB" "$OUT/sweep_summary.txt" >> "$SUM"
 fi
 if [ $BUILD_OK = 1 ] && part cfdpeer; then
     step "SciPy eigs (ARPACK, $(nproc) cores) on uhbr_like"

@@ -112,9 +112,11 @@ typedef struct hh_ws {
     int64_t lo_off[2 * HH_MAX_HOPS], hi_off[2 * HH_MAX_HOPS]; /* block offsets */
     double lo_val[2 * HH_MAX_HOPS], hi_val[2 * HH_MAX_HOPS];
     double diag_el;               /* U * double occupancy                     */
+    double docc;                  /* double occupancy (H_U's diagonal)        */
     int nact;                     /* phonon modes with a non-zero coupling    */
     int act[HH_MAX_MODES];        /* ascending                                */
     double cpl[HH_MAX_MODES];     /* -g rho_k of act[a]                       */
+    double cpl_u[HH_MAX_MODES];   /* -rho_k (H_g's coupling), terms mode      */
     /* per-row phonon data when there are no tables */
     int32_t occ[HH_MAX_MODES];
     int64_t up[HH_MAX_MODES], dn[HH_MAX_MODES];
@@ -124,7 +126,7 @@ typedef struct hh_ws {
  * duplicates summed, exact zeros dropped.  Returns the count. */
 static int spin_hops(const hh_model *m, uint64_t mask, int nspin, int64_t *tgt, double *amp)
 {
-    const double t = m->par.hopping;
+    const double t = m->terms ? 1.0 : m->par.hopping; /* terms: the pattern and unit values of H_hop */
     const double wrap_sign = ((nspin - 1) & 1) ? -1.0 : 1.0;
     int n = 0;
     if (t == 0.0) return 0;
@@ -192,11 +194,12 @@ static void ws_set_electrons(const hh_model *m, hh_ws *w, int64_t e)
             w->hi_off[w->nhi] = (tu[i] * ndn + id) * nph;
             w->hi_val[w->nhi++] = au[i];
         }
-    w->diag_el = m->par.hubbard_u * (double)__builtin_popcountll(mu & md);
-    /* couplings */
+    w->docc = (double)__builtin_popcountll(mu & md);
+    w->diag_el = m->par.hubbard_u * w->docc;
+    /* couplings (terms mode: also at g = 0, the pattern of H_g) */
     const double g = m->par.coupling;
     w->nact = 0;
-    if (g == 0.0) return;
+    if (g == 0.0 && !m->terms) return;
     double dens[HH_MAX_SITES];
     for (int i = 0; i < m->L; i++) dens[i] = (double)(((mu >> i) & 1) + ((md >> i) & 1));
     for (int k = 0; k < m->nmodes; k++) {
@@ -211,6 +214,7 @@ static void ws_set_electrons(const hh_model *m, hh_ws *w, int64_t e)
         }
         if (rho == 0.0) continue;
         w->act[w->nact] = k;
+        w->cpl_u[w->nact] = -rho;
         w->cpl[w->nact++] = -g * rho;
     }
 }
@@ -257,38 +261,64 @@ static inline double row_diag(const hh_model *m, const hh_ws *w, int tot)
     return d + m->shift; /* last, so exact cancellations stay exact */
 }
 
-/* Fill one row of the current electron block; returns its length. */
-static inline int row_fill(const hh_model *m, hh_ws *w, int64_t iph, int64_t *col, double *val)
+/* Whether the row stores its diagonal: a non-zero value, or (terms mode)
+ * any term non-zero there. */
+static inline int has_diag(const hh_model *m, const hh_ws *w, int tot)
+{
+    if (m->terms) return w->docc != 0.0 || tot != 0 || m->shift_unit != 0.0;
+    return row_diag(m, w, tot) != 0.0;
+}
+
+/* Terms mode: the unit values of entry n of a row, term k at tv[k * HH_ROW_BUF + n]. */
+static inline void put_terms(double *tv, int n, double hop, double u, double ph, double g, double sh)
+{
+    tv[HH_TERM_HOPPING * HH_ROW_BUF + n] = hop;
+    tv[HH_TERM_U * HH_ROW_BUF + n] = u;
+    tv[HH_TERM_PHONON * HH_ROW_BUF + n] = ph;
+    tv[HH_TERM_COUPLING * HH_ROW_BUF + n] = g;
+    tv[HH_TERM_SHIFT * HH_ROW_BUF + n] = sh;
+}
+
+/* Fill one row of the current electron block; returns its length.  tv
+ * (terms mode only, else NULL): the terms' unit values of each entry.  In
+ * terms mode the hops in lo_val/hi_val are H_hop's unit values and the
+ * value is t times them (the same number as -t times the sign). */
+static inline int row_fill(const hh_model *m, hh_ws *w, int64_t iph, int64_t *col, double *val, double *tv)
 {
     const int32_t *occ;
     const int64_t *up, *dn;
     int tot, n = 0;
+    const double th = m->terms ? m->par.hopping : 1.0;
     ws_phonon(m, w, iph, &occ, &tot, &up, &dn);
     for (int j = 0; j < w->nlo; j++) {
         col[n] = w->lo_off[j] + iph;
-        val[n++] = w->lo_val[j];
+        if (tv) put_terms(tv, n, w->lo_val[j], 0, 0, 0, 0);
+        val[n++] = th * w->lo_val[j];
     }
     for (int a = 0; a < w->nact; a++) {
         int k = w->act[a];
         if (occ[k] > 0) {
             col[n] = w->base + dn[k];
+            if (tv) put_terms(tv, n, 0, 0, 0, w->cpl_u[a] * m->sqrt_n[occ[k]], 0);
             val[n++] = w->cpl[a] * m->sqrt_n[occ[k]];
         }
     }
-    double d = row_diag(m, w, tot);
-    if (d != 0.0) {
+    if (has_diag(m, w, tot)) {
         col[n] = w->base + iph;
-        val[n++] = d;
+        if (tv) put_terms(tv, n, 0, w->docc, (double)tot, 0, m->shift_unit);
+        val[n++] = row_diag(m, w, tot);
     }
     if (tot < m->M)
         for (int a = w->nact - 1; a >= 0; a--) {
             int k = w->act[a];
             col[n] = w->base + up[k];
+            if (tv) put_terms(tv, n, 0, 0, 0, w->cpl_u[a] * m->sqrt_n[occ[k] + 1], 0);
             val[n++] = w->cpl[a] * m->sqrt_n[occ[k] + 1];
         }
     for (int j = 0; j < w->nhi; j++) {
         col[n] = w->hi_off[j] + iph;
-        val[n++] = w->hi_val[j];
+        if (tv) put_terms(tv, n, w->hi_val[j], 0, 0, 0, 0);
+        val[n++] = th * w->hi_val[j];
     }
     return n;
 }
@@ -310,7 +340,7 @@ static inline int row_len(const hh_model *m, const hh_ws *w, int64_t iph)
     }
     for (int a = 0; a < w->nact; a++) n += occ[w->act[a]] > 0;
     if (tot < m->M) n += w->nact;
-    if (row_diag(m, w, tot) != 0.0) n++;
+    if (has_diag(m, w, tot)) n++;
     return n;
 }
 
@@ -449,6 +479,8 @@ static int model_init(hh_model *m, const pl_model_cfg *par, int use_tables)
         const double g = par->coupling, ne = (double)(par->n_up + par->n_down);
         m->shift = -(g * g * (ne * ne)) / ((double)L * par->phonon_frequency);
         if (m->shift == 0.0) m->shift = 0.0; /* no -0.0 */
+        m->shift_unit = -(ne * ne) / (double)L;
+        if (m->shift_unit == 0.0) m->shift_unit = 0.0;
     }
     /* per-spin hops: at most one per bond (L = 2 periodic: two bonds, one target) */
     m->max_row_len = 2 * m->nbonds + 2 * nm + 1;
@@ -512,7 +544,7 @@ int hh_row(const hh_model *model, int64_t row, int *len, int64_t *col, double *v
              (long long)model->N);
     hh_ws w;
     ws_set_electrons(model, &w, row / model->n_ph);
-    *len = row_fill(model, &w, row % model->n_ph, col, val);
+    *len = row_fill(model, &w, row % model->n_ph, col, val, NULL);
     return PL_OK;
 }
 
@@ -559,7 +591,9 @@ int hh_row_lengths(const hh_model *model, int64_t r0, int64_t r1, int32_t *len)
     return PL_OK;
 }
 
-int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
+/* CSR rows [r0, r1) of model (terms mode when model->terms: also the unit
+ * values of each term into out->terms). */
+static int rows_impl(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
 {
     PL_CALL(check_range(model, r0, r1));
     PL_CHECK(out, PL_ERR_ARG, "hh_rows_csr: NULL output");
@@ -575,6 +609,16 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
     pg.done = 0;
     pg.what = "rows";
     PL_CALL(gen_csr_from_lengths(r, model->N, r0, nrows, len, out));
+    const int64_t nnz = pl_csr_nnz(out);
+    if (model->terms) {
+        out->terms = malloc(((size_t)HH_NTERMS * (size_t)nnz + 1) * sizeof *out->terms);
+        if (!out->terms) {
+            pl_csr_destroy(out);
+            return PL_ERROR(PL_ERR_MEM, "out of host memory for %d x %lld value terms", HH_NTERMS, (long long)nnz);
+        }
+        out->nterms = HH_NTERMS;
+        gen_advise_huge_pages(out->terms, (size_t)HH_NTERMS * (size_t)nnz * sizeof *out->terms);
+    }
     /* pass 2: fill (the same chunks, so first touch matches the use) */
     int64_t bad_row = -1;
 #pragma omp parallel
@@ -582,7 +626,8 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
         hh_ws w;
         w.e = -1;
         int64_t bc[HH_ROW_BUF];
-        double bv[HH_ROW_BUF];
+        double bv[HH_ROW_BUF], bt[HH_NTERMS * HH_ROW_BUF];
+        double *tv = model->terms ? bt : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t c = 0; c < nchunks; c++) {
             int64_t a = r0 + c * ROW_CHUNK, b = a + ROW_CHUNK < r1 ? a + ROW_CHUNK : r1;
@@ -590,7 +635,7 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
             for (int64_t rr = a; rr < b; rr++) {
                 if (w.e != e) ws_set_electrons(model, &w, e);
                 int64_t p = out->row_ptr[rr - r0];
-                int n = row_fill(model, &w, iph, bc, bv);
+                int n = row_fill(model, &w, iph, bc, bv, tv);
                 if (n != out->row_ptr[rr - r0 + 1] - p) {
 #pragma omp critical(hh_bad_row)
                     bad_row = rr;
@@ -598,6 +643,8 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
                 }
                 memcpy(out->col + p, bc, (size_t)n * sizeof *bc);
                 memcpy(out->val + p, bv, (size_t)n * sizeof *bv);
+                for (int k = 0; tv && k < HH_NTERMS; k++)
+                    memcpy(out->terms + (size_t)k * nnz + p, bt + k * HH_ROW_BUF, (size_t)n * sizeof *bt);
                 if (++iph == nph) {
                     iph = 0;
                     e++;
@@ -607,4 +654,36 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
         }
     }
     return gen_csr_finish("Hamiltonian", bad_row, r0, r1, t0, out);
+}
+
+int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
+{
+    PL_CHECK(model, PL_ERR_ARG, "NULL model");
+    PL_CHECK(!model->terms, PL_ERR_ARG, "hh_rows_csr: a terms-mode model copy");
+    return rows_impl(model, r0, r1, out);
+}
+
+int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
+{
+    PL_CHECK(model, PL_ERR_ARG, "NULL model");
+    hh_model tm = *model; /* shares the tables, read only */
+    tm.terms = 1;
+    return rows_impl(&tm, r0, r1, out);
+}
+
+int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t *len)
+{
+    PL_CHECK(model, PL_ERR_ARG, "NULL model");
+    hh_model tm = *model;
+    tm.terms = 1;
+    return hh_row_lengths(&tm, r0, r1, len);
+}
+
+void hh_term_coefs(const pl_model_cfg *par, double c[HH_NTERMS])
+{
+    c[HH_TERM_HOPPING] = par->hopping;
+    c[HH_TERM_U] = par->hubbard_u;
+    c[HH_TERM_PHONON] = par->phonon_frequency;
+    c[HH_TERM_COUPLING] = par->coupling;
+    c[HH_TERM_SHIFT] = par->coupling * par->coupling / par->phonon_frequency;
 }

@@ -50,4 +50,24 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out);
  * len[r1 - r0]; used to balance row blocks by non-zeros. */
 int hh_row_lengths(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
 
+/* ---- value terms (sweeps that refill only values, README "Sweeps") ----
+ * H is linear in its parameters: H = sum_k c_k H_k with c = hh_term_coefs:
+ * t H_hop + U H_U + w0 H_ph + g H_g + (g^2 / w0) H_shift, where H_shift is
+ * the normal-mode basis' constant -(N_e^2 / L) I (zero for the site
+ * basis). */
+enum { HH_TERM_HOPPING = 0, HH_TERM_U = 1, HH_TERM_PHONON = 2, HH_TERM_COUPLING = 3, HH_TERM_SHIFT = 4, HH_NTERMS = 5 };
+/* The coefficients c_k at the parameters par.  Can't fail. */
+void hh_term_coefs(const pl_model_cfg *par, double c[HH_NTERMS]);
+/* As hh_rows_csr, but for sweeps: the pattern is the union of the terms'
+ * non-zeros, independent of the parameter values (an entry is stored when
+ * any term is non-zero there: the couplings at g = 0, the hops at t = 0, a
+ * diagonal where U d + w0 n + shift cancels); out->val = the values at the
+ * model's parameters (the numbers hh_rows_csr gives where both store an
+ * entry, 0 elsewhere); out->nterms = HH_NTERMS and out->terms the terms'
+ * values at unit coefficient, so val = sum_k c_k terms_k up to rounding.
+ * Same errors as hh_rows_csr.  Not collective. */
+int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out);
+/* Row lengths of that pattern (for balancing row blocks). */
+int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
+
 #endif

@@ -41,6 +41,9 @@ struct hh_model {
     double *umode;      /* normal modes u_k(i) at [k * L + i]           */
     double *sqrt_n;     /* sqrt(n), n = 0 .. M + 1                       */
     double shift;       /* -g^2 N_e^2 / (L w0) for the normal basis, else 0 */
+    double shift_unit;  /* -N_e^2 / L for the normal basis, else 0: H_shift */
+    int terms;          /* pattern of every value term (hh_rows_csr_terms): */
+                        /* set on a copy of the model, never on the original */
     /* phonon tables (NULL when too large: computed per row instead) */
     int32_t *ph_occ;    /* n_ph x nmodes occupations                     */
     int32_t *ph_tot;    /* n_ph totals                                   */

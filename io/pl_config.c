@@ -71,9 +71,12 @@ static const key_desc keys[] = {
     {"spmv", "repeats", KT_INT, F(spmv, repeats), 0, NULL, 0, 0},
     {"output", "file", KT_STR, F(output, file), SZ(output, file), NULL, 0, 0},
     {"output", "eigenvectors", KT_BOOL, F(output, eigenvectors), 0, NULL, 0, 0},
+    {"output", "checkpoint_interval", KT_DBL, F(output, checkpoint_interval), 0, NULL, 0, 0},
+    {"sweep", "combine", KT_ENUM, F(sweep, combine), 0, "grid|zip", 0, 0},
+    {"sweep", "warm_start", KT_BOOL, F(sweep, warm_start), 0, NULL, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-static const char *sections[] = {"model", "matrix", "solver", "spmv", "output"};
+static const char *sections[] = {"model", "matrix", "solver", "spmv", "output", "sweep"};
 
 typedef struct where_t {
     int line[NKEYS]; /* >0: line in file; -1: set by --set; 0: default */
@@ -106,6 +109,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->spmv.transport = PL_TRANSPORT_AUTO;
     cfg->spmv.repeats = 100;
     strcpy(cfg->output.file, "spectrum.h5");
+    cfg->sweep.warm_start = 1;
     cfg->where_ = calloc(1, sizeof(where_t));
 }
 
@@ -182,6 +186,38 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
     return 1;
 }
 
+/* A [sweep] key: it must name a [model] key other than type, once; its
+ * value text is kept for app/sweep.c.  line > 0: file line, -1: --set
+ * (which replaces an earlier value).  Returns 0, or 1 with a message. */
+static int sweep_key_add(pl_config *cfg, const char *name, const char *value, int line, char *err, size_t errlen)
+{
+    pl_sweep_cfg *sw = &cfg->sweep;
+    if (find_key("model", name) < 0 || !strcmp(name, "type")) {
+        snprintf(err, errlen, "[sweep] %s: unknown key (a sweep key names a [model] key, or is combine or warm_start)",
+                 name);
+        return 1;
+    }
+    int i = 0;
+    while (i < sw->nkeys && strcmp(sw->key[i], name)) i++;
+    if (i < sw->nkeys && line > 0) {
+        snprintf(err, errlen, "[sweep] %s: key given twice (first on line %d)", name, sw->line[i]);
+        return 1;
+    }
+    if (i == sw->nkeys && sw->nkeys == PL_SWEEP_MAX_KEYS) {
+        snprintf(err, errlen, "[sweep] %s: at most %d keys can be swept", name, PL_SWEEP_MAX_KEYS);
+        return 1;
+    }
+    if (strlen(value) >= sizeof sw->values[0]) {
+        snprintf(err, errlen, "[sweep] %s: value longer than %zu characters", name, sizeof sw->values[0] - 1);
+        return 1;
+    }
+    if (i == sw->nkeys) sw->nkeys++;
+    snprintf(sw->key[i], sizeof sw->key[i], "%s", name);
+    snprintf(sw->values[i], sizeof sw->values[i], "%s", value);
+    sw->line[i] = line;
+    return 0;
+}
+
 typedef struct parse_state {
     pl_config *cfg;
     int line;        /* current line, counted by the reader */
@@ -193,8 +229,13 @@ static int handler(void *user, const char *section, const char *name, const char
     parse_state *st = user;
     where_t *wh = st->cfg->where_;
     if (!known_section(section)) {
-        snprintf(st->err, sizeof st->err, "[%s] unknown section (known: model, matrix, solver, spmv, output)", section);
+        snprintf(st->err, sizeof st->err, "[%s] unknown section (known: model, matrix, solver, spmv, output, sweep)",
+                 section);
         return 0;
+    }
+    if (!strcmp(section, "sweep") && strcmp(name, "combine") && strcmp(name, "warm_start")) {
+        if (sweep_key_add(st->cfg, name, value, st->line, st->err, sizeof st->err)) return 0;
+        return 1;
     }
     int i = find_key(section, name);
     if (i < 0) {
@@ -286,6 +327,14 @@ int pl_config_set(pl_config *cfg, const char *assignment)
     memcpy(key, dot + 1, (size_t)(eq - dot - 1));
     key[eq - dot - 1] = 0;
     PL_CHECK(known_section(sec), PL_ERR_INPUT, "--set %s: [%s] unknown section", assignment, sec);
+    if (!strcmp(sec, "sweep") && strcmp(key, "combine") && strcmp(key, "warm_start")) {
+        char msg[600];
+        PL_CHECK(!sweep_key_add(cfg, key, eq + 1, -1, msg, sizeof msg), PL_ERR_INPUT, "--set %s: %s", assignment, msg);
+        char line[2300];
+        snprintf(line, sizeof line, "# --set %s\n", assignment);
+        PL_CALL(append_text(cfg, line));
+        return PL_OK;
+    }
     int i = find_key(sec, key);
     PL_CHECK(i >= 0, PL_ERR_INPUT, "--set %s: [%s] %s: unknown key", assignment, sec, key);
     char msg[400];
@@ -301,6 +350,9 @@ const char *pl_config_where(const pl_config *cfg, const char *section, const cha
 {
     int i = find_key(section, key);
     int line = (i >= 0 && cfg->where_) ? ((where_t *)cfg->where_)->line[i] : 0;
+    if (!strcmp(section, "sweep"))
+        for (int j = 0; j < cfg->sweep.nkeys; j++)
+            if (!strcmp(cfg->sweep.key[j], key)) line = cfg->sweep.line[j];
     const char *path = cfg->path[0] ? cfg->path : "config";
     if (line > 0) snprintf(buf, len, "%s:%d: [%s] %s", path, line, section, key);
     else if (line < 0) snprintf(buf, len, "--set %s.%s", section, key);
@@ -332,6 +384,7 @@ static int bs_key(const key_desc *k)
 /* Whether key k is used by the configured model type. */
 static int key_used(const pl_config *cfg, const key_desc *k)
 {
+    if (!strcmp(k->section, "sweep")) return cfg->sweep.nkeys > 0;
     if (strcmp(k->section, "model") || !strcmp(k->key, "type")) return 1;
     switch (cfg->model.type) {
     case PL_MODEL_HDF5: return 0;
@@ -400,6 +453,9 @@ int pl_config_check(pl_config *cfg)
     if (p->sort_window < 0) BAD("spmv", "sort_window", "must be >= 0, 0 = all rows (got %lld)", (long long)p->sort_window);
     if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
     if (p->precision != PL_PRECISION_DOUBLE) BAD("spmv", "precision", "single precision is not implemented yet; use double");
+    if (!(cfg->output.checkpoint_interval >= 0))
+        BAD("output", "checkpoint_interval", "must be >= 0 seconds, 0 = only on a signal (got %g)",
+            cfg->output.checkpoint_interval);
     return PL_OK;
 }
 
@@ -436,6 +492,11 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
             fprintf(f, "%s[%s]\n", last[0] ? "\n" : "", k->section);
             last = k->section;
         }
+        if (!strcmp(k->section, "sweep") && strcmp(last, "sweep")) { /* the swept keys first */
+            fprintf(f, "\n[sweep]\n");
+            last = k->section;
+            for (int j = 0; j < cfg->sweep.nkeys; j++) fprintf(f, "%s = %s\n", cfg->sweep.key[j], cfg->sweep.values[j]);
+        }
         const char *field = (const char *)cfg + k->offset;
         fprintf(f, "%s = ", k->key);
         switch (k->type) {
@@ -468,4 +529,76 @@ void pl_config_destroy(pl_config *cfg)
     free(cfg->where_);
     cfg->text = NULL;
     cfg->where_ = NULL;
+}
+
+int pl_config_copy(pl_config *dst, const pl_config *src)
+{
+    *dst = *src;
+    dst->text = NULL;
+    dst->where_ = NULL;
+    dst->where_ = malloc(sizeof(where_t));
+    dst->text = src->text ? strdup(src->text) : NULL;
+    if (!dst->where_ || (src->text && !dst->text)) {
+        pl_config_destroy(dst);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory");
+    }
+    if (src->where_) memcpy(dst->where_, src->where_, sizeof(where_t));
+    else memset(dst->where_, 0, sizeof(where_t));
+    return PL_OK;
+}
+
+int pl_config_set_value(pl_config *cfg, const char *section, const char *key, const char *value)
+{
+    int i = find_key(section, key);
+    PL_CHECK(i >= 0, PL_ERR_INPUT, "[%s] %s: unknown key", section, key);
+    char msg[400];
+    PL_CHECK(!parse_value(cfg, &keys[i], value, msg, sizeof msg), PL_ERR_INPUT, "[%s] %s: %s", section, key, msg);
+    return PL_OK;
+}
+
+int pl_config_key_exists(const char *section, const char *key) { return find_key(section, key) >= 0; }
+
+const char *pl_config_enum_words(const char *section, const char *key)
+{
+    int i = find_key(section, key);
+    return i >= 0 && keys[i].type == KT_ENUM ? keys[i].words : NULL;
+}
+
+char *pl_config_result_text(const pl_config *cfg, int with_sweep)
+{
+    char *full = pl_config_dump_string(cfg);
+    if (!full) return NULL;
+    /* keep the sections that decide a result; drop spmv and output */
+    char *out = malloc(strlen(full) + 1), *o = out;
+    if (!out) {
+        free(full);
+        return NULL;
+    }
+    int keep = 0;
+    for (char *line = full; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
+        if (line[0] == '[')
+            keep = !strncmp(line, "[model]", 7) || !strncmp(line, "[matrix]", 8) || !strncmp(line, "[solver]", 8) ||
+                   (with_sweep && !strncmp(line, "[sweep]", 7));
+        /* warm_start changes the SpMV count, never the result beyond the tolerance */
+        if (keep && strncmp(line, "warm_start =", 12) && !(n == 1 && o == out)) {
+            memcpy(o, line, n);
+            o += n;
+        }
+        line += n;
+    }
+    *o = 0;
+    free(full);
+    return out;
+}
+
+void pl_hash_text(const char *text, char hex[17])
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        h ^= *p;
+        h *= UINT64_C(1099511628211);
+    }
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
 }

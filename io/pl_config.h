@@ -91,7 +91,25 @@ typedef struct pl_spmv_cfg {
 typedef struct pl_output_cfg {
     char file[1024];         /* file: HDF5 result file = "spectrum.h5"          */
     int eigenvectors;        /* eigenvectors: true | false = false              */
+    double checkpoint_interval; /* checkpoint_interval: seconds between periodic */
+                             /* checkpoints of a solve, 0 = only on SIGUSR1 or  */
+                             /* SIGTERM = 0                                      */
 } pl_output_cfg;
+
+/* [sweep]: every key other than combine and warm_start names a [model] key
+ * and gives its values, as text: a list "0.0, 0.5, 1.0" or a range
+ * "start:stop:step" (app/sweep.c expands and checks them). */
+#define PL_SWEEP_MAX_KEYS 8
+enum pl_combine { PL_COMBINE_GRID = 0, PL_COMBINE_ZIP = 1 };
+typedef struct pl_sweep_cfg {
+    int nkeys;                             /* swept keys, in the order given     */
+    char key[PL_SWEEP_MAX_KEYS][32];       /* [model] key names                  */
+    char values[PL_SWEEP_MAX_KEYS][2048];  /* their value text                   */
+    int line[PL_SWEEP_MAX_KEYS];           /* line in the file, -1: --set        */
+    int combine;             /* combine: grid | zip = grid (grid: Cartesian     */
+                             /* product, the first key varies slowest)          */
+    int warm_start;          /* warm_start: true | false = true                 */
+} pl_sweep_cfg;
 
 typedef struct pl_config {
     pl_model_cfg model;
@@ -99,6 +117,7 @@ typedef struct pl_config {
     pl_solver_cfg solver;
     pl_spmv_cfg spmv;
     pl_output_cfg output;
+    pl_sweep_cfg sweep;
     char path[1024];         /* the config file's path                          */
     char *text;              /* the config file's text plus the --set lines     */
     void *where_;            /* internal: where each key was set                */
@@ -122,6 +141,24 @@ void pl_config_dump(const pl_config *cfg, FILE *f);
 /* The resolved configuration as a malloc'ed INI string (NULL on no memory). */
 char *pl_config_dump_string(const pl_config *cfg);
 void pl_config_destroy(pl_config *cfg);
+/* A deep copy of src into dst (dst uninitialised; free with
+ * pl_config_destroy).  PL_ERR_MEM. */
+int pl_config_copy(pl_config *dst, const pl_config *src);
+/* Set one key from its text (as in the INI file) without recording where it
+ * was set: for the points of a sweep.  PL_ERR_INPUT "[section] key: why"
+ * for an unknown key or a malformed value. */
+int pl_config_set_value(pl_config *cfg, const char *section, const char *key, const char *value);
+/* Whether [section] key is a key of the table and of type enum; its words
+ * ("site|normal") into *words when it is.  Can't fail. */
+int pl_config_key_exists(const char *section, const char *key);
+const char *pl_config_enum_words(const char *section, const char *key);
+/* The resolved configuration of the sections that decide a result (model,
+ * matrix, solver; sweep when with_sweep and it has keys) as INI text,
+ * malloc'ed: what checkpoints and sweep files hash and compare.  NULL on no
+ * memory. */
+char *pl_config_result_text(const pl_config *cfg, int with_sweep);
+/* FNV-1a 64-bit hash of a string, as 16 hex digits into hex[17]. */
+void pl_hash_text(const char *text, char hex[17]);
 
 /* Name of an enum value as written in the INI file. */
 const char *pl_config_enum_name(const char *section, const char *key, int value);

@@ -27,5 +27,6 @@ void pl_csr_destroy(pl_csr *a)
     free(a->row_ptr);
     free(a->col);
     free(a->val);
+    free(a->terms);
     memset(a, 0, sizeof *a);
 }

@@ -20,10 +20,42 @@ enum lz_reason {
     LZ_ITERATING = 0,    /* internal: still running                              */
     LZ_CONVERGED = 1,    /* nev wanted eigenpairs met the tolerance              */
     LZ_MAX_RESTARTS = 2, /* max_restarts reached first                           */
-    LZ_BREAKDOWN = 3     /* no new direction could be found (should not happen   */
+    LZ_BREAKDOWN = 3,    /* no new direction could be found (should not happen   */
                          /* for nev < N; kept for completeness)                  */
+    LZ_CHECKPOINTED = 4  /* the checkpoint callback asked to stop: not finished, */
+                         /* no eigenvectors or final residuals (README, exit 3)  */
 };
-const char *lz_reason_name(int reason); /* "converged", "max_restarts", "breakdown" */
+const char *lz_reason_name(int reason); /* "converged", "max_restarts", "breakdown", "checkpointed" */
+
+/* The state of a solve at the end of a cycle, after its restart: the point
+ * from which it can be continued bit for bit.  A checkpoint stores it
+ * (app/, README "Checkpoint and restart"); a resumed solve starts from it
+ * (lz_options resume) instead of a start vector.  The layout of ints and
+ * dbl is the method's own (lanczos.c, krylov_schur.c): the caller only
+ * stores and returns them. */
+#define LZ_STATE_INTS 32
+typedef struct lz_state {
+    int method;             /* 1 = lz_solve, 2 = ks_solve                          */
+    int nev, ncv, which;    /* the options it belongs to (checked on resume)       */
+    int nvec;               /* basis columns in use: V[:, 0:nvec]                  */
+    int nint;               /* entries of ints in use                              */
+    int64_t ints[LZ_STATE_INTS]; /* counters, flags, RNG draws (method-defined)    */
+    int ndbl;               /* entries of dbl                                      */
+    double *dbl;            /* host: projected matrix, locked values ... (method-  */
+                            /* defined)                                            */
+    int nhist, hist_nev;    /* convergence history so far (as in lz_result)        */
+    int64_t *hist_iterations;
+    double *hist_ritz, *hist_resid, *hist_ritz_imag; /* ritz_imag NULL for lz_solve */
+    const double *V;        /* backend memory, permuted local basis, column j at   */
+    size_t ld;              /* V + j * ld (n_local rows)                           */
+} lz_state;
+
+/* Called on every rank at the end of each cycle, after the restart; st is
+ * valid during the call only.  The callback decides collectively (the same
+ * answer on every rank) whether to save st and whether to stop: *stop = 1
+ * ends the solve with reason LZ_CHECKPOINTED.  An error it returns ends
+ * the solve with that error. */
+typedef int (*lz_checkpoint_fn)(void *arg, const lz_state *st, int *stop);
 
 /* What the monitor sees at the end of each Lanczos cycle (before the restart). */
 typedef struct lz_monitor_info {
@@ -58,6 +90,20 @@ typedef struct lz_options {
                          /* more single-eigenvalue solve; 0 = accept the first set      */
     lz_monitor_fn monitor; /* called on every rank after each cycle; NULL = none      */
     void *monitor_arg;
+    lz_checkpoint_fn checkpoint; /* NULL = none (see lz_checkpoint_fn)                */
+    void *checkpoint_arg;
+    const lz_state *resume;  /* NULL = start afresh; else continue from this state   */
+                             /* (its V in backend memory, owned by the caller, the    */
+                             /* same operator basis); PL_ERR_INPUT when its method,   */
+                             /* nev, ncv or which differ from these options           */
+    /* warm start (sweeps): the start vector is the sum of the nstart columns of    */
+    /* start (backend memory, permuted local basis, column j at start + j *         */
+    /* start_ld), normalised, plus start_noise times the random start vector of     */
+    /* seed; NULL = the random start vector alone                                   */
+    const double *start;
+    int nstart;
+    size_t start_ld;
+    double start_noise;
 } lz_options;
 
 /* Defaults as documented above.  Can't fail. */

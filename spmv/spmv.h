@@ -139,6 +139,13 @@ struct pl_backend {
      * backend calls it for consecutive chunk ranges that fit its staging
      * buffers, so the host never holds the whole col/val arrays. */
     int (*mat_create_fill)(pl_backend *be, const pjds *layout, pl_pjds_fill_fn fill, void *arg, void **mat);
+    /* mat_values (sweeps): the backend pointer to the nent values of a
+     * matrix made by mat_create or mat_create_fill, in its pJDS order, and
+     * their count.  Every view of the matrix (the CUDA block mode) reads
+     * these values, so writing them through the vector ops (set, axpy)
+     * changes the matrix in place.  NULL: the backend cannot (pl_op_refill
+     * then fails with PL_ERR_NOTSUP). */
+    int (*mat_values)(pl_backend *be, void *mat, double **val, size_t *n);
 };
 
 /* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`
@@ -207,6 +214,22 @@ void pl_op_destroy(pl_op **op);
  * x and y must not overlap.  Returns after the backend is synchronised. */
 int pl_op_apply(pl_op *op, const double *x, double *y);
 void pl_op_get_info(const pl_op *op, pl_op_info *info);
+/* Value refill for sweeps that change only matrix values (README,
+ * "Sweeps").  When the CSR block given to pl_op_create has value terms
+ * (rows->nterms = K > 0, pl_csr.h), the operator also keeps each term's
+ * values in backend memory in its own layout (K more value arrays of the
+ * local and the remote part; counted in device_bytes) and, on the host,
+ * each term's absolute row sums.  pl_op_refill sets the matrix to
+ * sum_k coef[k] A_k in place, on the backend (vector ops on the stored
+ * values: no entries cross the host/device link, the permutation, layout
+ * and halo plan stay), and the norm estimate to the max over rows of
+ * sum_k |coef[k]| rowsum_i(|A_k|) (max over ranks; it equals the row-sum
+ * norm when the terms' entries in a row do not cancel).  Collective.
+ * PL_ERR_ARG when the operator keeps no terms or nterms differs;
+ * PL_ERR_NOTSUP when the backend has no mat_values. */
+int pl_op_refill(pl_op *op, int nterms, const double *coef);
+/* Value terms the operator keeps (0: none). */
+int pl_op_nterms(const pl_op *op);
 MPI_Comm pl_op_comm(const pl_op *op);
 pl_backend *pl_op_backend(const pl_op *op);
 /* perm[i] = original global row of permuted local row i (host array owned

@@ -155,6 +155,17 @@ static int cpu_mat_create(pl_backend *be, const pjds *h, void **mat)
     return PL_OK;
 }
 
+/* The values live in the host pJDS the matrix references (the operator's). */
+static int cpu_mat_values(pl_backend *be, void *mat, double **val, size_t *n)
+{
+    (void)be;
+    cpu_mat *m = mat;
+    *val = m->p->val;
+    *n = (size_t)m->p->nent;
+    PL_CHECK(m->p->val || m->p->nent == 0, PL_ERR_ARG, "the matrix has no host values");
+    return PL_OK;
+}
+
 static void cpu_mat_destroy(pl_backend *be, void *mat)
 {
     (void)be;
@@ -367,6 +378,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->cgs_step = cpu_cgs_step;
     be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
+    be->mat_values = cpu_mat_values;
     be->mat_destroy = cpu_mat_destroy;
     be->spmv = cpu_spmv;
     be->idx_create = cpu_idx_create;

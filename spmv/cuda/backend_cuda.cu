@@ -440,6 +440,17 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
+/* The device values of a matrix; the block-mode view borrows the same
+ * array, so writing them changes both. */
+static int cu_mat_values(pl_backend *be, void *mat, double **val, size_t *n)
+{
+    (void)be;
+    pl_cuda_mat *m = (pl_cuda_mat *)mat;
+    *val = m->d_val;
+    *n = (size_t)m->nent;
+    return PL_OK;
+}
+
 static int block_mode(pl_backend *be, const pjds *p, pl_cuda_mat *m)
 {
     const char *e = getenv("PJDS_CUDA_BLOCKED");
@@ -655,6 +666,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gemm = cu_gemm;
     be->mat_create = cu_mat_create;
     be->mat_create_fill = cu_mat_create_fill;
+    be->mat_values = cu_mat_values;
     be->mat_destroy = cu_mat_destroy;
     be->spmv = cu_spmv;
     be->idx_create = cu_idx_create;

@@ -1,0 +1,529 @@
+/* cmd_sweep.c — `pjds-lanczos solve CONFIG` with a [sweep] section: every
+ * point of the sweep in one run (README, "Sweeps").
+ *
+ * Permute once: points that differ from the operator's point only in
+ * matrix values (the Hamiltonian's hopping, hubbard_u, phonon_frequency,
+ * coupling) keep the basis, the partition, the pJDS permutation and layout
+ * and the halo plan; the generator builds the matrix once with its value
+ * terms (hh_rows_csr_terms: the pattern is that of every term, so the
+ * zeros of coupling = 0 are stored), the terms whose coefficient changes
+ * along the sweep stay in backend memory beside one fixed part, and each
+ * point is a refill A = F + sum_s c_s A_s on the device (pl_op_refill).  A
+ * structural key (any other, or any key of another model type) rebuilds.
+ * Warm start ([sweep] warm_start): a point solved on the same operator as
+ * the previous one starts from the sum of its eigenvectors plus a small
+ * random part (the convergence test and verify are unchanged, so the result
+ * only moves within the tolerance).
+ * Output and durability: io/pl_sweepfile.h.  Checkpoints inside a point,
+ * signals between points (exit status 3) and --resume: checkpoint.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hh.h"
+#include "pl_error.h"
+#include "pl_spectrum.h"
+#include "pl_sweepfile.h"
+#include "solve_impl.h"
+#include "sweep_impl.h"
+
+/* The run's state across points. */
+typedef struct sweep_run {
+    app_ctx *ctx;
+    pl_config base;        /* the configuration with [sweep] (ctx->cfg swaps per point) */
+    sweep_def d;
+    int lo, hi;            /* --points */
+    pl_sweep_summary s;    /* rank 0 */
+    pl_point_src *src;     /* rank 0: where each point's group lives */
+    char path[1024];       /* the sweep file */
+    char dir[1100];        /* its per-point files */
+    pl_backend *be;
+    pl_op *op;
+    solve_facts built;     /* facts of the operator's build */
+    int op_point;          /* the point the operator was built for, -1 none */
+    int nswept;            /* value terms kept beside the fixed one */
+    int swept[HH_NTERMS];  /* which Hamiltonian terms they are */
+    double *warm;          /* backend: the previous point's eigenvectors */
+    int nwarm;
+    int ckpt_point;        /* the point of the checkpoint to resume, -1 none */
+    int done, failed;      /* points solved in this run, and failed */
+    double t0;
+} sweep_run;
+
+/* Point p's per-point file name relative to the sweep file (the link) and on disk. */
+static void point_files(const sweep_run *r, int p, char *rel, size_t nrel, char *disk, size_t ndisk)
+{
+    char nm[16];
+    const char *base = strrchr(r->path, '/');
+    base = base ? base + 1 : r->path;
+    snprintf(rel, nrel, "%s.points/%s.h5", base, pl_point_name(p, nm));
+    snprintf(disk, ndisk, "%s/%s.h5", r->dir, nm);
+}
+
+/* ---- terms: which Hamiltonian terms change along the sweep ---- */
+static void find_swept_terms(sweep_run *r)
+{
+    double c0[HH_NTERMS], c[HH_NTERMS];
+    r->nswept = 0;
+    memset(r->swept, 0, sizeof r->swept);
+    pl_config pc;
+    for (int p = 0; p < r->d.npoints; p++) {
+        if (sweep_point_config(&r->base, &r->d, p, &pc) != PL_OK) {
+            pl_error_clear();
+            continue;
+        }
+        hh_term_coefs(&pc.model, p == 0 ? c0 : c);
+        pl_config_destroy(&pc);
+        for (int k = 0; p > 0 && k < HH_NTERMS; k++) r->swept[k] |= c[k] != c0[k];
+    }
+    for (int k = 0; k < HH_NTERMS; k++) r->nswept += r->swept[k];
+}
+
+/* rows->terms (the HH_NTERMS unit terms) -> [fixed part, swept terms...]. */
+static int reduce_terms(sweep_run *r, pl_csr *rows)
+{
+    double c[HH_NTERMS];
+    hh_term_coefs(&r->ctx->cfg.model, c);
+    int64_t nnz = pl_csr_nnz(rows);
+    PL_CHECK(rows->nterms == HH_NTERMS, PL_ERR_INTERNAL, "the generator gave %d terms, expected %d", rows->nterms,
+             HH_NTERMS);
+    double *T = rows->terms, *out = malloc(((size_t)(1 + r->nswept) * (size_t)nnz + 1) * sizeof *out);
+    PL_CHECK(out, PL_ERR_MEM, "out of host memory for the value terms");
+#pragma omp parallel for schedule(static)
+    for (int64_t e = 0; e < nnz; e++) {
+        double f = 0.0;
+        for (int k = 0; k < HH_NTERMS; k++)
+            if (!r->swept[k]) f += c[k] * T[(size_t)k * nnz + e];
+        out[e] = f;
+    }
+    for (int k = 0, s = 1; k < HH_NTERMS; k++)
+        if (r->swept[k]) memcpy(out + (size_t)s++ * nnz, T + (size_t)k * nnz, (size_t)nnz * sizeof *out);
+    free(rows->terms);
+    rows->terms = out;
+    rows->nterms = 1 + r->nswept;
+    return PL_OK;
+}
+
+/* ---- the operator of point p: rebuilt or refilled ---- */
+static int needs_rebuild(const sweep_run *r, int p)
+{
+    if (!r->op) return 1;
+    for (int k = 0; k < r->d.nkeys; k++)
+        if (r->d.structural[k] && strcmp(r->d.text[(size_t)p * r->d.nkeys + k],
+                                         r->d.text[(size_t)r->op_point * r->d.nkeys + k]))
+            return 1;
+    return 0;
+}
+
+static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, double *refill_seconds)
+{
+    app_ctx *ctx = r->ctx;
+    *refill_seconds = 0.0;
+    *rebuilt = needs_rebuild(r, p);
+    if (!*rebuilt) {
+        double c[HH_NTERMS], coef[1 + HH_NTERMS];
+        hh_term_coefs(&ctx->cfg.model, c);
+        coef[0] = 1.0;
+        for (int k = 0, s = 1; k < HH_NTERMS; k++)
+            if (r->swept[k]) coef[s++] = c[k];
+        double t0 = pl_wtime();
+        PL_CALL(pl_op_refill(r->op, 1 + r->nswept, coef));
+        *refill_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
+        *f = r->built;
+        f->permute_seconds = 0.0;
+        f->mi.build_seconds = f->mi.partition_seconds = 0.0;
+        return PL_OK;
+    }
+    pl_op_destroy(&r->op);
+    if (r->warm) {
+        r->be->vec_free(r->be, r->warm);
+        r->warm = NULL;
+        r->nwarm = 0;
+    }
+    int terms = ctx->cfg.model.type == PL_MODEL_HOLSTEIN_HUBBARD && r->nswept > 0;
+    ctx->build_terms = terms;
+    pl_csr rows;
+    memset(&rows, 0, sizeof rows);
+    memset(f, 0, sizeof *f);
+    int rc = solve_build(ctx, &rows, &r->be, f);
+    ctx->build_terms = 0;
+    if (rc == PL_OK && terms) rc = reduce_terms(r, &rows);
+    if (rc == PL_OK) rc = solve_make_op(ctx, &rows, r->be, &r->op, f);
+    pl_csr_destroy(&rows);
+    PL_CALL(rc);
+    r->op_point = p;
+    r->built = *f;
+    return PL_OK;
+}
+
+/* ---- per-point attributes ---- */
+typedef struct point_attrs {
+    const sweep_run *r;
+    int p, rebuilt, warm;
+    double refill_seconds;
+} point_attrs;
+
+static int write_point_attrs(void *arg, pl_spectrum *sp)
+{
+    const point_attrs *a = arg;
+    const sweep_def *d = &a->r->d;
+    PL_CALL(pl_spectrum_attr_int(sp, "sweep_point", a->p));
+    PL_CALL(pl_spectrum_attr_string(sp, "sweep_hash", d->hash));
+    PL_CALL(pl_spectrum_attr_int(sp, "rebuilt", a->rebuilt));
+    PL_CALL(pl_spectrum_attr_int(sp, "warm_start", a->warm));
+    PL_CALL(pl_spectrum_attr_double(sp, "refill_seconds", a->refill_seconds));
+    for (int k = 0; k < d->nkeys; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "sweep_%s", d->key[k]);
+        PL_CALL(pl_spectrum_attr_string(sp, name, d->text[(size_t)a->p * d->nkeys + k]));
+    }
+    return PL_OK;
+}
+
+/* ---- the sweep file ---- */
+static int write_file(sweep_run *r, int finalised)
+{
+    int rc = PL_OK;
+    if (r->ctx->rank == 0) {
+        rc = pl_sweepfile_write(r->path, &r->s, r->src, finalised);
+        if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_sweepfile_write");
+    }
+    int g = rc;
+    PL_CHECK(MPI_Bcast(&g, 1, MPI_INT, 0, r->ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    if (r->ctx->rank == 0) return rc;
+    PL_CHECK(g == PL_OK, g, "writing the sweep file failed on rank 0");
+    return PL_OK;
+}
+
+/* The first differing line of two sweep definitions. */
+static void definition_difference(const char *a, const char *b, char *out, size_t len)
+{
+    char sec[64] = "";
+    while (*a || *b) {
+        size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
+        if (na != nb || strncmp(a, b, na)) {
+            snprintf(out, len, "the file has %s '%.*s', this run %s '%.*s'", sec, (int)na, a, sec, (int)nb, b);
+            return;
+        }
+        if (a[0] == '[') snprintf(sec, sizeof sec, "%.*s", (int)(na < 60 ? na : 60), a);
+        a += na + (a[na] == '\n');
+        b += nb + (b[nb] == '\n');
+    }
+    snprintf(out, len, "the definitions differ");
+}
+
+/* Rank 0: the summary of a fresh run, or of the file to resume (checked
+ * against this sweep's hash).  Collective through the broadcast of the
+ * statuses. */
+static int open_summary(sweep_run *r)
+{
+    app_ctx *ctx = r->ctx;
+    int rc = PL_OK, exists = 0;
+    char msg[1600] = "";
+    int ncols = r->base.solver.nev;
+    if (ctx->rank == 0) exists = access(r->path, F_OK) == 0;
+    PL_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    if (exists && !ctx->resume) PL_CALL(app_check_output_path(ctx, r->path)); /* --overwrite, or exit 2 */
+    if (ctx->rank == 0) {
+        r->src = calloc((size_t)r->d.npoints + 1, sizeof *r->src);
+        int fin = 0;
+        if (!r->src) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+        else if (exists && ctx->resume) {
+            rc = pl_sweepfile_read(r->path, &r->s, &fin);
+            if (rc == PL_OK && (strcmp(r->s.hash, r->d.hash) || r->s.npoints != r->d.npoints)) {
+                char diff[1200];
+                definition_difference(r->s.definition, r->d.definition, diff, sizeof diff);
+                rc = PL_ERROR(PL_ERR_INPUT, "%s: --resume: the file holds another sweep (sweep_hash %s, this run %s): %s",
+                              r->path, r->s.hash, r->d.hash, diff);
+            }
+            for (int p = 0; rc == PL_OK && p < r->d.npoints; p++) {
+                if (r->s.status[p] == PL_POINT_NOT_RUN || r->s.status[p] == PL_POINT_FAILED) continue;
+                char rel[1200], disk[1200], nm[16];
+                point_files(r, p, rel, sizeof rel, disk, sizeof disk);
+                if (!fin) { /* keep the link to the point's own file */
+                    r->src[p].kind = 1;
+                    snprintf(r->src[p].file, sizeof r->src[p].file, "%s", rel);
+                } else {
+                    r->src[p].kind = 2;
+                    snprintf(r->src[p].file, sizeof r->src[p].file, "%s", r->path);
+                    snprintf(r->src[p].obj, sizeof r->src[p].obj, "/points/%s", pl_point_name(p, nm));
+                }
+                if (!pl_sweepfile_has_point(r->path, p)) r->s.status[p] = PL_POINT_NOT_RUN; /* its file is gone */
+            }
+        } else {
+            rc = pl_sweep_summary_alloc(&r->s, r->d.npoints, r->d.nkeys, ncols, 0);
+            if (rc == PL_OK) {
+                r->s.hash = strdup(r->d.hash);
+                r->s.definition = strdup(r->d.definition);
+                r->s.config = pl_config_dump_string(&r->base);
+                if (!r->s.hash || !r->s.definition || !r->s.config) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+                for (int k = 0; rc == PL_OK && k < r->d.nkeys; k++) {
+                    snprintf(r->s.keys[k], 32, "%s", r->d.key[k]);
+                    if (r->d.words[k] && !(r->s.words[k] = strdup(r->d.words[k])))
+                        rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+                }
+                for (size_t i = 0; i < (size_t)r->d.npoints * r->d.nkeys; i++) r->s.values[i] = r->d.num[i];
+            }
+        }
+        if (rc == PL_OK && mkdir(r->dir, 0777) != 0 && errno != EEXIST)
+            rc = PL_ERROR(PL_ERR_INPUT, "%s: cannot create the directory of the per-point files: %s", r->dir,
+                          strerror(errno));
+        if (rc != PL_OK) {
+            snprintf(msg, sizeof msg, "%s", pl_error_message());
+            pl_error_clear();
+        }
+    }
+    PL_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    PL_CHECK(!msg[0], rc ? rc : PL_ERR_INPUT, "%s", msg);
+    return PL_OK;
+}
+
+/* Which points this run solves: in [lo, hi], not run or failed. */
+static int todo_points(sweep_run *r, int8_t *todo)
+{
+    for (int p = 0; p < r->d.npoints; p++)
+        todo[p] = r->ctx->rank == 0 ? (p >= r->lo && p <= r->hi &&
+                                       (r->s.status[p] == PL_POINT_NOT_RUN || r->s.status[p] == PL_POINT_FAILED))
+                                    : 0;
+    PL_CHECK(MPI_Bcast(todo, r->d.npoints, MPI_INT8_T, 0, r->ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    return PL_OK;
+}
+
+/* Record point p in the summary (rank 0) and rewrite the file. */
+static int record(sweep_run *r, int p, int status, const lz_result *res, const solve_facts *f, int rebuilt)
+{
+    if (r->ctx->rank == 0) {
+        pl_sweep_summary *s = &r->s;
+        if (status != PL_POINT_FAILED) {
+            int cols = res->nev > s->ncols ? res->nev : s->ncols;
+            if (f->cplx && cols < r->base.solver.nev + 1) cols = r->base.solver.nev + 1;
+            PL_CALL(pl_sweep_summary_widen(s, cols, f->cplx));
+            for (int i = 0; i < s->ncols; i++) {
+                size_t e = (size_t)p * s->ncols + i;
+                s->eig_re[e] = i < res->nev ? res->eigenvalues[i] : NAN;
+                s->eig_im[e] = i < res->nev && res->eigenvalues_imag ? res->eigenvalues_imag[i] : (i < res->nev ? 0.0 : NAN);
+                s->resid[e] = i < res->nev ? res->residuals[i] : NAN;
+            }
+            char rel[1200], disk[1200];
+            point_files(r, p, rel, sizeof rel, disk, sizeof disk);
+            r->src[p].kind = 1;
+            snprintf(r->src[p].file, sizeof r->src[p].file, "%s", rel);
+            s->spmvs[p] = res->iterations;
+            s->seconds[p] = f->solve_seconds;
+        } else {
+            r->src[p].kind = 0;
+            for (int i = 0; i < s->ncols; i++) s->eig_re[(size_t)p * s->ncols + i] = NAN;
+        }
+        s->status[p] = (int8_t)status;
+        s->rebuilt[p] = (int8_t)rebuilt;
+    }
+    return write_file(r, 0);
+}
+
+/* Keep the eigenvectors of the point just solved for the next one. */
+static int keep_warm(sweep_run *r, const lz_result *res)
+{
+    if (!r->base.sweep.warm_start || !res->vectors) return PL_OK;
+    pl_op_info info;
+    pl_op_get_info(r->op, &info);
+    size_t n = (size_t)info.n_local, ld = n ? n : 1;
+    if (!r->warm) PL_CALL(r->be->vec_alloc(r->be, ld * (size_t)(r->base.solver.nev + 1), &r->warm));
+    r->nwarm = res->nev;
+    for (int i = 0; i < res->nev; i++)
+        PL_CALL(r->be->copy(r->be, n, res->vectors + (size_t)i * res->ld, r->warm + (size_t)i * ld));
+    return PL_OK;
+}
+
+/* Solve point p.  *status: converged / not converged / failed (an error of
+ * the point's build or solve, reported as a warning; the sweep goes on).
+ * Returns APP_CHECKPOINTED when the solve stopped at a checkpoint. */
+static int solve_point(sweep_run *r, int p, int *status)
+{
+    app_ctx *ctx = r->ctx;
+    pl_config pc;
+    PL_CALL(sweep_point_config(&r->base, &r->d, p, &pc));
+    pl_config saved = ctx->cfg;
+    ctx->cfg = pc;
+    lz_result res;
+    memset(&res, 0, sizeof res);
+    lz_state st;
+    memset(&st, 0, sizeof st);
+    app_ckpt ck;
+    memset(&ck, 0, sizeof ck);
+    solve_facts f;
+    memset(&f, 0, sizeof f);
+    int rebuilt = 1, warm = 0, rc = PL_OK;
+    double refill = 0.0, t0 = pl_wtime();
+    char rel[1200], disk[1200], lab[600];
+    point_files(r, p, rel, sizeof rel, disk, sizeof disk);
+    *status = PL_POINT_FAILED;
+
+    PL_CALL_GOTO(operator_for(r, p, &f, &rebuilt, &refill), out, rc);
+    PL_CALL_GOTO(app_ckpt_init(&ck, ctx, r->op, p, r->d.hash), out, rc);
+    /* the checkpoint file follows the sweep file's name */
+    snprintf(ck.path, sizeof ck.path, "%s.ckpt", r->path);
+    if (p == r->ckpt_point) {
+        PL_CALL_GOTO(app_ckpt_load(&ck, &st), out, rc);
+        pl_info("sweep: point %d resumes from %s", p, ck.path);
+    }
+    warm = !rebuilt && r->warm && r->nwarm > 0 && p != r->ckpt_point;
+    solve_extra x = {app_ckpt_callback, &ck, p == r->ckpt_point ? &st : NULL, warm ? r->warm : NULL,
+                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start};
+    if (warm) {
+        pl_op_info info;
+        pl_op_get_info(r->op, &info);
+        x.start_ld = info.n_local ? (size_t)info.n_local : 1;
+    }
+    PL_CALL_GOTO(solve_run(ctx, r->op, &f, &x, &res), out, rc);
+    if (res.reason == LZ_CHECKPOINTED) {
+        rc = APP_CHECKPOINTED;
+        goto out;
+    }
+    point_attrs pa = {r, p, rebuilt, warm, refill};
+    PL_CALL_GOTO(solve_write(ctx, disk, r->op, &res, &f, write_point_attrs, &pa), out, rc);
+    if (ck.written || p == r->ckpt_point) app_ckpt_remove(ctx, ck.path);
+    *status = res.reason == LZ_CONVERGED ? PL_POINT_CONVERGED : PL_POINT_NOT_CONVERGED;
+    PL_CALL_GOTO(keep_warm(r, &res), out, rc);
+    if (ctx->rank == 0) {
+        for (int i = 0; i < res.nev; i++) {
+            if (f.cplx)
+                printf("point[%d] eigenvalue[%d]: %.17g %+.17gi  residual: %.3e\n", p, i, res.eigenvalues[i],
+                       res.eigenvalues_imag[i], res.residuals[i]);
+            else
+                printf("point[%d] eigenvalue[%d]: %.17g  residual: %.3e\n", p, i, res.eigenvalues[i], res.residuals[i]);
+        }
+        fflush(stdout);
+    }
+out:
+    if (rc != APP_CHECKPOINTED) {
+        int e = record(r, p, rc == PL_OK ? *status : PL_POINT_FAILED, &res, &f, rc == PL_OK ? rebuilt : -1);
+        if (rc != PL_OK) { /* the point failed: say why, and go on */
+            pl_warn("sweep: point %d (%s) failed: %s", p, sweep_point_label(&r->d, p, lab, sizeof lab),
+                    pl_error_message());
+            pl_error_clear();
+            r->failed++;
+            rc = PL_OK;
+        }
+        if (e != PL_OK) rc = e;
+    }
+    if (rc == PL_OK) {
+        r->done++;
+        double el = pl_wtime() - r->t0, per = el / r->done;
+        int left = 0;
+        for (int q = p + 1; q <= r->hi; q++) left++;
+        pl_info("sweep: point %d/%d (%s): E0 = %.12g, %lld SpMVs, %.2f s%s, ETA %.1f s", p, r->d.npoints,
+                sweep_point_label(&r->d, p, lab, sizeof lab), res.nev > 0 && res.eigenvalues ? res.eigenvalues[0] : NAN,
+                (long long)res.iterations, pl_wtime() - t0,
+                rebuilt == 1 ? ", operator built" : warm ? ", refilled, warm start" : ", refilled", per * left);
+    }
+    app_ckpt_state_free(&ck, &st);
+    app_ckpt_free(&ck);
+    lz_result_destroy(&res);
+    ctx->cfg = saved;
+    pl_config_destroy(&pc);
+    return rc;
+}
+
+/* Copy every finished point into the file and remove the per-point files. */
+static int finalise(sweep_run *r)
+{
+    if (r->ctx->rank == 0) {
+        for (int p = 0; p < r->d.npoints; p++) {
+            if (r->src[p].kind != 1) continue;
+            char rel[1200], disk[1200];
+            point_files(r, p, rel, sizeof rel, disk, sizeof disk);
+            r->src[p].kind = 2;
+            snprintf(r->src[p].file, sizeof r->src[p].file, "%s", disk);
+            snprintf(r->src[p].obj, sizeof r->src[p].obj, "/");
+        }
+    }
+    PL_CALL(write_file(r, 1));
+    if (r->ctx->rank == 0) {
+        for (int p = 0; p < r->d.npoints; p++) { /* from now on the groups live in the file */
+            if (r->src[p].kind != 2) continue;
+            if (strcmp(r->src[p].file, r->path)) unlink(r->src[p].file);
+            char nm[16];
+            snprintf(r->src[p].file, sizeof r->src[p].file, "%s", r->path);
+            snprintf(r->src[p].obj, sizeof r->src[p].obj, "/points/%s", pl_point_name(p, nm));
+        }
+        rmdir(r->dir); /* fails harmlessly when something else is in it */
+    }
+    return PL_OK;
+}
+
+int cmd_sweep(app_ctx *ctx)
+{
+    sweep_run r;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.op_point = -1;
+    r.ckpt_point = -1;
+    r.t0 = pl_wtime();
+    int rc = PL_OK;
+    int8_t *todo = NULL;
+    app_signals_install();
+    PL_CALL(pl_config_copy(&r.base, &ctx->cfg));
+    PL_CALL_GOTO(sweep_def_build(&r.base, &r.d), out, rc);
+    PL_CALL_GOTO(sweep_select(ctx->points, r.d.npoints, &r.lo, &r.hi), out, rc);
+    snprintf(r.path, sizeof r.path, "%s", r.base.output.file);
+    snprintf(r.dir, sizeof r.dir, "%s.points", r.path);
+    if (r.base.model.type == PL_MODEL_HOLSTEIN_HUBBARD) find_swept_terms(&r);
+    PL_CALL_GOTO(open_summary(&r), out, rc);
+    if (ctx->resume) {
+        char ck[1200];
+        int exists = 0, point = -1;
+        snprintf(ck, sizeof ck, "%s.ckpt", r.path);
+        PL_CALL_GOTO(app_ckpt_exists(ctx, ck, &exists, &point), out, rc);
+        if (exists) {
+            PL_CHECK_GOTO(point >= 0 && point < r.d.npoints, PL_ERR_INPUT, out, rc,
+                          "%s: this checkpoint is of a single solve (point %d), not of a point of this sweep", ck, point);
+            r.ckpt_point = point;
+        }
+    }
+    todo = calloc((size_t)r.d.npoints + 1, 1);
+    PL_CHECK_GOTO(todo, PL_ERR_MEM, out, rc, "out of host memory");
+    PL_CALL_GOTO(todo_points(&r, todo), out, rc);
+    int ntodo = 0;
+    for (int p = 0; p < r.d.npoints; p++) ntodo += todo[p];
+    pl_info("sweep: %d points (%s, %d key(s)), this run solves %d of points %d..%d; sweep_hash %s", r.d.npoints,
+            r.d.combine == PL_COMBINE_ZIP ? "zip" : "grid", r.d.nkeys, ntodo, r.lo, r.hi, r.d.hash);
+    PL_CALL_GOTO(write_file(&r, 0), out, rc);
+    for (int p = 0; p < r.d.npoints; p++) {
+        if (!todo[p]) continue;
+        int stop = 0, status = 0;
+        PL_CALL_GOTO(app_stop_requested(ctx, &stop), out, rc);
+        if (stop) {
+            pl_info("sweep: stopped by a signal before point %d; %s holds every finished point; continue with "
+                    "`solve --resume`",
+                    p, r.path);
+            rc = APP_CHECKPOINTED;
+            goto out;
+        }
+        rc = solve_point(&r, p, &status);
+        if (rc == APP_CHECKPOINTED) {
+            pl_info("sweep: stopped at a checkpoint in point %d: %s.ckpt; continue with `solve --resume`", p, r.path);
+            goto out;
+        }
+        PL_CALL_GOTO(rc, out, rc);
+    }
+    PL_CALL_GOTO(finalise(&r), out, rc);
+    pl_info("sweep: wrote %s (%d points solved in %.2f s%s)", r.path, r.done, pl_wtime() - r.t0,
+            r.failed ? ", some failed" : "");
+    if (r.failed)
+        pl_warn("sweep: %d point(s) failed (status 3 in /sweep/status); `solve --resume` retries them", r.failed);
+out:
+    free(todo);
+    if (r.warm) r.be->vec_free(r.be, r.warm);
+    pl_op_destroy(&r.op);
+    pl_backend_destroy(&r.be);
+    if (ctx->rank == 0) pl_sweep_summary_free(&r.s);
+    free(r.src);
+    sweep_def_free(&r.d);
+    pl_config_destroy(&r.base);
+    return rc;
+}

@@ -1,0 +1,111 @@
+/* solve_impl.h — the steps of `solve` that a single solve (cmd_solve.c) and
+ * a sweep (cmd_sweep.c) share: build the operator, run the eigensolver,
+ * write one result file, print the summary.  Private to app/. */
+#ifndef PL_SOLVE_IMPL_H
+#define PL_SOLVE_IMPL_H
+
+#include "app.h"
+#include "lanczos.h"
+#include "spmv.h"
+
+/* What one solve learned, for the attributes and the summary. */
+typedef struct solve_facts {
+    app_matrix_info mi;
+    pjds_stats st;
+    int64_t stored_entries; /* sum over ranks of the operator's stored entries */
+    double permute_seconds, solve_seconds, t_write0;
+    int64_t spmv_count;
+    double spmv_seconds, spmv_gflops, spmv_median, spmv_first, spmv_max;
+    const char *backend;
+    int exchange, transport;
+    int method;             /* PL_METHOD_LANCZOS or PL_METHOD_KRYLOV_SCHUR       */
+    int cplx;               /* nonsymmetric problem: complex output              */
+} solve_facts;
+
+/* Build this rank's rows of ctx->cfg's matrix (with value terms when
+ * ctx->build_terms), check nev < N, the storage statistics and the method,
+ * and create the backend when *be is NULL.  Collective. */
+int solve_build(app_ctx *ctx, pl_csr *rows, pl_backend **be, solve_facts *f);
+/* Check the device memory and create the operator of rows on be; rows are
+ * freed; the permute time goes into f.  Collective. */
+int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_facts *f);
+
+/* What a solve does besides the plain run. */
+typedef struct solve_extra {
+    lz_checkpoint_fn checkpoint;  /* NULL = none */
+    void *checkpoint_arg;
+    const lz_state *resume;       /* NULL = start afresh */
+    const double *start;          /* warm start columns (backend), NULL = none */
+    int nstart;
+    size_t start_ld;
+    int want_vectors;             /* keep res->vectors even without [output] eigenvectors */
+} solve_extra;
+
+/* Warm start of sweep points: the random part added to the sum of the
+ * previous point's eigenvectors (lz_options start_noise). */
+#define APP_WARM_START_NOISE 1e-2
+
+/* Run the configured method on op; the counters of f are filled.  Not
+ * converging is not an error; res->reason == LZ_CHECKPOINTED means it
+ * stopped at a checkpoint.  Collective. */
+int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_result *res);
+
+/* Extra root attributes of a result file (sweep points), written by rank 0. */
+struct pl_spectrum;
+typedef int (*solve_attr_fn)(void *arg, struct pl_spectrum *sp);
+
+/* Write the result file `path` (atomically: temporary name, renamed when
+ * complete) with [output] eigenvectors of ctx->cfg.  Rank 0 writes; the
+ * eigenvector pieces come from every rank.  Returns the status on every
+ * rank: rank 0's error on rank 0, PL_OK elsewhere.  Collective. */
+int solve_write(app_ctx *ctx, const char *path, pl_op *op, const lz_result *res, solve_facts *f, solve_attr_fn extra,
+                void *extra_arg);
+
+/* stdout eigenvalue lines and the stderr summary (rank 0). */
+void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, const char *path);
+
+/* max of t over the ranks (t itself if MPI fails). */
+double app_max_over_ranks(app_ctx *ctx, double t);
+
+/* ---- checkpoints (checkpoint.c; README "Checkpoint and restart") ---- */
+/* Install the SIGUSR1/SIGTERM handlers: they only set a flag.  Can't fail. */
+void app_signals_install(void);
+/* Whether a stop was requested on any rank (collective, one Allreduce). */
+int app_stop_requested(app_ctx *ctx, int *stop);
+
+typedef struct app_ckpt {
+    app_ctx *ctx;
+    pl_op *op;
+    char path[1200];        /* the checkpoint file                            */
+    char *config_text;      /* result-deciding configuration (owned)          */
+    int point;              /* sweep point, -1 for a single solve             */
+    char sweep_hash[17];    /* "" for a single solve                          */
+    double interval, last;  /* [output] checkpoint_interval; time of the last */
+    int written;            /* checkpoints written                            */
+    int stopped;            /* the callback asked the solver to stop          */
+} app_ckpt;
+
+/* Set up the checkpointing of one solve on op (the file: [output] file +
+ * ".ckpt").  Can't fail except for memory. */
+int app_ckpt_init(app_ckpt *c, app_ctx *ctx, pl_op *op, int point, const char *sweep_hash);
+void app_ckpt_free(app_ckpt *c);
+/* lz_checkpoint_fn: collective decision, writes the file, stops on a signal. */
+int app_ckpt_callback(void *arg, const lz_state *st, int *stop);
+/* Whether the checkpoint file exists (rank 0 looks, broadcast), and its
+ * point (-1: a single solve).  Collective. */
+int app_ckpt_exists(app_ctx *ctx, const char *path, int *exists, int *point);
+/* Read the checkpoint for a resumed solve on op: the configuration must
+ * match c->config_text (else PL_ERR_INPUT naming the first difference), the
+ * basis is redistributed to this run's ranks and permutation.  st->V is
+ * backend memory to free with app_ckpt_state_free.  Collective. */
+int app_ckpt_load(app_ckpt *c, lz_state *st);
+void app_ckpt_state_free(app_ckpt *c, lz_state *st);
+/* Remove the checkpoint file (rank 0) after the solve it belongs to finished. */
+void app_ckpt_remove(app_ctx *ctx, const char *path);
+
+/* Exit status 3: checkpointed (or stopped between sweep points), not finished. */
+#define APP_CHECKPOINTED 1000
+
+int cmd_sweep(app_ctx *ctx);
+
+#endif

@@ -1,0 +1,96 @@
+/* op_impl.h — the distributed operator's state and what its parts share:
+ * op.c (lifetime, info, counters, global reductions), op_build.c (creation:
+ * permutation, pJDS blocks, halo plan, upload), op_apply.c (y = A x and the
+ * halo exchange modes), op_refill.c (value refill for sweeps).  Private to
+ * spmv/. */
+#ifndef PL_OP_IMPL_H
+#define PL_OP_IMPL_H
+
+#include <mpi.h>
+
+#include "spmv.h"
+#include "spmv_impl.h"
+
+#define PL_HALO_TAG 7401
+
+struct pl_op {
+    MPI_Comm user_comm; /* as given (returned by pl_op_comm) */
+    MPI_Comm comm;      /* private duplicate for the halo messages */
+    int rank, size;
+    pl_backend *be;
+    int exchange;       /* mode in use */
+    int detailed;       /* sync between phases for the timing split */
+    int64_t n_global, row0;
+    int32_t n, n_halo;
+    int64_t nnz;
+    int64_t *gidx;      /* permuted local row -> global original row */
+    pjds loc, rem;      /* host matrices (the backend may reference them) */
+    void *d_loc, *d_rem;
+    double norm_est;
+    size_t dev_bytes;
+    /* halo plan */
+    int n_rnb, n_snb;              /* receive / send neighbours */
+    int *rnb, *rcnt, *roff;        /* rank, count, offset into the halo */
+    int *snb, *scnt, *soff;        /* rank, count, offset into the send list */
+    int32_t n_send;
+    int32_t *d_send_idx;           /* backend memory */
+    double *d_sendbuf, *d_halo;    /* backend memory */
+    double *h_sendbuf, *h_halo;    /* host staging (== d_ on the cpu backend) */
+    int host_shared;               /* cpu: staging buffers are the backend's */
+    int host_pinned;               /* staging from be->host_alloc */
+    MPI_Request *req;              /* n_rnb + n_snb */
+    /* cuda backend, several ranks: asynchronous staging / NCCL */
+    pl_gpu_xfer *gx;
+    int nccl;                      /* transport = nccl in use */
+    int ipc;                       /* transport = ipc in use */
+    int stream_fill;               /* entries go to be->mat_create_fill */
+    /* counters */
+    int64_t n_apply;
+    double t_total, t_local, t_remote, t_comm, bytes_sent;
+    double *t_apply;               /* wall time of each apply since the reset */
+    int64_t n_samples, cap_apply;  /* (samples stop if memory runs out)   */
+    /* value terms (op_refill.c): nterms arrays in backend memory in the
+     * layout of the local and of the remote values; per-row absolute sums */
+    int nterms;
+    double **d_term_loc, **d_term_rem; /* nterms each                    */
+    double *term_rowsum;           /* host nterms x n                    */
+};
+
+/* Temporaries of the local build. */
+typedef struct build_tmp {
+    int32_t *len_loc, *len_rem, *perm, *iperm;
+    int64_t *rem_blk;  /* first remote entry of rows 0, B, 2B.. (halo_build) */
+    int32_t *rem_h;    /* halo index of each remote entry, in row order   */
+    uint64_t *key, *key_tmp, *pay, *pay_tmp; /* halo sort (halo_build)    */
+    int64_t *hist;     /* radix sort counters                             */
+    uint64_t **seg;    /* remote columns of each part (scan_rows)         */
+    int64_t *seg_len;
+    int n_seg;
+    int64_t *halo_g;   /* sorted unique remote columns                    */
+    int32_t *rr_row, *rr_len, *rr_perm;
+    int64_t *bounds, *req_g;
+    int *rcount, *scount, *rdispl, *sdispl;
+    int32_t *send_idx;
+} build_tmp;
+
+#define PL_REM_BLK_LOG 5 /* rem_blk: one remote offset per PL_REM_BLK rows */
+#define PL_REM_BLK (1 << PL_REM_BLK_LOG)
+
+/* Start of part q of [0, m) cut into nb parts: floor(m q / nb) without
+ * overflow. */
+static inline int64_t pl_op_part(int64_t m, int q, int nb) { return m / nb * q + m % nb * q / nb; }
+
+/* op_halo.c: the halo columns and each remote entry's halo index from rows
+ * [lo, hi) of the scan (step 2), and the halo plan (step 4, collective). */
+int pl_op_halo_build(pl_op *op, build_tmp *t, int64_t lo, int64_t hi);
+int pl_op_plan_halo(pl_op *op, build_tmp *t);
+
+/* Collective agreement on failure: every rank learns the largest error code;
+ * a rank that did not fail itself reports "failed on another rank". */
+int pl_op_agree(MPI_Comm comm, int rc, const char *phase);
+/* Device-to-device halo exchange (op_apply.c), also used by the warm-up of
+ * op_build.c. */
+int pl_op_d2d_start(pl_op *op, int side);
+int pl_op_d2d_finish(pl_op *op, int side);
+
+#endif

@@ -1,0 +1,406 @@
+#!/usr/bin/python3
+"""Sweeps, checkpoint/restart, job-array shares and merge (issue 11), through
+the real `pjds-lanczos` binary on the CPU backend.
+
+usage: sweep_test.py CASE RANKS     (env PJDS_BIN, PJDS_SRC; PJDS_MPIEXEC for RANKS > 1)
+cases:
+  grid              3 x 2 grid (coupling x U) = 6 separate solves, 1e-10; the operator is built once
+                    (rebuilt = 1 at point 0, 0 after); the finalised file is self-contained
+  structural        a max_phonons x coupling grid: a structural key rebuilds, a value key refills
+  zip               combine = zip with a float range (stop included) = separate solves
+  checkpoint        SIGUSR1 during a solve: exit 3 + checkpoint; a resume with another tolerance is
+                    exit 2 naming it; --resume = the uninterrupted eigenvalues (1e-10), SpMVs comparable
+  checkpoint_sweep  SIGUSR1 during the second point of a sweep, then --resume = the uninterrupted sweep
+  interval          [output] checkpoint_interval writes checkpoints and changes nothing
+  sigkill           SIGKILL in the middle of a sweep: the file reads with h5py and holds the finished
+                    points; --resume solves only the missing ones
+  merge             two --points shares (A-B and auto from SLURM_ARRAY_*) + merge = the one-run sweep
+  bad               bad sweep, --points, --resume and merge input: exit 2 and one line each
+Exit 0 = pass, 1 = fail."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ["PJDS_BIN"]
+SWEEP_INI = os.path.join(HERE, "hh_sweep.ini")
+LONG_INI = os.path.join(HERE, "hh_long.ini")
+FAIL = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        FAIL.append(what)
+
+
+def command(ranks, args):
+    pre = []
+    if ranks > 1:
+        pre = os.environ["PJDS_MPIEXEC"].split() + [str(ranks)]
+    return pre + [BIN] + args
+
+
+def run(ranks, args, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(command(ranks, args), capture_output=True, text=True, timeout=900, env=e)
+
+
+def sets(pairs):
+    out = []
+    for p in pairs:
+        out += ["--set", p]
+    return out
+
+
+def without_sweep(ini, d):
+    """A copy of ini without its [sweep] section (for the separate solves)."""
+    keep, skip = [], False
+    for line in open(ini):
+        s = line.strip()
+        if s.startswith("["):
+            skip = s == "[sweep]"
+        if not skip:
+            keep.append(line)
+    path = os.path.join(d, "nosweep.ini")
+    with open(path, "w") as f:
+        f.writelines(keep)
+    return path
+
+
+def eig(path):
+    with h5py.File(path, "r") as f:
+        return np.asarray(f["eigenvalues"][:]), dict(f.attrs)
+
+
+def sweep_data(path):
+    with h5py.File(path, "r") as f:
+        s = f["sweep"]
+        out = {k: np.asarray(s[k][:]) for k in s}
+        out["attrs"] = dict(f.attrs)
+        out["points"] = sorted(f["points"].keys()) if "points" in f else []
+    return out
+
+
+def same(a, b, tol=1e-10):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= tol * np.maximum(1.0, np.abs(b))))
+
+
+def separate(ranks, ini, d, point_sets, extra=()):
+    """Eigenvalues of separate solves, one per point."""
+    base = without_sweep(ini, d)
+    out = []
+    for i, ps in enumerate(point_sets):
+        path = os.path.join(d, f"sep{i}.h5")
+        r = run(ranks, ["solve", base, "--quiet"] + sets([f"output.file={path}"] + list(extra) + ps))
+        if r.returncode != 0:
+            check(False, f"separate solve {ps}: exit {r.returncode}: {r.stderr.strip()}")
+            out.append(None)
+            continue
+        out.append(eig(path)[0])
+    return out
+
+
+def sweep_vs_separate(ranks, d, ini, extra, keys, name):
+    path = os.path.join(d, "sweep.h5")
+    r = run(ranks, ["solve", ini] + sets([f"output.file={path}"] + list(extra)))
+    check(r.returncode == 0, f"{name}: sweep exit 0 (got {r.returncode}: {r.stderr.strip()[-400:]})")
+    if r.returncode != 0:
+        return None
+    s = sweep_data(path)
+    P = len(s["status"])
+    check(bool(np.all(s["status"] == 1)), f"{name}: every point converged (status {s['status'].tolist()})")
+    check(int(s["attrs"]["finalised"]) == 1 and not os.path.exists(path + ".points"),
+          f"{name}: the file is finalised and the per-point files are gone")
+    check(s["points"] == [f"{p:04d}" for p in range(P)], f"{name}: /points holds every point")
+    point_sets = []
+    for p in range(P):
+        point_sets.append([f"model.{k}={s[k][p]:.17g}" for k in keys])
+    ref = separate(ranks, ini, d, point_sets, extra=[e for e in extra if not e.startswith("sweep.")])
+    for p in range(P):
+        if ref[p] is None:
+            continue
+        check(same(s["eigenvalues"][p], ref[p]), f"{name}: point {p} ({', '.join(point_sets[p])}) = separate solve "
+              f"(max diff {np.max(np.abs(s['eigenvalues'][p] - ref[p])):.2e})")
+    with h5py.File(path, "r") as f:
+        for p in range(P):
+            g = f[f"points/{p:04d}"]
+            check(same(g["eigenvalues"][:], s["eigenvalues"][p], 0.0), f"{name}: /points/{p:04d}/eigenvalues = "
+                  "/sweep/eigenvalues row")
+            check("config_resolved" in g.attrs and "[sweep]" not in str(g.attrs["config_resolved"]),
+                  f"{name}: point {p} holds its own resolved config")
+    return s
+
+
+def case_grid(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        s = sweep_vs_separate(ranks, d, SWEEP_INI, [], ["coupling", "hubbard_u"], "grid")
+        if s is None:
+            return
+        check(s["coupling"].tolist() == [0.0, 0.0, 0.4, 0.4, 0.8, 0.8] and s["hubbard_u"].tolist() == [2, 4] * 3,
+              "grid: the first key varies slowest, a range 2:4:2 includes its stop")
+        check(s["rebuilt"].tolist() == [1, 0, 0, 0, 0, 0], f"grid: built once, refilled after (rebuilt "
+              f"{s['rebuilt'].tolist()})")
+        check(int(s["attrs"]["npoints"]) == 6 and len(str(s["attrs"]["sweep_hash"])) == 16, "grid: root attributes")
+
+
+def case_structural(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        extra = ["sweep.max_phonons=3, 4", "sweep.coupling=0.2, 0.6", "sweep.hubbard_u=4"]
+        s = sweep_vs_separate(ranks, d, SWEEP_INI, extra, ["max_phonons", "coupling", "hubbard_u"], "structural")
+        if s is not None:
+            check(s["rebuilt"].tolist() == [1, 0, 1, 0], f"structural: max_phonons rebuilds, coupling refills "
+                  f"({s['rebuilt'].tolist()})")
+
+
+def case_zip(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        extra = ["sweep.combine=zip", "sweep.coupling=0:0.2:0.1", "sweep.hubbard_u=1.0, 2.5, 4.0",
+                 "sweep.phonon_frequency=1, 1.5, 2"]
+        s = sweep_vs_separate(ranks, d, SWEEP_INI, extra, ["coupling", "hubbard_u", "phonon_frequency"], "zip")
+        if s is not None:
+            check(s["coupling"].tolist() == [0.0, 0.1, 0.2], f"zip: 0:0.2:0.1 = 0, 0.1, 0.2 ({s['coupling'].tolist()})")
+
+
+def start(ranks, args):
+    return subprocess.Popen(command(ranks, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(proc, text, lines, timeout=300):
+    """Read stderr lines until one contains text; keep them in lines."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        line = proc.stderr.readline()
+        if not line:
+            return False
+        lines.append(line)
+        if text in line:
+            return True
+    return False
+
+
+def signal_run(proc, tag, sig):
+    """The signal to the run's processes (mpirun and its ranks: srun gives it to every task)."""
+    pids = {proc.pid}
+    r = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True)
+    pids |= {int(x) for x in r.stdout.split()}
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            pass
+
+
+def finish(proc):
+    out, err = proc.communicate(timeout=900)
+    return proc.returncode, out, err
+
+
+def case_checkpoint(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        ref = os.path.join(d, "ref.h5")
+        r = run(ranks, ["solve", LONG_INI, "--quiet"] + sets([f"output.file={ref}"]))
+        check(r.returncode == 0, f"uninterrupted solve (exit {r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        e_ref, a_ref = eig(ref)
+        out = os.path.join(d, "ck.h5")
+        args = ["solve", LONG_INI] + sets([f"output.file={out}"])
+        p = start(ranks, args)
+        lines = []
+        got = wait_for(p, "solve: N =", lines)
+        time.sleep(0.5)
+        signal_run(p, f"output.file={out}", signal.SIGUSR1)
+        code, _, err = finish(p)
+        check(got and code == 3, f"SIGUSR1: exit status 3 (got {code}; {''.join(lines[-2:]).strip()} {err.strip()[-300:]})")
+        check(os.path.exists(out + ".ckpt") and not os.path.exists(out), "a checkpoint and no result file")
+        if code != 3:
+            return
+        with h5py.File(out + ".ckpt", "r") as f:
+            check(f["basis"].shape[1] == a_ref["rows"] and int(f.attrs["ranks"]) == ranks,
+                  f"checkpoint holds the basis in the original order ({f['basis'].shape})")
+        bad = run(ranks, ["solve", LONG_INI, "--resume"] + sets([f"output.file={out}", "solver.tolerance=1e-9"]))
+        lines_bad = [x for x in bad.stderr.splitlines() if x.strip()]
+        check(bad.returncode == 2 and "tolerance" in bad.stderr and len(set(lines_bad)) == 1,
+              f"resume with another tolerance: exit 2 naming it ({bad.returncode}: {bad.stderr.strip()})")
+        r = run(ranks, ["solve", LONG_INI, "--resume"] + sets([f"output.file={out}"]))
+        check(r.returncode == 0, f"--resume: exit 0 ({r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        e, a = eig(out)
+        check(same(e, e_ref), f"resumed eigenvalues = uninterrupted (max diff {np.max(np.abs(e - e_ref)):.2e})")
+        it, it_ref = int(a["iterations"]), int(a_ref["iterations"])
+        check(abs(it - it_ref) <= max(0.05 * it_ref, 24), f"SpMVs comparable: {it} resumed vs {it_ref} uninterrupted")
+        check(not os.path.exists(out + ".ckpt"), "the checkpoint is removed after the resumed solve")
+        r = run(ranks, ["solve", LONG_INI, "--resume", "--quiet"] + sets([f"output.file={out}"]))
+        check(r.returncode == 0, "--resume of a finished solve: nothing to do, exit 0")
+
+
+def case_checkpoint_sweep(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        extra = ["sweep.coupling=0.7, 0.8", "model.max_phonons=5"]
+        ref = os.path.join(d, "ref.h5")
+        r = run(ranks, ["solve", LONG_INI, "--quiet"] + sets([f"output.file={ref}"] + extra))
+        check(r.returncode == 0, f"uninterrupted sweep ({r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        s_ref = sweep_data(ref)
+        out = os.path.join(d, "s.h5")
+        p = start(ranks, ["solve", LONG_INI] + sets([f"output.file={out}"] + extra))
+        lines = []
+        got = wait_for(p, "sweep: point 0/", lines)
+        time.sleep(0.4)
+        signal_run(p, f"output.file={out}", signal.SIGUSR1)
+        code, _, err = finish(p)
+        check(got and code == 3, f"SIGUSR1 in point 1: exit 3 (got {code}: {err.strip()[-300:]})")
+        if code != 3:
+            return
+        with h5py.File(out, "r") as f:
+            st = f["sweep/status"][:].tolist()
+        check(st == [1, 0], f"the file holds point 0, not point 1 ({st})")
+        with h5py.File(out + ".ckpt", "r") as f:
+            check(int(f.attrs["point"]) == 1, "the checkpoint belongs to point 1")
+        r = run(ranks, ["solve", LONG_INI, "--resume"] + sets([f"output.file={out}"] + extra))
+        check(r.returncode == 0, f"--resume: exit 0 ({r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        s = sweep_data(out)
+        check(same(s["eigenvalues"], s_ref["eigenvalues"]), "resumed sweep = uninterrupted sweep (1e-10)")
+        check("point[0]" not in r.stdout and "point[1]" in r.stdout, "the resume solved point 1 only")
+
+
+def case_interval(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        extra = ["model.max_phonons=5"]
+        ref = os.path.join(d, "ref.h5")
+        run(ranks, ["solve", LONG_INI, "--quiet"] + sets([f"output.file={ref}"] + extra))
+        out = os.path.join(d, "iv.h5")
+        r = run(ranks, ["solve", LONG_INI] + sets([f"output.file={out}", "output.checkpoint_interval=0.2"] + extra))
+        n = r.stderr.count("checkpoint: wrote")
+        check(r.returncode == 0 and n >= 1, f"checkpoint_interval = 0.2: exit 0, {n} checkpoints written")
+        if r.returncode == 0:
+            check(same(eig(out)[0], eig(ref)[0], 0.0), "periodic checkpoints change nothing (bitwise)")
+            check(not os.path.exists(out + ".ckpt"), "the last checkpoint is removed at the end")
+
+
+def case_sigkill(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "k.h5")
+        extra = ["sweep.coupling=0.2, 0.4, 0.6, 0.8, 1.0", "model.max_phonons=4"]
+        p = start(ranks, ["solve", LONG_INI] + sets([f"output.file={out}"] + extra))
+        lines = []
+        got = wait_for(p, "sweep: point 1/", lines)
+        signal_run(p, f"output.file={out}", signal.SIGKILL)
+        finish(p)
+        check(got, "two points finished before the kill")
+        try:
+            s = sweep_data(out)
+            done = [i for i, v in enumerate(s["status"].tolist()) if v == 1]
+            ok = len(done) >= 2 and done == list(range(len(done)))
+            with h5py.File(out, "r") as f:
+                for i in done:
+                    ok = ok and same(f[f"points/{i:04d}/eigenvalues"][:], s["eigenvalues"][i], 0.0)
+            check(ok, f"after SIGKILL the file reads with h5py and holds the finished points {done} intact")
+        except Exception as ex:  # noqa: BLE001
+            check(False, f"after SIGKILL the file is readable: {ex}")
+            return
+        r = run(ranks, ["solve", LONG_INI, "--resume"] + sets([f"output.file={out}"] + extra))
+        check(r.returncode == 0, f"--resume after SIGKILL: exit 0 ({r.returncode}: {r.stderr.strip()[-300:]})")
+        solved = sorted({int(x.split("]")[0][6:]) for x in r.stdout.splitlines() if x.startswith("point[")})
+        check(solved == [i for i in range(5) if i not in done], f"the resume solved only the missing points {solved}")
+        s2 = sweep_data(out)
+        check(bool(np.all(s2["status"] == 1)) and same(s2["eigenvalues"][done], s["eigenvalues"][done], 0.0),
+              "after the resume every point is there and the earlier ones are unchanged")
+
+
+def case_merge(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        full, a, b, m = (os.path.join(d, x) for x in ("full.h5", "a.h5", "b.h5", "m.h5"))
+        r0 = run(ranks, ["solve", SWEEP_INI, "--quiet"] + sets([f"output.file={full}"]))
+        r1 = run(ranks, ["solve", SWEEP_INI, "--quiet", "--points", "0-2"] + sets([f"output.file={a}"]))
+        r2 = run(ranks, ["solve", SWEEP_INI, "--quiet", "--points", "auto"] + sets([f"output.file={b}"]),
+                 env={"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2"})
+        check(r0.returncode == r1.returncode == r2.returncode == 0, "the full run and the two shares: exit 0")
+        sa, sb = sweep_data(a), sweep_data(b)
+        check(sa["status"].tolist() == [1, 1, 1, 0, 0, 0] and sb["status"].tolist() == [0, 0, 0, 1, 1, 1],
+              f"--points 0-2 and --points auto (task 1 of 2) take points 0-2 and 3-5 "
+              f"({sa['status'].tolist()}, {sb['status'].tolist()})")
+        r = run(1, ["merge", m, a, b])
+        check(r.returncode == 0, f"merge: exit 0 ({r.returncode}: {r.stderr.strip()})")
+        if r.returncode:
+            return
+        sm, sf = sweep_data(m), sweep_data(full)
+        check(same(sm["eigenvalues"], sf["eigenvalues"]) and bool(np.all(sm["status"] == 1)),
+              "merged = one-run sweep (1e-10), every point converged")
+        check(sm["points"] == [f"{p:04d}" for p in range(6)] and int(sm["attrs"]["finalised"]) == 1,
+              "the merged file holds every point group")
+        with h5py.File(m, "r") as f:
+            check(same(f["points/0004/eigenvalues"][:], sf["eigenvalues"][4]), "a merged point group has its data")
+        r = run(1, ["merge", os.path.join(d, "m2.h5"), a, full])
+        check(r.returncode == 0, "merge of overlapping shares that agree: exit 0")
+
+
+def case_bad(ranks):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "bad.h5")
+        cases = [
+            (["sweep.bogus=1"], [], "unknown key"),
+            (["sweep.coupling="], [], "empty"),
+            (["sweep.hubbard_u=1:2:0"], [], "step is zero"),
+            (["sweep.hubbard_u=3:1:1"], [], "empty"),
+            (["sweep.combine=zip"], [], "equal length"),
+            (["sweep.phonon_frequency=1, 0"], [], "phonon_frequency"),
+            (["sweep.max_phonons=2.5"], [], "integer"),
+            (["sweep.boundary=0:1:1"], [], "numeric"),
+            (["sweep.phonon_basis=site, bogus"], [], "phonon_basis"),
+            ([], ["--points", "5-2"], "--points"),
+            ([], ["--points", "0-99"], "--points"),
+            ([], ["--points", "auto"], "SLURM_ARRAY_TASK_ID"),
+        ]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+        for s, opts, want in cases:
+            r = subprocess.run(command(1, ["solve", SWEEP_INI] + opts + sets([f"output.file={out}"] + s)),
+                               capture_output=True, text=True, env=env, timeout=300)
+            lines = [x for x in r.stderr.splitlines() if x.strip()]
+            check(r.returncode == 2 and len(lines) == 1 and want in r.stderr and not os.path.exists(out),
+                  f"{s + opts}: exit 2, one line with '{want}' (got {r.returncode}: {r.stderr.strip()})")
+        # --resume of another sweep names the difference
+        good = os.path.join(d, "good.h5")
+        run(1, ["solve", SWEEP_INI, "--quiet"] + sets([f"output.file={good}"]))
+        r = run(1, ["solve", SWEEP_INI, "--resume"] + sets([f"output.file={good}", "sweep.coupling=0.1, 0.2"]))
+        lines = [x for x in r.stderr.splitlines() if x.strip()]
+        check(r.returncode == 2 and len(lines) == 1 and "coupling" in r.stderr,
+              f"--resume with another sweep: exit 2 naming the key ({r.returncode}: {r.stderr.strip()})")
+        # --points without a sweep; merge of inputs that do not match
+        single = os.path.join(d, "single.h5")
+        r = run(1, ["solve", without_sweep(SWEEP_INI, d), "--quiet", "--points", "0-1"] + sets([f"output.file={single}"]))
+        check(r.returncode == 2 and "[sweep]" in r.stderr, f"--points without [sweep]: exit 2 ({r.stderr.strip()})")
+        run(1, ["solve", without_sweep(SWEEP_INI, d), "--quiet"] + sets([f"output.file={single}"]))
+        other = os.path.join(d, "other.h5")
+        run(1, ["solve", SWEEP_INI, "--quiet"] + sets([f"output.file={other}", "sweep.coupling=0.1"]))
+        for ins, want in (([good, other], "another sweep"), ([good, single], "not a pjds-lanczos sweep file"),
+                          ([good, os.path.join(d, "missing.h5")], "cannot open")):
+            mo = os.path.join(d, "merged.h5")
+            r = run(1, ["merge", mo] + ins)
+            lines = [x for x in r.stderr.splitlines() if x.strip()]
+            check(r.returncode == 2 and len(lines) == 1 and want in r.stderr and not os.path.exists(mo),
+                  f"merge {os.path.basename(ins[1])}: exit 2, one line with '{want}' ({r.returncode}: {r.stderr.strip()})")
+
+
+def main():
+    case, ranks = sys.argv[1], int(sys.argv[2])
+    globals()["case_" + {"checkpoint_sweep": "checkpoint_sweep"}.get(case, case)](ranks)
+    print("FAILED: %d check(s)" % len(FAIL) if FAIL else "PASSED")
+    return 1 if FAIL else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
