@@ -258,6 +258,37 @@ static void first_difference(const char *a, const char *b, char *out, size_t len
     snprintf(out, len, "the texts differ");
 }
 
+int app_ckpt_precheck(app_ctx *ctx, const char *path, int point, const char *sweep_hash)
+{
+    char msg[1500] = "";
+    if (ctx->rank == 0) {
+        char *want = pl_config_result_text(&ctx->cfg, 0), *cfg = NULL, *sh = NULL;
+        int64_t pt = -2;
+        pl_h5_quiet();
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (!want) snprintf(msg, sizeof msg, "out of host memory");
+        else if (f < 0 || pl_h5_attr_get_string(f, "config", &cfg, path) || pl_h5_attr_get_string(f, "sweep_hash", &sh, path) ||
+                 pl_h5_attr_get_int(f, "point", &pt, path)) {
+            pl_error_clear();
+            snprintf(msg, sizeof msg, "%s: not a readable pjds-lanczos checkpoint (remove it to start afresh)", path);
+        } else if (strcmp(cfg, want)) {
+            char d[1000];
+            first_difference(cfg, want, d, sizeof d);
+            snprintf(msg, sizeof msg, "%s: made with a different configuration: %s", path, d);
+        } else if (pt != point || strcmp(sh, sweep_hash ? sweep_hash : "")) {
+            snprintf(msg, sizeof msg, "%s: belongs to point %lld of sweep '%s', not to point %d of sweep '%s'", path,
+                     (long long)pt, sh, point, sweep_hash ? sweep_hash : "");
+        }
+        if (f >= 0) H5Fclose(f);
+        free(want);
+        free(cfg);
+        free(sh);
+    }
+    PL_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    PL_CHECK(!msg[0], PL_ERR_INPUT, "%s", msg);
+    return PL_OK;
+}
+
 /* Rank 0: open and check the checkpoint; meta = method nev ncv which nvec
  * hist_nev nint ndbl nhist has_imag.  PL_ERR_INPUT with the reason. */
 static int open_check(app_ckpt *c, hid_t *fp, int64_t meta[10])

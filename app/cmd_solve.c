@@ -66,6 +66,7 @@ int cmd_solve(app_ctx *ctx)
             return PL_OK;
         }
         if (mode == 0) pl_info("solve --resume: no checkpoint %s; starting afresh", ckpt);
+        if (mode == 1) PL_CALL(app_ckpt_precheck(ctx, ckpt, -1, ""));
     }
     if (mode == 0) PL_CALL(app_check_output_path(ctx, cfg->output.file));
 

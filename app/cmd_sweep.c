@@ -483,6 +483,13 @@ int cmd_sweep(app_ctx *ctx)
             PL_CHECK_GOTO(point >= 0 && point < r.d.npoints, PL_ERR_INPUT, out, rc,
                           "%s: this checkpoint is of a single solve (point %d), not of a point of this sweep", ck, point);
             r.ckpt_point = point;
+            pl_config pc, saved = ctx->cfg; /* before any work: does it belong to this point's configuration? */
+            PL_CALL_GOTO(sweep_point_config(&r.base, &r.d, point, &pc), out, rc);
+            ctx->cfg = pc;
+            rc = app_ckpt_precheck(ctx, ck, point, r.d.hash);
+            ctx->cfg = saved;
+            pl_config_destroy(&pc);
+            PL_CALL_GOTO(rc, out, rc);
         }
     }
     todo = calloc((size_t)r.d.npoints + 1, 1);

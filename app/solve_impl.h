@@ -94,6 +94,10 @@ int app_ckpt_callback(void *arg, const lz_state *st, int *stop);
 /* Whether the checkpoint file exists (rank 0 looks, broadcast), and its
  * point (-1: a single solve).  Collective. */
 int app_ckpt_exists(app_ctx *ctx, const char *path, int *exists, int *point);
+/* Before any work: the checkpoint's configuration (ctx->cfg's result
+ * text), point and sweep hash match this run; PL_ERR_INPUT naming the
+ * first difference otherwise.  Collective. */
+int app_ckpt_precheck(app_ctx *ctx, const char *path, int point, const char *sweep_hash);
 /* Read the checkpoint for a resumed solve on op: the configuration must
  * match c->config_text (else PL_ERR_INPUT naming the first difference), the
  * basis is redistributed to this run's ranks and permutation.  st->V is

@@ -296,3 +296,113 @@ int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r)
     PL_CALL(pl_vec_nrm2(w->op, kr_col(w, jw), r));
     return PL_OK;
 }
+
+/* ---- start vector, checkpoint and resume ----------------------------- */
+
+int kr_start_vector(kr_ws *w, const lz_options *opt, int *exhausted)
+{
+    *exhausted = 0;
+    if (!opt->start || opt->nstart < 1 || w->m < 1) return kr_random_direction(w, 0, 1, exhausted);
+    pl_backend *be = w->be;
+    double *v0 = kr_col(w, 0), nrm = 0.0;
+    PL_CALL(be->copy(be, w->n, opt->start, v0));
+    for (int j = 1; j < opt->nstart; j++) PL_CALL(be->axpy(be, w->n, 1.0, opt->start + (size_t)j * opt->start_ld, v0));
+    PL_CALL(pl_vec_nrm2(w->op, v0, &nrm));
+    if (!(nrm > 0.0) || !isfinite(nrm)) return kr_random_direction(w, 0, 1, exhausted);
+    PL_CALL(be->scal(be, w->n, 1.0 / nrm, v0));
+    if (opt->start_noise > 0.0) { /* the seed's random vector, unit, in column 1 */
+        double *v1 = kr_col(w, 1), rn = 0.0;
+        const int64_t *gi = w->gidx;
+        double *hv = w->h_vec;
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < w->n; i++) hv[i] = lz_random_element(w->seed, gi[i]);
+        PL_CALL(be->upload(be, v1, hv, w->n));
+        PL_CALL(pl_vec_nrm2(w->op, v1, &rn));
+        if (rn > 0.0) PL_CALL(be->axpy(be, w->n, opt->start_noise / rn, v1, v0));
+    }
+    double n2 = 0.0;
+    int in_span = 0;
+    PL_CALL(kr_orthogonalize(w, 0, 0, w->cf, &n2, &in_span)); /* normalises column 0 */
+    if (in_span) return kr_random_direction(w, 0, 1, exhausted);
+    return PL_OK;
+}
+
+int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, int64_t *ints, int nint,
+                  const double *dbl, int ndbl, int *stop)
+{
+    *stop = 0;
+    if (!opt->checkpoint) return PL_OK;
+    PL_CHECK(nint <= LZ_STATE_INTS && nint >= KR_ST_COMMON, PL_ERR_ARG, "kr_checkpoint: %d ints", nint);
+    ints[KR_ST_NAPPLY] = w->napply;
+    ints[KR_ST_NRANDOM] = (int64_t)w->n_random;
+    ints[KR_ST_BREAKDOWNS] = res->breakdowns;
+    ints[KR_ST_VERIFICATIONS] = res->verifications;
+    ints[KR_ST_MISSED] = res->missed;
+    ints[KR_ST_INCONCLUSIVE] = res->verify_inconclusive;
+    lz_state st;
+    memset(&st, 0, sizeof st);
+    st.method = method;
+    st.nev = opt->nev;
+    st.ncv = w->m;
+    st.which = opt->which;
+    st.nvec = (int)ints[KR_ST_K] + 1;
+    st.nint = nint;
+    memcpy(st.ints, ints, (size_t)nint * sizeof *ints);
+    st.ndbl = ndbl;
+    st.dbl = (double *)dbl;
+    st.nhist = res->nhist;
+    st.hist_nev = res->hist_nev;
+    st.hist_iterations = res->hist_iterations;
+    st.hist_ritz = res->hist_ritz;
+    st.hist_resid = res->hist_resid;
+    st.hist_ritz_imag = res->hist_ritz_imag;
+    st.V = w->V;
+    st.ld = w->ld;
+    double t0 = pl_wtime();
+    int rc = opt->checkpoint(opt->checkpoint_arg, &st, stop);
+    w->t.other += pl_wtime() - t0;
+    return rc;
+}
+
+int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, int64_t *ints, int nint,
+              double *dbl, int ndbl)
+{
+    const lz_state *st = opt->resume;
+    PL_CHECK(st->method == method && st->nev == opt->nev && st->ncv == w->m && st->which == opt->which, PL_ERR_INPUT,
+             "the checkpoint was made by %s with nev %d, ncv %d, which %d; this solve is %s with nev %d, ncv %d, "
+             "which %d",
+             st->method == 1 ? "lanczos" : "krylov-schur", st->nev, st->ncv, st->which,
+             method == 1 ? "lanczos" : "krylov-schur", opt->nev, w->m, opt->which);
+    PL_CHECK(st->nint == nint && st->ndbl == ndbl && st->nvec >= 1 && st->nvec <= w->m + 1 &&
+                 st->ints[KR_ST_K] + 1 == st->nvec && st->hist_nev == opt->nev,
+             PL_ERR_INPUT, "the checkpoint's state has %d ints, %d reals and %d vectors; expected %d, %d and <= %d",
+             st->nint, st->ndbl, st->nvec, nint, ndbl, w->m + 1);
+    for (int j = 0; j < st->nvec; j++)
+        PL_CALL(w->be->copy(w->be, w->n, st->V + (size_t)j * st->ld, kr_col(w, j)));
+    memcpy(ints, st->ints, (size_t)nint * sizeof *ints);
+    memcpy(dbl, st->dbl, (size_t)ndbl * sizeof *dbl);
+    w->napply = ints[KR_ST_NAPPLY];
+    w->n_random = (uint64_t)ints[KR_ST_NRANDOM];
+    res->breakdowns = (int)ints[KR_ST_BREAKDOWNS];
+    res->verifications = (int)ints[KR_ST_VERIFICATIONS];
+    res->missed = (int)ints[KR_ST_MISSED];
+    res->verify_inconclusive = (int)ints[KR_ST_INCONCLUSIVE];
+    /* the history so far */
+    int nh = st->nhist, ne = st->hist_nev;
+    size_t cells = (size_t)(nh ? nh : 1) * (size_t)ne;
+    res->hist_iterations = malloc((size_t)(nh ? nh : 1) * sizeof *res->hist_iterations);
+    res->hist_ritz = malloc(cells * sizeof(double));
+    res->hist_resid = malloc(cells * sizeof(double));
+    if (st->hist_ritz_imag) res->hist_ritz_imag = malloc(cells * sizeof(double));
+    PL_CHECK(res->hist_iterations && res->hist_ritz && res->hist_resid && (!st->hist_ritz_imag || res->hist_ritz_imag),
+             PL_ERR_MEM, "out of host memory (history)");
+    if (nh > 0) {
+        memcpy(res->hist_iterations, st->hist_iterations, (size_t)nh * sizeof *res->hist_iterations);
+        memcpy(res->hist_ritz, st->hist_ritz, (size_t)nh * ne * sizeof(double));
+        memcpy(res->hist_resid, st->hist_resid, (size_t)nh * ne * sizeof(double));
+        if (st->hist_ritz_imag) memcpy(res->hist_ritz_imag, st->hist_ritz_imag, (size_t)nh * ne * sizeof(double));
+    }
+    res->nhist = nh;
+    *hcap = nh ? nh : 1;
+    return PL_OK;
+}

@@ -85,6 +85,42 @@ int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r);
 int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *ritz_imag,
                     const double *resid);
 size_t kr_atleast1(size_t n);
+
+/* ---- start vector, checkpoint and resume (lz_options start, checkpoint,
+ * resume) ------------------------------------------------------------- */
+/* Column 0 = the start vector: opt->start's columns summed, normalised,
+ * plus opt->start_noise times the seed's random start vector (unit), then
+ * normalised; the random vector alone without opt->start or when the sum
+ * vanishes.  Uses column 1 as scratch.  Collective. */
+int kr_start_vector(kr_ws *w, const lz_options *opt, int *exhausted);
+/* lz_state ints shared by both methods; a method's own follow from
+ * KR_ST_COMMON.  dbl[0] is normest, the rest the method's (lanczos.c,
+ * krylov_schur.c). */
+enum {
+    KR_ST_NAPPLY = 0,    /* operator applications so far                  */
+    KR_ST_NRANDOM,       /* random vectors drawn (the RNG state)          */
+    KR_ST_BREAKDOWNS,
+    KR_ST_VERIFICATIONS,
+    KR_ST_MISSED,
+    KR_ST_INCONCLUSIVE,
+    KR_ST_RESTARTS,
+    KR_ST_K,             /* columns kept; column K is the next to expand  */
+    KR_ST_NLOCK,         /* locked columns (verification phase)           */
+    KR_ST_NCONV,
+    KR_ST_COMMON
+};
+/* At the end of a cycle: hand the state (V[:, 0:ints[KR_ST_K] + 1], the
+ * ints, dbl and res's history) to opt->checkpoint; *stop as it decides.
+ * ints[0:KR_ST_COMMON] are filled here from w and res.  Collective. */
+int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, int64_t *ints, int nint,
+                  const double *dbl, int ndbl, int *stop);
+/* Start from opt->resume: check that it belongs to this method and these
+ * options (PL_ERR_INPUT otherwise), copy its basis into V, restore w's
+ * counters and res's history (*hcap its capacity) and counters, and return
+ * its ints and dbl (ndbl entries expected) for the method to restore the
+ * rest.  Collective. */
+int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, int64_t *ints, int nint,
+              double *dbl, int ndbl);
 /* The checks both methods share: nev, tol, which (up to last_which), max_restarts,
  * ncv >= nev + min_extra; *ncv = the basis size (auto choice, capped at N).
  * PL_ERR_INPUT with the key's name, PL_ERR_ARG for NULL.  Not collective. */

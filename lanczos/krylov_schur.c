@@ -389,6 +389,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
     res->hist_nev = nev;
 
     double *ritz = NULL, *ritz_im = NULL, *rest = NULL, *lock_re = NULL, *lock_im = NULL, *lock_est = NULL;
+    double *ckbuf = NULL;
     int err = PL_OK, hcap = 0;
     ritz = calloc((size_t)nev + 1, sizeof *ritz);
     ritz_im = calloc((size_t)nev + 1, sizeof *ritz_im);
@@ -399,18 +400,62 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
     PL_CHECK_GOTO(ritz && ritz_im && rest && lock_re && lock_im && lock_est, PL_ERR_MEM, out, err,
                   "out of host memory");
 
-    int exhausted = 0;
-    PL_CALL_GOTO(kr_random_direction(w, 0, 1, &exhausted), out, err);
-    PL_CHECK_GOTO(!exhausted, PL_ERR_INTERNAL, out, err, "the start vector is zero");
     memset(k->Sb, 0, (size_t)ldb * m * sizeof(double));
-
     int kcol = 0;  /* columns kept at the start of the cycle */
     int nlock = 0; /* verification phase: nret locked Schur vectors in columns 0..nlock-1 */
-    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0, nret = nev;
+    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0, nret = nev, cycled = 0;
     int verify_start = 0, verify_end = 0; /* restarts when the current set started / its search must end */
     double normest = info.norm_estimate;
+    /* checkpoint state: ints (krylov_impl.h) + nret, verify_start,
+     * verify_end; dbl = normest, Sb ((m + 1) x m), lock_re, lock_im,
+     * lock_est (nev + 1 each) */
+    enum { ST_NRET = KR_ST_COMMON, ST_VSTART, ST_VEND, ST_N };
+    int64_t ints[ST_N];
+    const int nd = 1 + ldb * m + 3 * (nev + 1);
+    ckbuf = malloc((size_t)nd * sizeof *ckbuf);
+    PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
+    double *lock_all[3] = {lock_re, lock_im, lock_est};
+    if (opt->resume) {
+        PL_CALL_GOTO(kr_resume(w, opt, 2, res, &hcap, ints, ST_N, ckbuf, nd), out, err);
+        restarts = (int)ints[KR_ST_RESTARTS];
+        kcol = (int)ints[KR_ST_K];
+        nlock = (int)ints[KR_ST_NLOCK];
+        nconv = (int)ints[KR_ST_NCONV];
+        nret = (int)ints[ST_NRET];
+        verify_start = (int)ints[ST_VSTART];
+        verify_end = (int)ints[ST_VEND];
+        normest = ckbuf[0];
+        memcpy(k->Sb, ckbuf + 1, (size_t)ldb * m * sizeof(double));
+        for (int a = 0; a < 3; a++)
+            memcpy(lock_all[a], ckbuf + 1 + ldb * m + a * (nev + 1), (size_t)(nev + 1) * sizeof(double));
+    } else {
+        int exhausted = 0;
+        PL_CALL_GOTO(kr_start_vector(w, opt, &exhausted), out, err);
+        PL_CHECK_GOTO(!exhausted, PL_ERR_INTERNAL, out, err, "the start vector is zero");
+    }
 
     while (reason == LZ_ITERATING) {
+        /* ---- end of a cycle (after its restart): checkpoint ---- */
+        if (cycled && opt->checkpoint) {
+            int stop = 0;
+            ints[KR_ST_RESTARTS] = restarts;
+            ints[KR_ST_K] = kcol;
+            ints[KR_ST_NLOCK] = nlock;
+            ints[KR_ST_NCONV] = nconv;
+            ints[ST_NRET] = nret;
+            ints[ST_VSTART] = verify_start;
+            ints[ST_VEND] = verify_end;
+            ckbuf[0] = normest;
+            memcpy(ckbuf + 1, k->Sb, (size_t)ldb * m * sizeof(double));
+            for (int a = 0; a < 3; a++)
+                memcpy(ckbuf + 1 + ldb * m + a * (nev + 1), lock_all[a], (size_t)(nev + 1) * sizeof(double));
+            PL_CALL_GOTO(kr_checkpoint(w, opt, 2, res, ints, ST_N, ckbuf, nd, &stop), out, err);
+            if (stop) {
+                reason = LZ_CHECKPOINTED;
+                break;
+            }
+        }
+        cycled = 1;
         /* ---- expansion: columns kcol .. m ---- */
         mm = m;
         int vm_valid = 1;
@@ -562,6 +607,14 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
         restarts++;
     }
 
+    if (reason == LZ_CHECKPOINTED) { /* not finished: no vectors, no residuals */
+        res->normest = normest;
+        res->nconv = nconv;
+        res->restarts = restarts;
+        res->iterations = w->napply;
+        res->reason = reason;
+        goto out;
+    }
     /* ---- Ritz vectors and explicit residuals ---- */
     if (final_locked) {
         /* the locked block Sb[0:nret, 0:nret] is quasi-triangular (sorted):
@@ -612,5 +665,6 @@ out:
     free(lock_re);
     free(lock_im);
     free(lock_est);
+    free(ckbuf);
     return err;
 }

@@ -68,6 +68,7 @@ const char *lz_reason_name(int reason)
     case LZ_CONVERGED: return "converged";
     case LZ_MAX_RESTARTS: return "max_restarts";
     case LZ_BREAKDOWN: return "breakdown";
+    case LZ_CHECKPOINTED: return "checkpointed";
     default: return "unknown";
     }
 }
@@ -216,7 +217,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     res->hist_nev = nev;
     res->ncv = m;
 
-    double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL;
+    double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL, *ckbuf = NULL;
     int err = PL_OK, hcap = 0;
     ritz = malloc((size_t)nev * sizeof *ritz);
     est = malloc((size_t)nev * sizeof *est);
@@ -224,17 +225,52 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     lock_est = malloc((size_t)nev * sizeof *lock_est);
     PL_CHECK_GOTO(ritz && est && lock_theta && lock_est, PL_ERR_MEM, out, err, "out of host memory");
 
-    int exhausted = 0;
-    PL_CALL_GOTO(kr_random_direction(w, 0, 1, &exhausted), out, err);
-    PL_CHECK_GOTO(!exhausted, PL_ERR_INTERNAL, out, err, "the start vector is zero");
-
     int k = 0;         /* columns kept (locked + Ritz) at the start of the cycle */
     int nlock = 0;     /* verification phase: nev locked pairs in columns 0..nev-1 */
-    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0;
+    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0, cycled = 0;
     double beta_m = 0.0, normest = info.norm_estimate;
     reset_T(w, 0, NULL, 0);
+    /* checkpoint state: ints (krylov_impl.h) and dbl = normest, T (m x m),
+     * lock_theta (nev), lock_est (nev) */
+    int64_t ints[KR_ST_COMMON];
+    const int nd = 1 + m * m + 2 * nev;
+    ckbuf = malloc((size_t)nd * sizeof *ckbuf);
+    PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
+    if (opt->resume) {
+        PL_CALL_GOTO(kr_resume(w, opt, 1, res, &hcap, ints, KR_ST_COMMON, ckbuf, nd), out, err);
+        restarts = (int)ints[KR_ST_RESTARTS];
+        k = (int)ints[KR_ST_K];
+        nlock = (int)ints[KR_ST_NLOCK];
+        nconv = (int)ints[KR_ST_NCONV];
+        normest = ckbuf[0];
+        memcpy(w->T, ckbuf + 1, (size_t)m * m * sizeof(double));
+        memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)nev * sizeof(double));
+        memcpy(lock_est, ckbuf + 1 + m * m + nev, (size_t)nev * sizeof(double));
+    } else {
+        int exhausted = 0;
+        PL_CALL_GOTO(kr_start_vector(w, opt, &exhausted), out, err);
+        PL_CHECK_GOTO(!exhausted, PL_ERR_INTERNAL, out, err, "the start vector is zero");
+    }
 
     while (reason == LZ_ITERATING) {
+        /* ---- end of a cycle (after its restart): checkpoint ---- */
+        if (cycled && opt->checkpoint) {
+            int stop = 0;
+            ints[KR_ST_RESTARTS] = restarts;
+            ints[KR_ST_K] = k;
+            ints[KR_ST_NLOCK] = nlock;
+            ints[KR_ST_NCONV] = nconv;
+            ckbuf[0] = normest;
+            memcpy(ckbuf + 1, w->T, (size_t)m * m * sizeof(double));
+            memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)nev * sizeof(double));
+            memcpy(ckbuf + 1 + m * m + nev, lock_est, (size_t)nev * sizeof(double));
+            PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, ints, KR_ST_COMMON, ckbuf, nd, &stop), out, err);
+            if (stop) {
+                reason = LZ_CHECKPOINTED;
+                break;
+            }
+        }
+        cycled = 1;
         /* ---- expansion: columns k .. m ---- */
         mm = m;
         int vm_valid = 1;
@@ -401,6 +437,14 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         restarts++;
     }
 
+    if (reason == LZ_CHECKPOINTED) { /* not finished: no vectors, no residuals */
+        res->normest = normest;
+        res->nconv = nconv;
+        res->restarts = restarts;
+        res->iterations = w->napply;
+        res->reason = reason;
+        goto out;
+    }
     /* ---- Ritz vectors and explicit residuals ---- */
     if (final_locked) {
         memcpy(res->eigenvalues, lock_theta, (size_t)nev * sizeof(double)); /* V[:, 0:nev] holds the vectors */
@@ -426,5 +470,6 @@ out:
     free(est);
     free(lock_theta);
     free(lock_est);
+    free(ckbuf);
     return err;
 }
