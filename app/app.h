@@ -22,6 +22,8 @@ typedef struct app_ctx {
     int resume;           /* solve --resume                                   */
     const char *points;   /* solve --points A-B | auto (NULL: all)            */
     int build_terms;      /* app_build_rows: value terms for a sweep          */
+    int error_collective; /* the command's error was found by every rank alike */
+                          /* (broadcast checks): rank 0 reports it, no abort  */
 } app_ctx;
 
 /* What app_build_rows learned about the matrix. */

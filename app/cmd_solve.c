@@ -40,6 +40,7 @@ int cmd_solve(app_ctx *ctx)
 {
     if (ctx->cfg.sweep.nkeys > 0) return cmd_sweep(ctx);
     const pl_config *cfg = &ctx->cfg;
+    ctx->error_collective = ctx->points != NULL;
     PL_CHECK(!ctx->points, PL_ERR_INPUT, "--points selects points of a sweep, but %s has no [sweep] section", cfg->path);
     app_signals_install();
     pl_csr rows;
@@ -66,7 +67,11 @@ int cmd_solve(app_ctx *ctx)
             return PL_OK;
         }
         if (mode == 0) pl_info("solve --resume: no checkpoint %s; starting afresh", ckpt);
-        if (mode == 1) PL_CALL(app_ckpt_precheck(ctx, ckpt, -1, ""));
+        if (mode == 1) {
+            int e = app_ckpt_precheck(ctx, ckpt, -1, "");
+            ctx->error_collective = e != PL_OK;
+            PL_CALL(e);
+        }
     }
     if (mode == 0) PL_CALL(app_check_output_path(ctx, cfg->output.file));
 

@@ -468,6 +468,7 @@ int cmd_sweep(app_ctx *ctx)
     int8_t *todo = NULL;
     app_signals_install();
     PL_CALL(pl_config_copy(&r.base, &ctx->cfg));
+    ctx->error_collective = 1; /* the checks up to the first point fail on every rank alike */
     PL_CALL_GOTO(sweep_def_build(&r.base, &r.d), out, rc);
     PL_CALL_GOTO(sweep_select(ctx->points, r.d.npoints, &r.lo, &r.hi), out, rc);
     snprintf(r.path, sizeof r.path, "%s", r.base.output.file);
@@ -492,6 +493,7 @@ int cmd_sweep(app_ctx *ctx)
             PL_CALL_GOTO(rc, out, rc);
         }
     }
+    ctx->error_collective = 0;
     todo = calloc((size_t)r.d.npoints + 1, 1);
     PL_CHECK_GOTO(todo, PL_ERR_MEM, out, rc, "out of host memory");
     PL_CALL_GOTO(todo_points(&r, todo), out, rc);

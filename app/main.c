@@ -197,6 +197,7 @@ int main(int argc, char **argv)
                      omp_get_max_threads(), provided);
             in_setup = 0;
             rc = cmd->fn(&ctx);
+            if (ctx.error_collective) in_setup = 1; /* every rank failed alike: rank 0 speaks, no abort */
         }
     }
     int status = finish(&ctx, rc, in_setup);

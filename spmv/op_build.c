@@ -442,25 +442,45 @@ static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
 }
 
 /* Step 5b (local, sweeps): the value terms of A (A->nterms > 0) in the
- * layout of the local and of the remote values, in backend memory (one
- * bounded host buffer at a time), and each term's absolute row sums for
- * the norm estimate of pl_op_refill. */
+ * layout of the local and of the remote values (fill_chunks with the term
+ * in place of the values, so padding is 0 and the order is the matrix's),
+ * in backend memory, and each term's absolute row sums for the norm
+ * estimate of pl_op_refill.  cpu: filled in place (vec_alloc is host
+ * memory); device backends: chunk range by chunk range through one host
+ * buffer of PL_TERM_STAGE entries (or the widest chunk, if larger), so the
+ * host never holds a whole term in the pJDS layout. */
+#define PL_TERM_STAGE ((int64_t)1 << 22) /* 32 MiB of doubles */
 static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
 {
     pl_backend *be = op->be;
     const int K = A->nterms;
     const int64_t nnz = pl_csr_nnz(A), n = op->n;
     const pjds *parts[2] = {&op->loc, &op->rem};
+    PL_CHECK(A->terms || nnz == 0, PL_ERR_ARG, "the row block has nterms = %d but no terms array", K);
     double bytes = 8.0 * K * (double)(op->loc.nent + (op->rem.nrows > 0 ? op->rem.nent : 0));
     PL_CALL(pl_backend_mem_check(be, bytes));
     op->nterms = K;
     op->d_term_loc = calloc((size_t)K, sizeof *op->d_term_loc);
     op->d_term_rem = calloc((size_t)K, sizeof *op->d_term_rem);
-    PL_MALLOC(op->term_rowsum, (size_t)K * (size_t)(n ? n : 1));
     PL_CHECK(op->d_term_loc && op->d_term_rem, PL_ERR_MEM, "out of host memory");
-    int64_t most = op->loc.nent > op->rem.nent ? op->loc.nent : op->rem.nent;
+    PL_MALLOC(op->term_rowsum, (size_t)K * (size_t)(n ? n : 1));
+    /* host buffer: PL_TERM_STAGE entries (PJDS_FILL_STAGE_ENTRIES: tests),
+     * at least the widest chunk, at most the larger part */
+    int64_t stage = 0;
     double *buf = NULL;
-    PL_MALLOC(buf, most ? most : 1);
+    if (!op->host_shared) {
+        const char *env = getenv("PJDS_FILL_STAGE_ENTRIES");
+        int64_t widest = 0, most = op->loc.nent > op->rem.nent ? op->loc.nent : op->rem.nent;
+        stage = env && atoll(env) > 0 ? atoll(env) : PL_TERM_STAGE;
+        for (int q = 0; q < 2; q++)
+            for (int32_t c = 0; c < parts[q]->nchunks; c++) {
+                int64_t w = parts[q]->chunk_start[c + 1] - parts[q]->chunk_start[c];
+                widest = w > widest ? w : widest;
+            }
+        stage = widest > stage ? widest : stage;
+        stage = most < stage ? most : stage;
+        PL_MALLOC(buf, stage ? stage : 1);
+    }
     int rc = PL_OK;
     for (int k = 0; k < K && rc == PL_OK; k++) {
         const double *src = A->terms + (size_t)k * (size_t)nnz;
@@ -468,9 +488,18 @@ static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
             const pjds *p = parts[q];
             if (q == 1 && p->nrows == 0) continue;
             double **d = q ? &op->d_term_rem[k] : &op->d_term_loc[k];
-            fill_chunks(p, q, op, A, t, 0, p->nchunks, NULL, buf, src);
             rc = be->vec_alloc(be, (size_t)(p->nent ? p->nent : 1), d);
-            if (rc == PL_OK) rc = be->upload(be, *d, buf, (size_t)p->nent);
+            if (rc != PL_OK) break;
+            if (op->host_shared) {
+                fill_chunks(p, q, op, A, t, 0, p->nchunks, NULL, *d, src);
+                continue;
+            }
+            for (int64_t c = 0, c1; c < p->nchunks && rc == PL_OK; c = c1) {
+                for (c1 = c + 1; c1 < p->nchunks && p->chunk_start[c1 + 1] - p->chunk_start[c] <= stage;) c1++;
+                int64_t off = p->chunk_start[c];
+                fill_chunks(p, q, op, A, t, c, c1, NULL, buf, src);
+                rc = be->upload(be, *d + off, buf, (size_t)(p->chunk_start[c1] - off));
+            }
         }
         double *rs = op->term_rowsum + (size_t)k * (size_t)n;
         const int64_t *rp = A->row_ptr;
@@ -484,6 +513,8 @@ static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
     free(buf);
     PL_CALL(rc);
     op->dev_bytes += (size_t)bytes;
+    pl_debug("pl_op_create: %d value terms, %.1f MiB in backend memory, host staging %.1f MiB", K,
+             bytes / 1048576.0, 8.0 * (double)stage / 1048576.0);
     if (!op->stream_fill) { /* fill_remote kept them for us */
         free(t->rem_h);
         free(t->rem_blk);
