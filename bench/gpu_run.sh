@@ -72,7 +72,7 @@ TEST=$BUILD/tests/gpu/test_cuda_backend
 # ---- GPU tests -----------------------------------------------------------------
 if [ $BUILD_OK = 1 ] && part tests; then
     step "ctest -L gpu"
-    (cd "$BUILD" && timeout 150 ctest -L gpu --output-on-failure --timeout 120) > "$OUT/tests.log" 2>&1
+    (cd "$BUILD" && timeout 240 ctest -L gpu --output-on-failure --timeout 150) > "$OUT/tests.log" 2>&1
     tail -15 "$OUT/tests.log"
     note "gpu tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|Not Run|Skipped)' "$OUT/tests.log" | tee -a "$SUM"
