@@ -21,7 +21,8 @@ typedef struct app_ctx {
     double t_start;       /* pl_wtime() at program start                      */
     int resume;           /* solve --resume                                   */
     const char *points;   /* solve --points A-B | auto (NULL: all)            */
-    int build_terms;      /* app_build_rows: value terms for a sweep          */
+    int build_terms;      /* app_build_rows: value terms for a sweep: the bit */
+                          /* mask of the swept Hamiltonian terms (hh.h)      */
     int error_collective; /* the command's error was found by every rank alike */
                           /* (broadcast checks): rank 0 reports it, no abort  */
 } app_ctx;

@@ -84,31 +84,6 @@ static void find_swept_terms(sweep_run *r)
     for (int k = 0; k < HH_NTERMS; k++) r->nswept += r->swept[k];
 }
 
-/* rows->terms (the HH_NTERMS unit terms) -> [fixed part, swept terms...]. */
-static int reduce_terms(sweep_run *r, pl_csr *rows)
-{
-    double c[HH_NTERMS];
-    hh_term_coefs(&r->ctx->cfg.model, c);
-    int64_t nnz = pl_csr_nnz(rows);
-    PL_CHECK(rows->nterms == HH_NTERMS, PL_ERR_INTERNAL, "the generator gave %d terms, expected %d", rows->nterms,
-             HH_NTERMS);
-    double *T = rows->terms, *out = malloc(((size_t)(1 + r->nswept) * (size_t)nnz + 1) * sizeof *out);
-    PL_CHECK(out, PL_ERR_MEM, "out of host memory for the value terms");
-#pragma omp parallel for schedule(static)
-    for (int64_t e = 0; e < nnz; e++) {
-        double f = 0.0;
-        for (int k = 0; k < HH_NTERMS; k++)
-            if (!r->swept[k]) f += c[k] * T[(size_t)k * nnz + e];
-        out[e] = f;
-    }
-    for (int k = 0, s = 1; k < HH_NTERMS; k++)
-        if (r->swept[k]) memcpy(out + (size_t)s++ * nnz, T + (size_t)k * nnz, (size_t)nnz * sizeof *out);
-    free(rows->terms);
-    rows->terms = out;
-    rows->nterms = 1 + r->nswept;
-    return PL_OK;
-}
-
 /* ---- the operator of point p: rebuilt or refilled ---- */
 static int needs_rebuild(const sweep_run *r, int p)
 {
@@ -145,14 +120,16 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
         r->warm = NULL;
         r->nwarm = 0;
     }
-    int terms = ctx->cfg.model.type == PL_MODEL_HOLSTEIN_HUBBARD && r->nswept > 0;
-    ctx->build_terms = terms;
+    unsigned mask = 0;
+    for (int k = 0; k < HH_NTERMS; k++)
+        if (r->swept[k]) mask |= 1u << k;
+    /* the generator gives [fixed part, swept terms] (hh_rows_csr_terms) */
+    ctx->build_terms = ctx->cfg.model.type == PL_MODEL_HOLSTEIN_HUBBARD ? (int)mask : 0;
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     memset(f, 0, sizeof *f);
     int rc = solve_build(ctx, &rows, &r->be, f);
     ctx->build_terms = 0;
-    if (rc == PL_OK && terms) rc = reduce_terms(r, &rows);
     if (rc == PL_OK) rc = solve_make_op(ctx, &rows, r->be, &r->op, f);
     pl_csr_destroy(&rows);
     PL_CALL(rc);

@@ -591,9 +591,10 @@ int hh_row_lengths(const hh_model *model, int64_t r0, int64_t r1, int32_t *len)
     return PL_OK;
 }
 
-/* CSR rows [r0, r1) of model (terms mode when model->terms: also the unit
- * values of each term into out->terms). */
-static int rows_impl(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
+/* CSR rows [r0, r1) of model; terms mode (model->terms): also
+ * out->terms = [the fixed part sum_{k not in swept} c_k H_k, then H_k for
+ * each k in swept, ascending]. */
+static int rows_impl(const hh_model *model, int64_t r0, int64_t r1, unsigned swept, pl_csr *out)
 {
     PL_CALL(check_range(model, r0, r1));
     PL_CHECK(out, PL_ERR_ARG, "hh_rows_csr: NULL output");
@@ -610,14 +611,20 @@ static int rows_impl(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
     pg.what = "rows";
     PL_CALL(gen_csr_from_lengths(r, model->N, r0, nrows, len, out));
     const int64_t nnz = pl_csr_nnz(out);
+    double coef[HH_NTERMS];
+    int K = 0, which[HH_NTERMS]; /* output term q >= 1 is H_{which[q]} */
+    hh_term_coefs(&model->par, coef);
     if (model->terms) {
-        out->terms = malloc(((size_t)HH_NTERMS * (size_t)nnz + 1) * sizeof *out->terms);
+        K = 1;
+        for (int k = 0; k < HH_NTERMS; k++)
+            if (swept >> k & 1u) which[K++] = k;
+        out->terms = malloc(((size_t)K * (size_t)nnz + 1) * sizeof *out->terms);
         if (!out->terms) {
             pl_csr_destroy(out);
-            return PL_ERROR(PL_ERR_MEM, "out of host memory for %d x %lld value terms", HH_NTERMS, (long long)nnz);
+            return PL_ERROR(PL_ERR_MEM, "out of host memory for %d x %lld value terms", K, (long long)nnz);
         }
-        out->nterms = HH_NTERMS;
-        gen_advise_huge_pages(out->terms, (size_t)HH_NTERMS * (size_t)nnz * sizeof *out->terms);
+        out->nterms = K;
+        gen_advise_huge_pages(out->terms, (size_t)K * (size_t)nnz * sizeof *out->terms);
     }
     /* pass 2: fill (the same chunks, so first touch matches the use) */
     int64_t bad_row = -1;
@@ -643,8 +650,17 @@ static int rows_impl(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
                 }
                 memcpy(out->col + p, bc, (size_t)n * sizeof *bc);
                 memcpy(out->val + p, bv, (size_t)n * sizeof *bv);
-                for (int k = 0; tv && k < HH_NTERMS; k++)
-                    memcpy(out->terms + (size_t)k * nnz + p, bt + k * HH_ROW_BUF, (size_t)n * sizeof *bt);
+                if (tv) {
+                    double *fx = out->terms + p; /* the fixed part */
+                    for (int i = 0; i < n; i++) {
+                        double f = 0.0;
+                        for (int k = 0; k < HH_NTERMS; k++)
+                            if (!(swept >> k & 1u)) f += coef[k] * bt[k * HH_ROW_BUF + i];
+                        fx[i] = f;
+                    }
+                    for (int q = 1; q < K; q++)
+                        memcpy(out->terms + (size_t)q * nnz + p, bt + which[q] * HH_ROW_BUF, (size_t)n * sizeof *bt);
+                }
                 if (++iph == nph) {
                     iph = 0;
                     e++;
@@ -660,15 +676,16 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
 {
     PL_CHECK(model, PL_ERR_ARG, "NULL model");
     PL_CHECK(!model->terms, PL_ERR_ARG, "hh_rows_csr: a terms-mode model copy");
-    return rows_impl(model, r0, r1, out);
+    return rows_impl(model, r0, r1, 0u, out);
 }
 
-int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out)
+int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, unsigned swept, pl_csr *out)
 {
     PL_CHECK(model, PL_ERR_ARG, "NULL model");
+    PL_CHECK(swept < (1u << HH_NTERMS), PL_ERR_ARG, "hh_rows_csr_terms: swept = %#x names no term", swept);
     hh_model tm = *model; /* shares the tables, read only */
     tm.terms = 1;
-    return rows_impl(&tm, r0, r1, out);
+    return rows_impl(&tm, r0, r1, swept, out);
 }
 
 int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t *len)

@@ -63,10 +63,13 @@ void hh_term_coefs(const pl_model_cfg *par, double c[HH_NTERMS]);
  * any term is non-zero there: the couplings at g = 0, the hops at t = 0, a
  * diagonal where U d + w0 n + shift cancels); out->val = the values at the
  * model's parameters (the numbers hh_rows_csr gives where both store an
- * entry, 0 elsewhere); out->nterms = HH_NTERMS and out->terms the terms'
- * values at unit coefficient, so val = sum_k c_k terms_k up to rounding.
+ * entry, 0 elsewhere).  The terms: swept is a bit mask of the terms k whose
+ * coefficient will change (bit k = 1 << HH_TERM_...); out->nterms = 1 +
+ * popcount(swept), out->terms[0] = the fixed part sum_{k not swept} c_k H_k
+ * at the model's parameters, then H_k at unit coefficient for each swept k
+ * in ascending k, so val = terms_0 + sum_s c_s terms_s up to rounding.
  * Same errors as hh_rows_csr.  Not collective. */
-int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out);
+int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, unsigned swept, pl_csr *out);
 /* Row lengths of that pattern (for balancing row blocks). */
 int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
 

@@ -14,6 +14,7 @@ cases:
   interval          [output] checkpoint_interval writes checkpoints and changes nothing
   sigkill           SIGKILL in the middle of a sweep: the file reads with h5py and holds the finished
                     points; --resume solves only the missing ones
+  nonsym            a block-stencil (Krylov-Schur) sweep: complex /sweep/eigenvalues, = separate solves
   merge             two --points shares (A-B and auto from SLURM_ARRAY_*) + merge = the one-run sweep
   bad               bad sweep, --points, --resume and merge input: exit 2 and one line each
 Exit 0 = pass, 1 = fail."""
@@ -179,6 +180,31 @@ def case_zip(ranks):
             check(s["coupling"].tolist() == [0.0, 0.1, 0.2], f"zip: 0:0.2:0.1 = 0, 0.1, 0.2 ({s['coupling'].tolist()})")
 
 
+def case_nonsym(ranks):
+    """A block-stencil (nonsymmetric, Krylov-Schur) sweep: every key of that model is structural; complex
+    eigenvalues in /sweep/eigenvalues (nev + 1 columns)."""
+    with tempfile.TemporaryDirectory() as d:
+        ini = os.path.join(os.environ["PJDS_SRC"], "configs", "block_stencil_small.ini")
+        out = os.path.join(d, "ns.h5")
+        extra = ["sweep.shift=1.0, 1.5", "spmv.backend=cpu", "model.nx=3"]
+        r = run(ranks, ["solve", ini, "--quiet"] + sets([f"output.file={out}"] + extra))
+        check(r.returncode == 0, f"nonsymmetric sweep: exit 0 ({r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        s = sweep_data(out)
+        e = s["eigenvalues"]
+        check(e.dtype.kind == "c" and e.shape[1] >= 6 and s["rebuilt"].tolist() == [1, 1],
+              f"complex /sweep/eigenvalues {e.shape}, rebuilt {s['rebuilt'].tolist()}")
+        for p, shift in enumerate(("1.0", "1.5")):
+            sep = os.path.join(d, f"sep{p}.h5")
+            r = run(ranks, ["solve", ini, "--quiet"] + sets([f"output.file={sep}", f"model.shift={shift}",
+                                                              "spmv.backend=cpu", "model.nx=3"]))
+            ref = eig(sep)[0]
+            got = e[p][:len(ref)]
+            check(r.returncode == 0 and bool(np.all(np.abs(got - ref) <= 1e-8 * np.maximum(1, np.abs(ref)))),
+                  f"nonsymmetric point {p} = separate solve (max diff {np.max(np.abs(got - ref)):.2e})")
+
+
 def start(ranks, args):
     return subprocess.Popen(command(ranks, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=rank_env(ranks))
@@ -253,6 +279,17 @@ def case_checkpoint(ranks):
         check(not os.path.exists(out + ".ckpt"), "the checkpoint is removed after the resumed solve")
         r = run(ranks, ["solve", LONG_INI, "--resume", "--quiet"] + sets([f"output.file={out}"]))
         check(r.returncode == 0, "--resume of a finished solve: nothing to do, exit 0")
+        if ranks > 1:  # the basis is stored in the original order: resume on one rank
+            out1 = os.path.join(d, "ck1.h5")
+            p = start(ranks, ["solve", LONG_INI] + sets([f"output.file={out1}"]))
+            got = wait_for(p, "solve: N =", [])
+            time.sleep(0.5)
+            signal_run(p, f"output.file={out1}", signal.SIGUSR1)
+            code, _, _ = finish(p)
+            r = run(1, ["solve", LONG_INI, "--resume", "--quiet"] + sets([f"output.file={out1}"]))
+            ok = got and code == 3 and r.returncode == 0
+            check(ok and same(eig(out1)[0], e_ref), f"a {ranks}-rank checkpoint resumed on 1 rank = uninterrupted "
+                  f"(exit {code}, resume {r.returncode})")
 
 
 def case_checkpoint_sweep(ranks):
