@@ -21,8 +21,8 @@ rm -rf "$D"/*
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 {
     s0=$(date +%s%N)
-    timeout 240 "$BIN" solve "$SWEEP" --set output.file="$D/warm.h5" --set spmv.backend=cuda 2>&1 |
-        grep -vE "restart [0-9]+, converged|Hamiltonian rows"
+    timeout 240 "$BIN" solve "$SWEEP" --verbose --set output.file="$D/warm.h5" --set spmv.backend=cuda 2>&1 |
+        grep -vE "restart [0-9]+, converged|Hamiltonian rows|debug: (lanczos|krylov)"
     echo "SWEEP warm exit ${PIPESTATUS[0]} wall_ms $(ms $s0)"
     for g in $GS; do
         s0=$(date +%s%N)

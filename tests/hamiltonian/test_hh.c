@@ -386,6 +386,69 @@ static void test_ranking(void)
     hh_model_destroy(&m);
 }
 
+/* value terms (hh_rows_csr_terms): one pattern for all parameter values; the
+ * fixed part plus the swept terms give the values; on the entries
+ * hh_rows_csr stores the values are its values, elsewhere 0 */
+static void test_terms(const pl_model_cfg *base)
+{
+    const double pars[][4] = {{1.0, 3.0, 0.8, 0.6}, {0.0, 0.0, 1.3, 0.0}, {0.7, 0.0, 0.5, 1.1}, {1.0, 2.0, 1.0, 0.0}};
+    const unsigned masks[] = {0u, 1u << HH_TERM_COUPLING | 1u << HH_TERM_SHIFT, (1u << HH_NTERMS) - 1u,
+                              1u << HH_TERM_U};
+    pl_csr first = {0};
+    for (size_t q = 0; q < sizeof pars / sizeof pars[0]; q++) {
+        pl_model_cfg p = *base;
+        p.hopping = pars[q][0];
+        p.hubbard_u = pars[q][1];
+        p.phonon_frequency = pars[q][2];
+        p.coupling = pars[q][3];
+        unsigned mask = masks[q];
+        hh_model *m = NULL;
+        TU_OK(hh_model_create(&p, &m));
+        int64_t N = hh_model_rows(m);
+        pl_csr t = {0}, plain = {0};
+        TU_OK(hh_rows_csr_terms(m, 0, N, mask, &t));
+        TU_OK(hh_rows_csr(m, 0, N, &plain));
+        int32_t *len = malloc((size_t)N * sizeof *len);
+        TU_OK(hh_row_lengths_terms(m, 0, N, len));
+        int K = t.nterms, bad_len = 0, bad_sum = 0, bad_val = 0, bad_pat = 0;
+        TU_CHECK_MSG(K == 1 + __builtin_popcount(mask) && t.terms, "%s: %d terms for mask %#x", describe(&p), K, mask);
+        for (int64_t i = 0; i < N; i++) bad_len += len[i] != t.row_ptr[i + 1] - t.row_ptr[i];
+        double c[HH_NTERMS];
+        hh_term_coefs(&p, c);
+        int64_t nnz = pl_csr_nnz(&t);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t e = t.row_ptr[i]; e < t.row_ptr[i + 1]; e++) {
+                double sum = t.terms[e];
+                for (int k = 0, qq = 1; k < HH_NTERMS; k++)
+                    if (mask >> k & 1u) sum += c[k] * t.terms[(size_t)qq++ * nnz + e];
+                bad_sum += fabs(sum - t.val[e]) > 1e-14 * fmax(1.0, fabs(t.val[e]));
+                double v;
+                if (csr_find(&plain, i, t.col[e], &v)) bad_val += v != t.val[e];
+                else bad_val += t.val[e] != 0.0;
+            }
+        for (int64_t i = 0; i < N; i++) /* every stored entry of hh_rows_csr is in the pattern */
+            for (int64_t e = plain.row_ptr[i]; e < plain.row_ptr[i + 1]; e++) {
+                double v;
+                bad_pat += !csr_find(&t, i, plain.col[e], &v);
+            }
+        if (q == 0) first = t;
+        else { /* the same pattern at other parameter values */
+            int same = first.nrows == t.nrows && pl_csr_nnz(&first) == nnz;
+            for (int64_t i = 0; same && i <= N; i++) same = first.row_ptr[i] == t.row_ptr[i];
+            for (int64_t e = 0; same && e < nnz; e++) same = first.col[e] == t.col[e];
+            TU_CHECK_MSG(same, "%s: the terms pattern changed with the parameters", describe(&p));
+        }
+        TU_CHECK_MSG(!bad_len && !bad_sum && !bad_val && !bad_pat,
+                     "%s mask %#x: %d lengths, %d sums, %d values, %d pattern entries wrong", describe(&p), mask,
+                     bad_len, bad_sum, bad_val, bad_pat);
+        free(len);
+        if (q > 0) pl_csr_destroy(&t);
+        pl_csr_destroy(&plain);
+        hh_model_destroy(&m);
+    }
+    pl_csr_destroy(&first);
+}
+
 int main(void)
 {
     test_ranking();
@@ -406,5 +469,13 @@ int main(void)
     p = model(4, 2, 1, 0.0, 2.0, 1.0, 1.0, 3, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
     check_model(&p);
     test_dense();
+    /* value terms: site and normal basis, periodic and open, L = 2 (duplicate hops) */
+    const int tsz[][4] = {{4, 2, 1, 3}, {2, 1, 1, 4}, {5, 2, 2, 2}, {6, 3, 3, 2}};
+    for (size_t s = 0; s < sizeof tsz / sizeof tsz[0]; s++)
+        for (int basis = 0; basis < 2; basis++)
+            for (int bc = 0; bc < 2; bc++) {
+                pl_model_cfg tp = model(tsz[s][0], tsz[s][1], tsz[s][2], 1.0, 3.0, 0.8, 0.6, tsz[s][3], basis, bc);
+                test_terms(&tp);
+            }
     return tu_result("hh_unit");
 }
