@@ -497,9 +497,10 @@ int cmd_sweep(app_ctx *ctx)
         }
         PL_CALL_GOTO(rc, out, rc);
     }
+    double t_fin = pl_wtime();
     PL_CALL_GOTO(finalise(&r), out, rc);
-    pl_info("sweep: wrote %s (%d points solved in %.2f s%s)", r.path, r.done, pl_wtime() - r.t0,
-            r.failed ? ", some failed" : "");
+    pl_info("sweep: wrote %s (%d points solved in %.2f s%s; start-up %.2f s, finalising %.2f s)", r.path, r.done,
+            t_fin - r.t0, r.failed ? ", some failed" : "", r.t0 - ctx->t_start, pl_wtime() - t_fin);
     if (r.failed)
         pl_warn("sweep: %d point(s) failed (status 3 in /sweep/status); `solve --resume` retries them", r.failed);
 out:

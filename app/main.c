@@ -201,6 +201,7 @@ int main(int argc, char **argv)
         }
     }
     int status = finish(&ctx, rc, in_setup);
+    pl_debug("%s: %.3f s from the start to the end of the command", cmd->name, pl_wtime() - ctx.t_start);
     free(sets);
     free(ctx.args);
     pl_config_destroy(&ctx.cfg);

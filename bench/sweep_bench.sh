@@ -34,6 +34,9 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
     timeout 240 "$BIN" solve "$SWEEP" --quiet --set output.file="$D/cold.h5" --set spmv.backend=cuda \
         --set sweep.warm_start=false > /dev/null 2>&1
     echo "SWEEP cold exit $? wall_ms $(ms $s0)"
+    s0=$(date +%s%N)
+    timeout 240 "$BIN" solve "$SWEEP" --quiet --set output.file="$D/warm2.h5" --set spmv.backend=cuda > /dev/null 2>&1
+    echo "SWEEP warm2 exit $? wall_ms $(ms $s0)"
 } > "$OUT/sweep.log" 2>&1
 grep -E "^(SWEEP|SINGLE)|sweep: point" "$OUT/sweep.log" | cut -c1-200
 "$PY" bench/sweep_summary.py --log "$OUT/sweep.log" --warm "$D/warm.h5" --cold "$D/cold.h5" \

@@ -479,7 +479,10 @@ static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
             }
         stage = widest > stage ? widest : stage;
         stage = most < stage ? most : stage;
-        PL_MALLOC(buf, stage ? stage : 1);
+        /* page-locked where the backend offers it: the copies then run at
+         * the link's speed instead of through a driver bounce buffer */
+        if (be->host_alloc && be->host_free) PL_CALL(be->host_alloc(be, (size_t)(stage ? stage : 1), &buf));
+        else PL_MALLOC(buf, stage ? stage : 1);
     }
     int rc = PL_OK;
     for (int k = 0; k < K && rc == PL_OK; k++) {
@@ -510,7 +513,8 @@ static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
             rs[i] = a;
         }
     }
-    free(buf);
+    if (buf && be->host_alloc && be->host_free) be->host_free(be, buf);
+    else free(buf);
     PL_CALL(rc);
     op->dev_bytes += (size_t)bytes;
     pl_debug("pl_op_create: %d value terms, %.1f MiB in backend memory, host staging %.1f MiB", K,
