@@ -307,6 +307,8 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
         o.nstart = x->nstart;
         o.start_ld = x->start_ld;
         o.start_noise = APP_WARM_START_NOISE;
+        const char *wn = getenv("PJDS_WARM_NOISE"); /* measurements only (README, "Sweeps") */
+        if (wn && wn[0]) o.start_noise = atof(wn);
     }
     pl_op_reset_counters(op); /* the counters and per-product samples start here */
     double t0 = pl_wtime();
