@@ -80,14 +80,23 @@ void app_ckpt_free(app_ckpt *c)
     c->config_text = NULL;
 }
 
-/* Row blocks (row0, n) of all ranks on rank 0 (blocks[2 r], blocks[2 r + 1]). */
-static int gather_blocks(app_ctx *ctx, pl_op *op, int64_t **blocks, pl_op_info *info)
+/* The row blocks (row0, n) of all ranks on rank 0 (blocks[2 r], blocks[2 r
+ * + 1]), this rank's info, and host buffers for one vector: perm (this
+ * rank's rows, permuted) and orig (the longest block, original order).
+ * Collective. */
+static int slices(app_ckpt *c, int64_t **blocks, pl_op_info *info, double **perm, double **orig)
 {
-    pl_op_get_info(op, info);
-    int64_t mine[2] = {info->row0, info->n_local};
+    app_ctx *ctx = c->ctx;
+    pl_op_get_info(c->op, info);
+    int64_t mine[2] = {info->row0, info->n_local}, n = info->n_local, nmax = n;
     PL_MALLOC(*blocks, 2 * (size_t)ctx->size);
     PL_CHECK(MPI_Gather(mine, 2, MPI_INT64_T, *blocks, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Gather of the row blocks failed");
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce failed");
+    *perm = malloc(((size_t)n + 1) * sizeof **perm);
+    *orig = malloc(((size_t)nmax + 1) * sizeof **orig);
+    PL_CHECK(*perm && *orig, PL_ERR_MEM, "out of host memory for the checkpoint");
     return PL_OK;
 }
 
@@ -137,13 +146,8 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
     char tmp[1300];
     double t0 = pl_wtime();
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", c->path, (long)getpid());
-    PL_CALL_GOTO(gather_blocks(ctx, c->op, &blocks, &info), out, rc);
-    int64_t n = info.n_local, nmax = n;
-    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
-                  out, rc, "MPI_Allreduce failed");
-    perm = malloc(((size_t)n + 1) * sizeof *perm);
-    orig = malloc(((size_t)nmax + 1) * sizeof *orig);
-    PL_CHECK_GOTO(perm && orig, PL_ERR_MEM, out, rc, "out of host memory for the checkpoint");
+    PL_CALL_GOTO(slices(c, &blocks, &info, &perm, &orig), out, rc);
+    int64_t n = info.n_local;
     if (ctx->rank == 0) {
         pl_h5_quiet();
         f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -239,16 +243,14 @@ int app_ckpt_exists(app_ctx *ctx, const char *path, int *exists, int *point)
     return PL_OK;
 }
 
-/* The first line where two configuration texts differ, with its section:
- * "[solver] tolerance = 1e-10" against "... = 1e-12". */
-static void first_difference(const char *a, const char *b, char *out, size_t len)
+void app_text_difference(const char *a, const char *b, const char *a_name, char *out, size_t len)
 {
     char sec[64] = "";
     while (*a || *b) {
         size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
         if (na != nb || strncmp(a, b, na)) {
-            snprintf(out, len, "the checkpoint has %s%s'%.*s', this run %s'%.*s'", sec, sec[0] ? " " : "", (int)na, a,
-                     sec[0] ? "" : "", (int)nb, b);
+            snprintf(out, len, "%s has %s%s'%.*s', this run '%.*s'", a_name, sec, sec[0] ? " " : "", (int)na, a,
+                     (int)nb, b);
             return;
         }
         if (a[0] == '[') snprintf(sec, sizeof sec, "%.*s", (int)(na < 60 ? na : 60), a);
@@ -273,7 +275,7 @@ int app_ckpt_precheck(app_ctx *ctx, const char *path, int point, const char *swe
             snprintf(msg, sizeof msg, "%s: not a readable pjds-lanczos checkpoint (remove it to start afresh)", path);
         } else if (strcmp(cfg, want)) {
             char d[1000];
-            first_difference(cfg, want, d, sizeof d);
+            app_text_difference(cfg, want, "the checkpoint", d, sizeof d);
             snprintf(msg, sizeof msg, "%s: made with a different configuration: %s", path, d);
         } else if (pt != point || strcmp(sh, sweep_hash ? sweep_hash : "")) {
             snprintf(msg, sizeof msg, "%s: belongs to point %lld of sweep '%s', not to point %d of sweep '%s'", path,
@@ -310,7 +312,7 @@ static int open_check(app_ckpt *c, hid_t *fp, int64_t meta[10])
     PL_CALL_GOTO(pl_h5_attr_get_string(f, "config", &cfg, p), out, rc);
     if (strcmp(cfg, c->config_text)) {
         char d[1000];
-        first_difference(cfg, c->config_text, d, sizeof d);
+        app_text_difference(cfg, c->config_text, "the checkpoint", d, sizeof d);
         rc = PL_ERROR(PL_ERR_INPUT, "%s: made with a different configuration: %s", p, d);
         goto out;
     }
@@ -416,13 +418,8 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
                   PL_ERR_MPI, out, rc, "MPI_Bcast of the checkpoint state failed");
     /* the basis: rank 0 reads each rank's rows of each vector and sends them */
     pl_op_info info;
-    PL_CALL_GOTO(gather_blocks(ctx, c->op, &blocks, &info), out, rc);
-    int64_t n = info.n_local, nmax = n;
-    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
-                  out, rc, "MPI_Allreduce failed");
-    orig = malloc(((size_t)nmax + 1) * sizeof *orig);
-    perm = malloc(((size_t)n + 1) * sizeof *perm);
-    PL_CHECK_GOTO(orig && perm, PL_ERR_MEM, out, rc, "out of host memory for the checkpoint");
+    PL_CALL_GOTO(slices(c, &blocks, &info, &perm, &orig), out, rc);
+    int64_t n = info.n_local;
     st->ld = n > 0 ? (size_t)n : 1;
     double *V = NULL;
     PL_CALL_GOTO(be->vec_alloc(be, st->ld * (size_t)st->nvec, &V), out, rc);

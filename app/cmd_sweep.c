@@ -177,23 +177,6 @@ static int write_file(sweep_run *r, int finalised)
     return PL_OK;
 }
 
-/* The first differing line of two sweep definitions. */
-static void definition_difference(const char *a, const char *b, char *out, size_t len)
-{
-    char sec[64] = "";
-    while (*a || *b) {
-        size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
-        if (na != nb || strncmp(a, b, na)) {
-            snprintf(out, len, "the file has %s '%.*s', this run %s '%.*s'", sec, (int)na, a, sec, (int)nb, b);
-            return;
-        }
-        if (a[0] == '[') snprintf(sec, sizeof sec, "%.*s", (int)(na < 60 ? na : 60), a);
-        a += na + (a[na] == '\n');
-        b += nb + (b[nb] == '\n');
-    }
-    snprintf(out, len, "the definitions differ");
-}
-
 /* Rank 0: the summary of a fresh run, or of the file to resume (checked
  * against this sweep's hash).  Collective through the broadcast of the
  * statuses. */
@@ -214,7 +197,7 @@ static int open_summary(sweep_run *r)
             rc = pl_sweepfile_read(r->path, &r->s, &fin);
             if (rc == PL_OK && (strcmp(r->s.hash, r->d.hash) || r->s.npoints != r->d.npoints)) {
                 char diff[1200];
-                definition_difference(r->s.definition, r->d.definition, diff, sizeof diff);
+                app_text_difference(r->s.definition, r->d.definition, "the file", diff, sizeof diff);
                 rc = PL_ERROR(PL_ERR_INPUT, "%s: --resume: the file holds another sweep (sweep_hash %s, this run %s): %s",
                               r->path, r->s.hash, r->d.hash, diff);
             }

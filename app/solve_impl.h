@@ -107,6 +107,11 @@ void app_ckpt_state_free(app_ckpt *c, lz_state *st);
 /* Remove the checkpoint file (rank 0) after the solve it belongs to finished. */
 void app_ckpt_remove(app_ctx *ctx, const char *path);
 
+/* The first line where two configuration texts differ, with its section,
+ * into out: "<a_name> has [solver] 'tolerance = 1e-10', this run
+ * 'tolerance = 1e-12'".  Can't fail. */
+void app_text_difference(const char *a, const char *b, const char *a_name, char *out, size_t len);
+
 /* Exit status 3: checkpointed (or stopped between sweep points), not finished. */
 #define APP_CHECKPOINTED 1000
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "pl_error.h"
+#include "pl_h5util.h"
 
 struct pl_spectrum {
     char path[1100];
@@ -105,19 +106,6 @@ int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalue
     return PL_OK;
 }
 
-/* The complex compound {double r; double i;} (h5py reads it as complex128);
- * the caller closes it. */
-static hid_t complex_type(void)
-{
-    hid_t t = H5Tcreate(H5T_COMPOUND, 2 * sizeof(double));
-    if (t < 0) return t;
-    if (H5Tinsert(t, "r", 0, H5T_NATIVE_DOUBLE) < 0 || H5Tinsert(t, "i", sizeof(double), H5T_NATIVE_DOUBLE) < 0) {
-        H5Tclose(t);
-        return -1;
-    }
-    return t;
-}
-
 /* A complex dataset from separate real and imaginary parts (n values). */
 static int write_complex(pl_spectrum *sp, const char *name, int rank, const hsize_t *dims, size_t n, const double *re,
                          const double *im)
@@ -130,7 +118,7 @@ static int write_complex(pl_spectrum *sp, const char *name, int rank, const hsiz
         buf[2 * k] = re[k];
         buf[2 * k + 1] = im[k];
     }
-    PL_H5_GOTO(type = complex_type(), "create the complex type");
+    PL_H5_GOTO(type = pl_h5_complex_type(), "create the complex type");
     rc = write_dataset(sp, name, type, rank, dims, buf);
     if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "write_dataset(sp, name, type, rank, dims, buf)");
 out:
@@ -224,7 +212,7 @@ int pl_spectrum_vectors_create2(pl_spectrum *sp, int nev, int64_t N, int is_comp
     int rc = PL_OK;
     hid_t space = -1, ctype = -1;
     hsize_t d[2] = {(hsize_t)nev, (hsize_t)N};
-    if (is_complex) PL_H5_GOTO(ctype = complex_type(), "create the complex type");
+    if (is_complex) PL_H5_GOTO(ctype = pl_h5_complex_type(), "create the complex type");
     PL_H5_GOTO(space = H5Screate_simple(2, d, NULL), "create dataset /eigenvectors");
     PL_H5_GOTO(sp->vec = H5Dcreate2(sp->file, "/eigenvectors", is_complex ? ctype : H5T_NATIVE_DOUBLE, space, H5P_DEFAULT,
                                     H5P_DEFAULT, H5P_DEFAULT),
@@ -254,7 +242,7 @@ static int vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, co
     int rc = PL_OK;
     hid_t fspace = -1, mspace = -1, ctype = -1;
     hsize_t start[2] = {(hsize_t)i, (hsize_t)row0}, cnt[2] = {1, (hsize_t)count}, m[1] = {(hsize_t)count};
-    if (is_complex) PL_H5_GOTO(ctype = complex_type(), "create the complex type");
+    if (is_complex) PL_H5_GOTO(ctype = pl_h5_complex_type(), "create the complex type");
     PL_H5_GOTO(fspace = H5Dget_space(sp->vec), "select rows of /eigenvectors");
     PL_H5_GOTO(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, cnt, NULL), "select rows of /eigenvectors");
     PL_H5_GOTO(mspace = H5Screate_simple(1, m, NULL), "select rows of /eigenvectors");
