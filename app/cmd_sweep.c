@@ -213,7 +213,10 @@ static int open_summary(sweep_run *r)
                     snprintf(r->src[p].file, sizeof r->src[p].file, "%s", r->path);
                     snprintf(r->src[p].obj, sizeof r->src[p].obj, "/points/%s", pl_point_name(p, nm));
                 }
-                if (!pl_sweepfile_has_point(r->path, p)) r->s.status[p] = PL_POINT_NOT_RUN; /* its file is gone */
+                if (!pl_sweepfile_has_point(r->path, p)) { /* its per-point file is gone: solve it again */
+                    r->s.status[p] = PL_POINT_NOT_RUN;
+                    r->src[p].kind = 0;
+                }
             }
         } else {
             rc = pl_sweep_summary_alloc(&r->s, r->d.npoints, r->d.nkeys, ncols, 0);
