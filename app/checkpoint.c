@@ -7,16 +7,14 @@
  * a signal means save and stop (exit status 3), the interval means save and
  * go on.  Under srun every task gets the signal; under mpirun one rank
  * getting it is enough.
- * File: one HDF5 file "<[output] file>.ckpt", written by rank 0 under a
- * temporary name and renamed into place when complete, so a kill while
- * writing leaves the previous checkpoint intact.  The basis is stored in the
- * original row order (each rank's slice a hyperslab of the nvec x N dataset
- * /basis), so a resumed run may use a different number of ranks or another
- * permutation; the solver's scalars and projected matrix are /state/ints
- * and /state/dbl (their meaning is the method's: lanczos.c, krylov_schur.c);
- * /history/... the convergence history so far.  The root attribute `config`
- * holds the configuration that decides the result (pl_config_result_text):
- * a resume with another one is bad input naming the first difference. */
+ * File: "<[output] file>.ckpt" (format: io/pl_ckptfile.h), written by rank
+ * 0; each rank un-permutes its slice of every basis vector, which rank 0
+ * writes as a hyperslab in the original row order, so a resumed run may
+ * use a different number of ranks or another permutation (rank 0 reads
+ * each rank's rows and sends them, the rank permutes them).  The root
+ * attribute `config` holds the configuration that decides the result
+ * (pl_config_result_text): a resume with another one is bad input naming
+ * the first difference. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
@@ -24,13 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pl_ckptfile.h"
 #include "pl_error.h"
-#include "pl_build.h"
-#include "pl_h5util.h"
 #include "solve_impl.h"
-
-#define CKPT_FORMAT "pjds-lanczos checkpoint"
-#define CKPT_VERSION 1
 
 static volatile sig_atomic_t stop_flag;
 
@@ -100,37 +94,6 @@ static int slices(app_ckpt *c, int64_t **blocks, pl_op_info *info, double **perm
     return PL_OK;
 }
 
-/* Rank 0: the file's header, state and history (everything but /basis). */
-static int write_header(app_ckpt *c, hid_t f, const char *tmp, const lz_state *st, int64_t N)
-{
-    PL_CALL(pl_h5_attr_string(f, "format", CKPT_FORMAT, tmp));
-    PL_CALL(pl_h5_attr_int(f, "format_version", CKPT_VERSION, tmp));
-    PL_CALL(pl_h5_attr_string(f, "program_version", PL_VERSION, tmp));
-    char hash[17];
-    pl_hash_text(c->config_text, hash);
-    PL_CALL(pl_h5_attr_string(f, "config_hash", hash, tmp));
-    PL_CALL(pl_h5_attr_string(f, "config", c->config_text, tmp));
-    PL_CALL(pl_h5_attr_string(f, "sweep_hash", c->sweep_hash, tmp));
-    PL_CALL(pl_h5_attr_int(f, "point", c->point, tmp));
-    PL_CALL(pl_h5_attr_int(f, "ranks", c->ctx->size, tmp));
-    PL_CALL(pl_h5_attr_int(f, "rows", N, tmp));
-    int64_t meta[] = {st->method, st->nev, st->ncv, st->which, st->nvec, st->hist_nev};
-    const char *names[] = {"method", "nev", "ncv", "which", "nvec", "hist_nev"};
-    for (int i = 0; i < 6; i++) PL_CALL(pl_h5_attr_int(f, names[i], meta[i], tmp));
-    hsize_t d[2] = {(hsize_t)st->nint, 0};
-    PL_CALL(pl_h5_write(f, "/state/ints", H5T_NATIVE_INT64, 1, d, st->ints, tmp));
-    d[0] = (hsize_t)st->ndbl;
-    PL_CALL(pl_h5_write(f, "/state/dbl", H5T_NATIVE_DOUBLE, 1, d, st->dbl, tmp));
-    d[0] = (hsize_t)st->nhist;
-    PL_CALL(pl_h5_write(f, "/history/iterations", H5T_NATIVE_INT64, 1, d, st->hist_iterations, tmp));
-    d[1] = (hsize_t)st->hist_nev;
-    PL_CALL(pl_h5_write(f, "/history/ritz", H5T_NATIVE_DOUBLE, 2, d, st->hist_ritz, tmp));
-    PL_CALL(pl_h5_write(f, "/history/resid", H5T_NATIVE_DOUBLE, 2, d, st->hist_resid, tmp));
-    if (st->hist_ritz_imag) PL_CALL(pl_h5_write(f, "/history/ritz_imag", H5T_NATIVE_DOUBLE, 2, d, st->hist_ritz_imag, tmp));
-    PL_CALL(pl_h5_create_2d(f, "/basis", (hsize_t)st->nvec, (hsize_t)N, tmp));
-    return PL_OK;
-}
-
 /* Write the checkpoint of st (collective).  Rank 0 keeps receiving after an
  * error of its own so no rank hangs; the status is agreed at the end. */
 static int write_ckpt(app_ckpt *c, const lz_state *st)
@@ -143,16 +106,16 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
     double *perm = NULL, *orig = NULL;
     int rc = PL_OK, rc0 = PL_OK;
     hid_t f = -1;
-    char tmp[1300];
     double t0 = pl_wtime();
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", c->path, (long)getpid());
     PL_CALL_GOTO(slices(c, &blocks, &info, &perm, &orig), out, rc);
     int64_t n = info.n_local;
     if (ctx->rank == 0) {
-        pl_h5_quiet();
-        f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-        if (f < 0) rc0 = PL_ERROR(PL_ERR_IO, "%s: cannot create the checkpoint file", tmp);
-        if (rc0 == PL_OK) rc0 = write_header(c, f, tmp, st, info.n_global);
+        pl_ckpt_header h = {c->config_text, c->sweep_hash, c->point, ctx->size, info.n_global, st->method, st->nev,
+                            st->ncv, st->which, st->nvec, st->hist_nev, st->nint, st->ndbl, st->nhist,
+                            st->hist_ritz_imag != NULL};
+        pl_ckpt_arrays a = {(int64_t *)st->ints, st->dbl, st->hist_iterations, st->hist_ritz, st->hist_resid,
+                            st->hist_ritz_imag};
+        rc0 = pl_ckptfile_create(c->path, &h, &a, &f);
     }
     for (int j = 0; j < st->nvec; j++) {
         PL_CALL_GOTO(be->download(be, perm, st->V + (size_t)j * st->ld, (size_t)n), out, rc);
@@ -167,17 +130,13 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
                 PL_CHECK_GOTO(MPI_Recv(orig, (int)blocks[2 * r + 1], MPI_DOUBLE, r, 300 + j, ctx->comm,
                                        MPI_STATUS_IGNORE) == MPI_SUCCESS,
                               PL_ERR_MPI, out, rc, "MPI_Recv of a basis block failed");
-            if (rc0 == PL_OK)
-                rc0 = pl_h5_row_write(f, "/basis", (hsize_t)j, (hsize_t)blocks[2 * r], (hsize_t)blocks[2 * r + 1], orig,
-                                      tmp);
+            if (rc0 == PL_OK) rc0 = pl_ckptfile_write_rows(f, c->path, j, blocks[2 * r], blocks[2 * r + 1], orig);
         }
     }
     if (ctx->rank == 0) {
-        if (H5Fclose(f) < 0 && rc0 == PL_OK) rc0 = PL_ERROR(PL_ERR_HDF5, "%s: HDF5 failed to close the file", tmp);
+        int e = pl_ckptfile_commit(f, c->path, rc0 == PL_OK);
         f = -1;
-        if (rc0 == PL_OK && rename(tmp, c->path) != 0)
-            rc0 = PL_ERROR(PL_ERR_IO, "%s: cannot rename the checkpoint into place", c->path);
-        if (rc0 != PL_OK) unlink(tmp);
+        if (rc0 == PL_OK) rc0 = e;
     }
     {
         int g = rc0;
@@ -189,10 +148,7 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
         pl_info("checkpoint: wrote %s (%d basis vectors, %d cycles) in %.2f s", c->path, st->nvec, st->nhist,
                 pl_wtime() - t0);
 out:
-    if (f >= 0) {
-        H5Fclose(f);
-        unlink(tmp);
-    }
+    if (f >= 0) pl_ckptfile_commit(f, c->path, 0);
     free(blocks);
     free(perm);
     free(orig);
@@ -224,15 +180,17 @@ int app_ckpt_exists(app_ctx *ctx, const char *path, int *exists, int *point)
     int64_t v[2] = {0, -1};
     char msg[1400] = "";
     if (ctx->rank == 0 && access(path, F_OK) == 0) {
+        pl_ckpt_header h;
+        hid_t f = -1;
         v[0] = 1;
-        pl_h5_quiet();
-        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (f < 0 || pl_h5_attr_get_int(f, "point", &v[1], path) != PL_OK) {
-            snprintf(msg, sizeof msg, "%s: not a readable pjds-lanczos checkpoint (remove it, or resume from another)",
-                     path);
+        if (pl_ckptfile_open(path, &h, &f) != PL_OK) {
+            snprintf(msg, sizeof msg, "%s (remove it to start afresh)", pl_error_message());
             pl_error_clear();
+        } else {
+            v[1] = h.point;
+            H5Fclose(f);
+            pl_ckpt_header_free(&h);
         }
-        if (f >= 0) H5Fclose(f);
     }
     PL_CHECK(MPI_Bcast(v, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS &&
                  MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS,
@@ -260,94 +218,52 @@ void app_text_difference(const char *a, const char *b, const char *a_name, char 
     snprintf(out, len, "the texts differ");
 }
 
+/* Rank 0: open the checkpoint and check that it belongs to this run (the
+ * configuration, point, sweep and N; rows < 0: N not checked). */
+static int open_check(const char *path, const char *config, int point, const char *sweep_hash, int64_t rows,
+                      pl_ckpt_header *h, hid_t *f)
+{
+    PL_CALL(pl_ckptfile_open(path, h, f));
+    int rc = PL_OK;
+    if (strcmp(h->config, config)) {
+        char d[1000];
+        app_text_difference(h->config, config, "the checkpoint", d, sizeof d);
+        rc = PL_ERROR(PL_ERR_INPUT, "%s: made with a different configuration: %s", path, d);
+    } else if (h->point != point || strcmp(h->sweep_hash, sweep_hash)) {
+        rc = PL_ERROR(PL_ERR_INPUT, "%s: belongs to point %lld of sweep '%s', not to point %d of sweep '%s'", path,
+                      (long long)h->point, h->sweep_hash, point, sweep_hash);
+    } else if (rows >= 0 && h->rows != rows) {
+        rc = PL_ERROR(PL_ERR_INPUT, "%s: made for N = %lld rows, this matrix has %lld", path, (long long)h->rows,
+                      (long long)rows);
+    }
+    if (rc != PL_OK) {
+        H5Fclose(*f);
+        *f = -1;
+        pl_ckpt_header_free(h);
+    }
+    return rc;
+}
+
 int app_ckpt_precheck(app_ctx *ctx, const char *path, int point, const char *sweep_hash)
 {
     char msg[1500] = "";
     if (ctx->rank == 0) {
-        char *want = pl_config_result_text(&ctx->cfg, 0), *cfg = NULL, *sh = NULL;
-        int64_t pt = -2;
-        pl_h5_quiet();
-        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        char *want = pl_config_result_text(&ctx->cfg, 0);
+        pl_ckpt_header h;
+        hid_t f = -1;
         if (!want) snprintf(msg, sizeof msg, "out of host memory");
-        else if (f < 0 || pl_h5_attr_get_string(f, "config", &cfg, path) || pl_h5_attr_get_string(f, "sweep_hash", &sh, path) ||
-                 pl_h5_attr_get_int(f, "point", &pt, path)) {
+        else if (open_check(path, want, point, sweep_hash ? sweep_hash : "", -1, &h, &f) != PL_OK) {
+            snprintf(msg, sizeof msg, "%s", pl_error_message());
             pl_error_clear();
-            snprintf(msg, sizeof msg, "%s: not a readable pjds-lanczos checkpoint (remove it to start afresh)", path);
-        } else if (strcmp(cfg, want)) {
-            char d[1000];
-            app_text_difference(cfg, want, "the checkpoint", d, sizeof d);
-            snprintf(msg, sizeof msg, "%s: made with a different configuration: %s", path, d);
-        } else if (pt != point || strcmp(sh, sweep_hash ? sweep_hash : "")) {
-            snprintf(msg, sizeof msg, "%s: belongs to point %lld of sweep '%s', not to point %d of sweep '%s'", path,
-                     (long long)pt, sh, point, sweep_hash ? sweep_hash : "");
+        } else {
+            H5Fclose(f);
+            pl_ckpt_header_free(&h);
         }
-        if (f >= 0) H5Fclose(f);
         free(want);
-        free(cfg);
-        free(sh);
     }
     PL_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
     PL_CHECK(!msg[0], PL_ERR_INPUT, "%s", msg);
     return PL_OK;
-}
-
-/* Rank 0: open and check the checkpoint; meta = method nev ncv which nvec
- * hist_nev nint ndbl nhist has_imag.  PL_ERR_INPUT with the reason. */
-static int open_check(app_ckpt *c, hid_t *fp, int64_t meta[10])
-{
-    const char *p = c->path;
-    pl_h5_quiet();
-    hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
-    PL_CHECK(f >= 0, PL_ERR_INPUT, "%s: cannot open the checkpoint (not an HDF5 file?)", p);
-    *fp = f;
-    char *fmt = NULL, *cfg = NULL, *sh = NULL;
-    int rc = PL_OK;
-    int64_t point = -2, rows = -1, ver = 0;
-    PL_CALL_GOTO(pl_h5_attr_get_string(f, "format", &fmt, p), out, rc);
-    PL_CHECK_GOTO(!strcmp(fmt, CKPT_FORMAT), PL_ERR_INPUT, out, rc, "%s: not a pjds-lanczos checkpoint (format '%s')", p,
-                  fmt);
-    PL_CALL_GOTO(pl_h5_attr_get_int(f, "format_version", &ver, p), out, rc);
-    PL_CHECK_GOTO(ver == CKPT_VERSION, PL_ERR_INPUT, out, rc, "%s: checkpoint format version %lld, this program reads %d",
-                  p, (long long)ver, CKPT_VERSION);
-    PL_CALL_GOTO(pl_h5_attr_get_string(f, "config", &cfg, p), out, rc);
-    if (strcmp(cfg, c->config_text)) {
-        char d[1000];
-        app_text_difference(cfg, c->config_text, "the checkpoint", d, sizeof d);
-        rc = PL_ERROR(PL_ERR_INPUT, "%s: made with a different configuration: %s", p, d);
-        goto out;
-    }
-    PL_CALL_GOTO(pl_h5_attr_get_string(f, "sweep_hash", &sh, p), out, rc);
-    PL_CALL_GOTO(pl_h5_attr_get_int(f, "point", &point, p), out, rc);
-    PL_CHECK_GOTO(point == c->point && !strcmp(sh, c->sweep_hash), PL_ERR_INPUT, out, rc,
-                  "%s: belongs to point %lld of sweep '%s', not to point %d of sweep '%s'", p, (long long)point, sh,
-                  c->point, c->sweep_hash);
-    PL_CALL_GOTO(pl_h5_attr_get_int(f, "rows", &rows, p), out, rc);
-    pl_op_info info;
-    pl_op_get_info(c->op, &info);
-    PL_CHECK_GOTO(rows == info.n_global, PL_ERR_INPUT, out, rc, "%s: made for N = %lld rows, this matrix has %lld", p,
-                  (long long)rows, (long long)info.n_global);
-    const char *names[] = {"method", "nev", "ncv", "which", "nvec", "hist_nev"};
-    for (int i = 0; i < 6; i++) PL_CALL_GOTO(pl_h5_attr_get_int(f, names[i], &meta[i], p), out, rc);
-    int rk;
-    hsize_t d[2];
-    PL_CALL_GOTO(pl_h5_shape(f, "/state/ints", &rk, d, p), out, rc);
-    meta[6] = (int64_t)d[0];
-    PL_CALL_GOTO(pl_h5_shape(f, "/state/dbl", &rk, d, p), out, rc);
-    meta[7] = (int64_t)d[0];
-    PL_CALL_GOTO(pl_h5_shape(f, "/history/iterations", &rk, d, p), out, rc);
-    meta[8] = (int64_t)d[0];
-    meta[9] = pl_h5_exists(f, "/history/ritz_imag");
-    PL_CHECK_GOTO(meta[4] >= 1 && meta[4] <= meta[2] + 1 && meta[6] <= LZ_STATE_INTS && meta[5] >= 0 && meta[5] < 100000,
-                  PL_ERR_INPUT, out, rc, "%s: inconsistent sizes (nvec %lld, ncv %lld, %lld ints)", p,
-                  (long long)meta[4], (long long)meta[2], (long long)meta[6]);
-    PL_CALL_GOTO(pl_h5_shape(f, "/basis", &rk, d, p), out, rc);
-    PL_CHECK_GOTO(rk == 2 && d[0] == (hsize_t)meta[4] && d[1] == (hsize_t)rows, PL_ERR_INPUT, out, rc,
-                  "%s: dataset /basis is not %lld x %lld", p, (long long)meta[4], (long long)rows);
-out:
-    free(fmt);
-    free(cfg);
-    free(sh);
-    return rc;
 }
 
 int app_ckpt_load(app_ckpt *c, lz_state *st)
@@ -358,23 +274,29 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
     memset(st, 0, sizeof *st);
     int64_t meta[10] = {0}, *blocks = NULL;
     double *orig = NULL, *perm = NULL;
+    pl_ckpt_header h;
+    memset(&h, 0, sizeof h);
     hid_t f = -1;
     int rc = PL_OK, rc0 = PL_OK;
     char msg[1500] = "";
+    pl_op_info info;
+    pl_op_get_info(c->op, &info);
     if (ctx->rank == 0) {
-        rc0 = open_check(c, &f, meta);
+        rc0 = open_check(c->path, c->config_text, c->point, c->sweep_hash, info.n_global, &h, &f);
         if (rc0 != PL_OK) {
             snprintf(msg, sizeof msg, "%s", pl_error_message());
             pl_error_clear();
+        } else {
+            int64_t m[10] = {h.method, h.nev, h.ncv, h.which, h.nvec, h.hist_nev, h.nint, h.ndbl, h.nhist, h.has_imag};
+            memcpy(meta, m, sizeof meta);
+            rc0 = h.nint <= LZ_STATE_INTS ? PL_OK : PL_ERROR(PL_ERR_INPUT, "%s: %lld state integers, at most %d", c->path,
+                                                              (long long)h.nint, LZ_STATE_INTS);
         }
     }
-    PL_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS &&
-                 MPI_Bcast(meta, 10, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS,
-             PL_ERR_MPI, "MPI_Bcast failed");
-    if (msg[0]) {
-        if (f >= 0) H5Fclose(f);
-        return PL_ERROR(rc0 ? rc0 : PL_ERR_INPUT, "%s", msg);
-    }
+    PL_CHECK_GOTO(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS &&
+                      MPI_Bcast(meta, 10, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS,
+                  PL_ERR_MPI, out, rc, "MPI_Bcast failed");
+    PL_CHECK_GOTO(!msg[0], rc0 ? rc0 : PL_ERR_INPUT, out, rc, "%s", msg);
     st->method = (int)meta[0];
     st->nev = (int)meta[1];
     st->ncv = (int)meta[2];
@@ -392,14 +314,9 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
     if (meta[9]) st->hist_ritz_imag = malloc((nh + 1) * sizeof(double));
     int ok = st->dbl && st->hist_iterations && st->hist_ritz && st->hist_resid && (!meta[9] || st->hist_ritz_imag);
     PL_CHECK_GOTO(ok, PL_ERR_MEM, out, rc, "out of host memory for the checkpoint");
-    if (ctx->rank == 0) { /* sizes were checked; a read failure is a damaged file */
-        const char *p = c->path;
-        rc0 = pl_h5_read(f, "/state/ints", H5T_NATIVE_INT64, (size_t)st->nint, st->ints, p);
-        if (!rc0) rc0 = pl_h5_read(f, "/state/dbl", H5T_NATIVE_DOUBLE, (size_t)st->ndbl, st->dbl, p);
-        if (!rc0) rc0 = pl_h5_read(f, "/history/iterations", H5T_NATIVE_INT64, (size_t)st->nhist, st->hist_iterations, p);
-        if (!rc0) rc0 = pl_h5_read(f, "/history/ritz", H5T_NATIVE_DOUBLE, nh, st->hist_ritz, p);
-        if (!rc0) rc0 = pl_h5_read(f, "/history/resid", H5T_NATIVE_DOUBLE, nh, st->hist_resid, p);
-        if (!rc0 && meta[9]) rc0 = pl_h5_read(f, "/history/ritz_imag", H5T_NATIVE_DOUBLE, nh, st->hist_ritz_imag, p);
+    if (ctx->rank == 0 && rc0 == PL_OK) { /* sizes were checked; a read failure is a damaged file */
+        pl_ckpt_arrays a = {st->ints, st->dbl, st->hist_iterations, st->hist_ritz, st->hist_resid, st->hist_ritz_imag};
+        rc0 = pl_ckptfile_read_arrays(f, c->path, &h, &a);
     }
     {
         int g = rc0;
@@ -417,7 +334,6 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
                       (!meta[9] || MPI_Bcast(st->hist_ritz_imag, (int)nh, MPI_DOUBLE, 0, ctx->comm) == MPI_SUCCESS),
                   PL_ERR_MPI, out, rc, "MPI_Bcast of the checkpoint state failed");
     /* the basis: rank 0 reads each rank's rows of each vector and sends them */
-    pl_op_info info;
     PL_CALL_GOTO(slices(c, &blocks, &info, &perm, &orig), out, rc);
     int64_t n = info.n_local;
     st->ld = n > 0 ? (size_t)n : 1;
@@ -427,8 +343,7 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
     for (int j = 0; j < st->nvec; j++) {
         if (ctx->rank == 0) {
             for (int r = ctx->size - 1; r >= 0; r--) { /* rank 0's own rows last: they stay in orig */
-                int e = pl_h5_row_read(f, "/basis", (hsize_t)j, (hsize_t)blocks[2 * r], (hsize_t)blocks[2 * r + 1],
-                                       orig, c->path);
+                int e = pl_ckptfile_read_rows(f, c->path, j, blocks[2 * r], blocks[2 * r + 1], orig);
                 if (e && rc0 == PL_OK) rc0 = e;
                 if (r > 0)
                     PL_CHECK_GOTO(MPI_Send(orig, (int)blocks[2 * r + 1], MPI_DOUBLE, r, 400 + j, ctx->comm) == MPI_SUCCESS,
@@ -448,6 +363,7 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
     }
 out:
     if (f >= 0) H5Fclose(f);
+    pl_ckpt_header_free(&h);
     free(blocks);
     free(orig);
     free(perm);
