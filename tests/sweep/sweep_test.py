@@ -427,6 +427,14 @@ def case_bad(ranks):
         lines = [x for x in r.stderr.splitlines() if x.strip()]
         check(r.returncode == 2 and len(lines) == 1 and "coupling" in r.stderr,
               f"--resume with another sweep: exit 2 naming the key ({r.returncode}: {r.stderr.strip()})")
+        # a damaged checkpoint: --resume says so in one line and does no work
+        single0 = os.path.join(d, "single0.h5")
+        with open(single0 + ".ckpt", "w") as f:
+            f.write("not an HDF5 file\n")
+        r = run(1, ["solve", without_sweep(SWEEP_INI, d), "--resume"] + sets([f"output.file={single0}"]))
+        lines = [x for x in r.stderr.splitlines() if x.strip()]
+        check(r.returncode == 2 and len(lines) == 1 and ".ckpt" in r.stderr and not os.path.exists(single0),
+              f"--resume from a damaged checkpoint: exit 2, one line ({r.returncode}: {r.stderr.strip()})")
         # --points without a sweep; merge of inputs that do not match
         single = os.path.join(d, "single.h5")
         r = run(1, ["solve", without_sweep(SWEEP_INI, d), "--quiet", "--points", "0-1"] + sets([f"output.file={single}"]))
