@@ -10,6 +10,7 @@ cases:
   zip               combine = zip with a float range (stop included) = separate solves
   checkpoint        SIGUSR1 during a solve: exit 3 + checkpoint; a resume with another tolerance is
                     exit 2 naming it; --resume = the uninterrupted eigenvalues (1e-10), SpMVs comparable
+  checkpoint_ks     the same for Krylov-Schur on a block-stencil matrix (complex pairs)
   checkpoint_sweep  SIGUSR1 during the second point of a sweep, then --resume = the uninterrupted sweep
   interval          [output] checkpoint_interval writes checkpoints and changes nothing
   sigkill           SIGKILL in the middle of a sweep: the file reads with h5py and holds the finished
@@ -290,6 +291,39 @@ def case_checkpoint(ranks):
             ok = got and code == 3 and r.returncode == 0
             check(ok and same(eig(out1)[0], e_ref), f"a {ranks}-rank checkpoint resumed on 1 rank = uninterrupted "
                   f"(exit {code}, resume {r.returncode})")
+
+
+def case_checkpoint_ks(ranks):
+    """Krylov-Schur (nonsymmetric, complex pairs): SIGUSR1, exit 3, --resume = uninterrupted."""
+    ini = os.path.join(os.environ["PJDS_SRC"], "configs", "block_stencil_small.ini")
+    extra = ["model.nx=6", "model.ny=40", "model.nz=40", "model.block_size=4", "solver.ncv=14",
+             "solver.tolerance=1e-10", "spmv.backend=cpu"]
+    with tempfile.TemporaryDirectory() as d:
+        ref = os.path.join(d, "ref.h5")
+        r = run(ranks, ["solve", ini, "--quiet"] + sets([f"output.file={ref}"] + extra))
+        check(r.returncode == 0, f"uninterrupted Krylov-Schur solve ({r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        e_ref, a_ref = eig(ref)
+        out = os.path.join(d, "ks.h5")
+        p = start(ranks, ["solve", ini] + sets([f"output.file={out}"] + extra))
+        got = wait_for(p, "solve: N =", [])
+        time.sleep(0.5)
+        signal_run(p, f"output.file={out}", signal.SIGUSR1)
+        code, _, err = finish(p)
+        check(got and code == 3 and os.path.exists(out + ".ckpt"), f"SIGUSR1 in Krylov-Schur: exit 3 and a checkpoint "
+              f"(got {code}: {err.strip()[-200:]})")
+        if code != 3:
+            return
+        r = run(ranks, ["solve", ini, "--resume", "--quiet"] + sets([f"output.file={out}"] + extra))
+        check(r.returncode == 0, f"--resume: exit 0 ({r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode:
+            return
+        e, a = eig(out)
+        check(e.dtype.kind == "c" and same(e, e_ref), f"resumed Krylov-Schur = uninterrupted (max diff "
+              f"{np.max(np.abs(e - e_ref)):.2e})")
+        check(int(a["iterations"]) == int(a_ref["iterations"]) and int(a["restarts"]) == int(a_ref["restarts"]),
+              f"the same SpMVs and restarts: {a['iterations']} vs {a_ref['iterations']}")
 
 
 def case_checkpoint_sweep(ranks):
