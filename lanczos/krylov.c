@@ -327,8 +327,8 @@ int kr_start_vector(kr_ws *w, const lz_options *opt, int *exhausted)
     return PL_OK;
 }
 
-int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, int64_t *ints, int nint,
-                  const double *dbl, int ndbl, int *stop)
+int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, const kr_cycle *cy, int64_t *ints,
+                  int nint, double *dbl, int ndbl, int *stop)
 {
     *stop = 0;
     if (!opt->checkpoint) return PL_OK;
@@ -339,6 +339,11 @@ int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *
     ints[KR_ST_VERIFICATIONS] = res->verifications;
     ints[KR_ST_MISSED] = res->missed;
     ints[KR_ST_INCONCLUSIVE] = res->verify_inconclusive;
+    ints[KR_ST_RESTARTS] = cy->restarts;
+    ints[KR_ST_K] = cy->k;
+    ints[KR_ST_NLOCK] = cy->nlock;
+    ints[KR_ST_NCONV] = cy->nconv;
+    dbl[0] = cy->normest;
     lz_state st;
     memset(&st, 0, sizeof st);
     st.method = method;
@@ -349,7 +354,7 @@ int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *
     st.nint = nint;
     memcpy(st.ints, ints, (size_t)nint * sizeof *ints);
     st.ndbl = ndbl;
-    st.dbl = (double *)dbl;
+    st.dbl = dbl;
     st.nhist = res->nhist;
     st.hist_nev = res->hist_nev;
     st.hist_iterations = res->hist_iterations;
@@ -364,8 +369,8 @@ int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *
     return rc;
 }
 
-int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, int64_t *ints, int nint,
-              double *dbl, int ndbl)
+int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, kr_cycle *cy, int64_t *ints,
+              int nint, double *dbl, int ndbl)
 {
     const lz_state *st = opt->resume;
     PL_CHECK(st->method == method && st->nev == opt->nev && st->ncv == w->m && st->which == opt->which, PL_ERR_INPUT,
@@ -387,6 +392,8 @@ int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *
     res->verifications = (int)ints[KR_ST_VERIFICATIONS];
     res->missed = (int)ints[KR_ST_MISSED];
     res->verify_inconclusive = (int)ints[KR_ST_INCONCLUSIVE];
+    *cy = (kr_cycle){(int)ints[KR_ST_RESTARTS], (int)ints[KR_ST_K], (int)ints[KR_ST_NLOCK], (int)ints[KR_ST_NCONV],
+                     dbl[0]};
     /* the history so far */
     int nh = st->nhist, ne = st->hist_nev;
     size_t cells = (size_t)(nh ? nh : 1) * (size_t)ne;

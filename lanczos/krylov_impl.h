@@ -109,18 +109,25 @@ enum {
     KR_ST_NCONV,
     KR_ST_COMMON
 };
-/* At the end of a cycle: hand the state (V[:, 0:ints[KR_ST_K] + 1], the
- * ints, dbl and res's history) to opt->checkpoint; *stop as it decides.
- * ints[0:KR_ST_COMMON] are filled here from w and res.  Collective. */
-int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, int64_t *ints, int nint,
-                  const double *dbl, int ndbl, int *stop);
+/* The scalars of a cycle's end that both methods keep (they go to
+ * ints[KR_ST_RESTARTS..KR_ST_NCONV] and dbl[0]). */
+typedef struct kr_cycle {
+    int restarts, k, nlock, nconv;
+    double normest;
+} kr_cycle;
+/* At the end of a cycle: hand the state (V[:, 0:cy->k + 1], the ints, dbl
+ * and res's history) to opt->checkpoint; *stop as it decides.
+ * ints[0:KR_ST_COMMON] and dbl[0] are filled here from w, res and cy; the
+ * method fills the rest.  Collective. */
+int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, const kr_cycle *cy, int64_t *ints,
+                  int nint, double *dbl, int ndbl, int *stop);
 /* Start from opt->resume: check that it belongs to this method and these
  * options (PL_ERR_INPUT otherwise), copy its basis into V, restore w's
- * counters and res's history (*hcap its capacity) and counters, and return
- * its ints and dbl (ndbl entries expected) for the method to restore the
- * rest.  Collective. */
-int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, int64_t *ints, int nint,
-              double *dbl, int ndbl);
+ * counters, res's history (*hcap its capacity) and counters and *cy, and
+ * return its ints and dbl (ndbl entries expected) for the method to restore
+ * the rest.  Collective. */
+int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, kr_cycle *cy, int64_t *ints,
+              int nint, double *dbl, int ndbl);
 /* The checks both methods share: nev, tol, which (up to last_which), max_restarts,
  * ncv >= nev + min_extra; *ncv = the basis size (auto choice, capped at N).
  * PL_ERR_INPUT with the key's name, PL_ERR_ARG for NULL.  Not collective. */

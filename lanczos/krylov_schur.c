@@ -416,15 +416,16 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
     PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
     double *lock_all[3] = {lock_re, lock_im, lock_est};
     if (opt->resume) {
-        PL_CALL_GOTO(kr_resume(w, opt, 2, res, &hcap, ints, ST_N, ckbuf, nd), out, err);
-        restarts = (int)ints[KR_ST_RESTARTS];
-        kcol = (int)ints[KR_ST_K];
-        nlock = (int)ints[KR_ST_NLOCK];
-        nconv = (int)ints[KR_ST_NCONV];
+        kr_cycle cy;
+        PL_CALL_GOTO(kr_resume(w, opt, 2, res, &hcap, &cy, ints, ST_N, ckbuf, nd), out, err);
+        restarts = cy.restarts;
+        kcol = cy.k;
+        nlock = cy.nlock;
+        nconv = cy.nconv;
+        normest = cy.normest;
         nret = (int)ints[ST_NRET];
         verify_start = (int)ints[ST_VSTART];
         verify_end = (int)ints[ST_VEND];
-        normest = ckbuf[0];
         memcpy(k->Sb, ckbuf + 1, (size_t)ldb * m * sizeof(double));
         for (int a = 0; a < 3; a++)
             memcpy(lock_all[a], ckbuf + 1 + ldb * m + a * (nev + 1), (size_t)(nev + 1) * sizeof(double));
@@ -438,18 +439,14 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
         /* ---- end of a cycle (after its restart): checkpoint ---- */
         if (cycled && opt->checkpoint) {
             int stop = 0;
-            ints[KR_ST_RESTARTS] = restarts;
-            ints[KR_ST_K] = kcol;
-            ints[KR_ST_NLOCK] = nlock;
-            ints[KR_ST_NCONV] = nconv;
+            kr_cycle cy = {restarts, kcol, nlock, nconv, normest};
             ints[ST_NRET] = nret;
             ints[ST_VSTART] = verify_start;
             ints[ST_VEND] = verify_end;
-            ckbuf[0] = normest;
             memcpy(ckbuf + 1, k->Sb, (size_t)ldb * m * sizeof(double));
             for (int a = 0; a < 3; a++)
                 memcpy(ckbuf + 1 + ldb * m + a * (nev + 1), lock_all[a], (size_t)(nev + 1) * sizeof(double));
-            PL_CALL_GOTO(kr_checkpoint(w, opt, 2, res, ints, ST_N, ckbuf, nd, &stop), out, err);
+            PL_CALL_GOTO(kr_checkpoint(w, opt, 2, res, &cy, ints, ST_N, ckbuf, nd, &stop), out, err);
             if (stop) {
                 reason = LZ_CHECKPOINTED;
                 break;

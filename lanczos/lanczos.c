@@ -237,12 +237,13 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     ckbuf = malloc((size_t)nd * sizeof *ckbuf);
     PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
     if (opt->resume) {
-        PL_CALL_GOTO(kr_resume(w, opt, 1, res, &hcap, ints, KR_ST_COMMON, ckbuf, nd), out, err);
-        restarts = (int)ints[KR_ST_RESTARTS];
-        k = (int)ints[KR_ST_K];
-        nlock = (int)ints[KR_ST_NLOCK];
-        nconv = (int)ints[KR_ST_NCONV];
-        normest = ckbuf[0];
+        kr_cycle cy;
+        PL_CALL_GOTO(kr_resume(w, opt, 1, res, &hcap, &cy, ints, KR_ST_COMMON, ckbuf, nd), out, err);
+        restarts = cy.restarts;
+        k = cy.k;
+        nlock = cy.nlock;
+        nconv = cy.nconv;
+        normest = cy.normest;
         memcpy(w->T, ckbuf + 1, (size_t)m * m * sizeof(double));
         memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)nev * sizeof(double));
         memcpy(lock_est, ckbuf + 1 + m * m + nev, (size_t)nev * sizeof(double));
@@ -256,15 +257,11 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         /* ---- end of a cycle (after its restart): checkpoint ---- */
         if (cycled && opt->checkpoint) {
             int stop = 0;
-            ints[KR_ST_RESTARTS] = restarts;
-            ints[KR_ST_K] = k;
-            ints[KR_ST_NLOCK] = nlock;
-            ints[KR_ST_NCONV] = nconv;
-            ckbuf[0] = normest;
+            kr_cycle cy = {restarts, k, nlock, nconv, normest};
             memcpy(ckbuf + 1, w->T, (size_t)m * m * sizeof(double));
             memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)nev * sizeof(double));
             memcpy(ckbuf + 1 + m * m + nev, lock_est, (size_t)nev * sizeof(double));
-            PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, ints, KR_ST_COMMON, ckbuf, nd, &stop), out, err);
+            PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, &cy, ints, KR_ST_COMMON, ckbuf, nd, &stop), out, err);
             if (stop) {
                 reason = LZ_CHECKPOINTED;
                 break;
