@@ -70,15 +70,20 @@ static int hh_rows_cb(void *arg, int64_t r0, int64_t r1, pl_csr *out)
 }
 
 /* value terms (sweeps): the pattern of all terms, hh_rows_csr_terms */
+typedef struct hh_terms_arg {
+    const hh_model *model;
+    unsigned swept; /* the terms a sweep changes (hh_rows_csr_terms) */
+} hh_terms_arg;
+
 static int hh_lengths_terms_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
 {
-    return hh_row_lengths_terms((const hh_model *)arg, r0, r1, len);
+    return hh_row_lengths_terms(((const hh_terms_arg *)arg)->model, r0, r1, len);
 }
 
-static unsigned hh_swept_terms; /* the terms a sweep changes (build_hh sets it) */
 static int hh_rows_terms_cb(void *arg, int64_t r0, int64_t r1, pl_csr *out)
 {
-    return hh_rows_csr_terms((const hh_model *)arg, r0, r1, hh_swept_terms, out);
+    const hh_terms_arg *a = arg;
+    return hh_rows_csr_terms(a->model, r0, r1, a->swept, out);
 }
 
 static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
@@ -88,10 +93,8 @@ static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
     if (rc == PL_ERR_INPUT) return model_error(ctx, PL_ERR_INPUT, "max_phonons");
     PL_CALL(rc);
     gen_model g = {model, hh_lengths_cb, hh_rows_cb};
-    if (ctx->build_terms) {
-        hh_swept_terms = (unsigned)ctx->build_terms;
-        g = (gen_model){model, hh_lengths_terms_cb, hh_rows_terms_cb};
-    }
+    hh_terms_arg targ = {model, (unsigned)ctx->build_terms};
+    if (ctx->build_terms) g = (gen_model){&targ, hh_lengths_terms_cb, hh_rows_terms_cb};
     rc = build_generated(ctx, &g, hh_model_rows(model), rows, mi);
     mi->symmetric_known = 1;
     const pl_model_cfg *m = &ctx->cfg.model;

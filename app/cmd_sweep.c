@@ -46,8 +46,7 @@ typedef struct sweep_run {
     pl_op *op;
     solve_facts built;     /* facts of the operator's build */
     int op_point;          /* the point the operator was built for, -1 none */
-    int nswept;            /* value terms kept beside the fixed one */
-    int swept[HH_NTERMS];  /* which Hamiltonian terms they are */
+    unsigned swept;        /* bit k: Hamiltonian term k changes along the sweep */
     double *warm;          /* backend: the previous point's eigenvectors */
     int nwarm;
     int ckpt_point;        /* the point of the checkpoint to resume, -1 none */
@@ -66,22 +65,19 @@ static void point_files(const sweep_run *r, int p, char *rel, size_t nrel, char 
 }
 
 /* ---- terms: which Hamiltonian terms change along the sweep ---- */
-static void find_swept_terms(sweep_run *r)
+static int find_swept_terms(sweep_run *r)
 {
     double c0[HH_NTERMS], c[HH_NTERMS];
-    r->nswept = 0;
-    memset(r->swept, 0, sizeof r->swept);
     pl_config pc;
-    for (int p = 0; p < r->d.npoints; p++) {
-        if (sweep_point_config(&r->base, &r->d, p, &pc) != PL_OK) {
-            pl_error_clear();
-            continue;
-        }
+    r->swept = 0;
+    for (int p = 0; p < r->d.npoints; p++) { /* every point passed sweep_def_build's checks */
+        PL_CALL(sweep_point_config(&r->base, &r->d, p, &pc));
         hh_term_coefs(&pc.model, p == 0 ? c0 : c);
         pl_config_destroy(&pc);
-        for (int k = 0; p > 0 && k < HH_NTERMS; k++) r->swept[k] |= c[k] != c0[k];
+        for (int k = 0; p > 0 && k < HH_NTERMS; k++)
+            if (c[k] != c0[k]) r->swept |= 1u << k;
     }
-    for (int k = 0; k < HH_NTERMS; k++) r->nswept += r->swept[k];
+    return PL_OK;
 }
 
 /* ---- the operator of point p: rebuilt or refilled ---- */
@@ -100,14 +96,15 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
     app_ctx *ctx = r->ctx;
     *refill_seconds = 0.0;
     *rebuilt = needs_rebuild(r, p);
-    if (!*rebuilt) {
+    if (!*rebuilt) { /* the same structure: refill the values (none kept: they did not change) */
         double c[HH_NTERMS], coef[1 + HH_NTERMS];
+        int K = 1;
         hh_term_coefs(&ctx->cfg.model, c);
         coef[0] = 1.0;
-        for (int k = 0, s = 1; k < HH_NTERMS; k++)
-            if (r->swept[k]) coef[s++] = c[k];
+        for (int k = 0; k < HH_NTERMS; k++)
+            if (r->swept >> k & 1u) coef[K++] = c[k];
         double t0 = pl_wtime();
-        PL_CALL(pl_op_refill(r->op, 1 + r->nswept, coef));
+        if (pl_op_nterms(r->op) > 0) PL_CALL(pl_op_refill(r->op, K, coef));
         *refill_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
         *f = r->built;
         f->permute_seconds = 0.0;
@@ -120,11 +117,8 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
         r->warm = NULL;
         r->nwarm = 0;
     }
-    unsigned mask = 0;
-    for (int k = 0; k < HH_NTERMS; k++)
-        if (r->swept[k]) mask |= 1u << k;
     /* the generator gives [fixed part, swept terms] (hh_rows_csr_terms) */
-    ctx->build_terms = ctx->cfg.model.type == PL_MODEL_HOLSTEIN_HUBBARD ? (int)mask : 0;
+    ctx->build_terms = ctx->cfg.model.type == PL_MODEL_HOLSTEIN_HUBBARD ? (int)r->swept : 0;
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     memset(f, 0, sizeof *f);
@@ -436,7 +430,7 @@ int cmd_sweep(app_ctx *ctx)
     PL_CALL_GOTO(sweep_select(ctx->points, r.d.npoints, &r.lo, &r.hi), out, rc);
     snprintf(r.path, sizeof r.path, "%s", r.base.output.file);
     snprintf(r.dir, sizeof r.dir, "%s.points", r.path);
-    if (r.base.model.type == PL_MODEL_HOLSTEIN_HUBBARD) find_swept_terms(&r);
+    if (r.base.model.type == PL_MODEL_HOLSTEIN_HUBBARD) PL_CALL_GOTO(find_swept_terms(&r), out, rc);
     PL_CALL_GOTO(open_summary(&r), out, rc);
     if (ctx->resume) {
         char ck[1200];
