@@ -44,6 +44,27 @@ int kr_apply(kr_ws *w, int jin, int jout)
     return PL_OK;
 }
 
+int kr_apply_queued(kr_ws *w, int jin, int jout)
+{
+    double t0 = pl_wtime();
+    PL_CALL(pl_op_apply_queued(w->op, kr_col(w, jin), kr_col(w, jout)));
+    w->t.spmv += pl_wtime() - t0;
+    w->napply++;
+    return PL_OK;
+}
+
+int kr_orth_loss(kr_ws *w, int nev, double *loss)
+{
+    double t0 = pl_wtime(), worst = 0.0;
+    for (int i = 0; i < nev; i++) {
+        PL_CALL(pl_vec_gemv_t(w->op, i + 1, w->V, w->ld, kr_col(w, i), w->c1));
+        for (int l = 0; l <= i; l++) worst = fmax(worst, fabs(w->c1[l] - (l == i ? 1.0 : 0.0)));
+    }
+    *loss = worst;
+    w->t.other += pl_wtime() - t0;
+    return PL_OK;
+}
+
 /* Orthogonalise column j against columns 0..k-1 with two classical
  * Gram-Schmidt passes and normalise it; coef[0:k] = the summed
  * coefficients, *nrm = the norm before the normalisation, *in_span = the
@@ -124,6 +145,49 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
         }
     }
     PL_CALL(w->be->sync(w->be));
+    w->t.orth += pl_wtime() - t0;
+    return PL_OK;
+}
+
+/* See krylov_impl.h.  Column j + 1 is next to columns j - 1 and j in V, so
+ * one Gram matrix of the three adjacent columns (one pass, one reduction)
+ * gives the coefficients, ||x||^2 and the actual norms and overlap of
+ * v_{j-1} and v_j.  The projection solves the 2 x 2 Gram system, so the new
+ * norm ||x||^2 - r^T G^{-1} r is exact up to eps ||x||^2 whatever the
+ * normalisation error of the earlier columns: assuming unit columns
+ * (||x||^2 - c0^2 - c1^2) would amplify their norm error by
+ * (alpha_j / beta_j)^2 at every step. */
+int kr_orthogonalize_local(kr_ws *w, int j, double beta_prev, double *alpha, double *nrm, double *growth,
+                           double *ovl, int *done)
+{
+    double t0 = pl_wtime();
+    double *x = kr_col(w, j + 1);
+    const double col_bytes = 8.0 * (double)w->n;
+    double G[9];
+    *done = 0;
+    PL_CHECK(j >= 1, PL_ERR_INTERNAL, "local orthogonalisation needs j >= 1 (got %d)", j);
+    PL_CALL(pl_vec_gram(w->op, 3, kr_col(w, j - 1), w->ld, G));
+    w->t.reductions++;
+    w->t.vec_bytes += col_bytes * 3.0;
+    const double g00 = G[0], g01 = G[3], g11 = G[4], r0 = G[6], r1 = G[7], xx = fmax(G[8], 0.0);
+    const double be = beta_prev;
+    if (g11 > 0.5 && xx > 0.0) {
+        /* x' = x - beta v_{j-1} - alpha v_j, alpha making x' orthogonal to v_j */
+        const double al = (r1 - be * g01) / g11;
+        const double b2 = xx + be * be * g00 + al * al * g11 - 2.0 * be * r0 - 2.0 * al * r1 + 2.0 * al * be * g01;
+        if (b2 > 1e-4 * xx) {
+            double b = sqrt(b2), c[2] = {be, al};
+            PL_CALL(w->be->gemv_n(w->be, w->n, 2, -1.0 / b, kr_col(w, j - 1), w->ld, c, 1.0 / b, x));
+            w->t.vec_bytes += col_bytes * 4.0;
+            *alpha = al;
+            *nrm = b;
+            *growth = sqrt(xx) / b;
+            ovl[0] = (r0 - be * g00 - al * g01) / b; /* v_{j-1}^T v_{j+1} */
+            ovl[1] = (r1 - be * g01 - al * g11) / b; /* v_j^T v_{j+1} (0 up to rounding) */
+            *done = 1;
+            w->t.local_steps++;
+        }
+    }
     w->t.orth += pl_wtime() - t0;
     return PL_OK;
 }

@@ -65,11 +65,30 @@ void kr_ws_free(kr_ws *w);
 double *kr_col(kr_ws *w, int j);
 /* Column jout = A column jin (counted in w->napply and w->t.spmv). */
 int kr_apply(kr_ws *w, int jin, int jout);
+/* As kr_apply, through pl_op_apply_queued (no synchronisation on one rank). */
+int kr_apply_queued(kr_ws *w, int jin, int jout);
+/* *loss = max_il |v_i^T v_l - delta_il| over columns 0..nev-1 (nev
+ * reductions).  Collective. */
+int kr_orth_loss(kr_ws *w, int nev, double *loss);
 /* Orthonormalise column j (= k) against columns 0..k-1: two classical
  * Gram-Schmidt passes; coef[0:k] the summed coefficients, *nrm the norm
  * before normalisation, *in_span: the vector vanished numerically (then it
  * is left unnormalised for the caller to replace).  Collective. */
 int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_span);
+/* Local step of the Lanczos recurrence on column j + 1 (= A v_j, j >= 1):
+ * x' = x - beta_prev v_{j-1} - alpha v_j, normalised, with beta_prev =
+ * T[j-1][j] (so the Lanczos relation of column j holds exactly as T
+ * records it) and alpha making x' orthogonal to v_j.  One reduction: the
+ * Gram matrix of the adjacent columns v_{j-1}, v_j, x (pl_vec_gram, one
+ * pass), from which alpha, the new norm and the overlaps ovl[0] =
+ * v_{j-1}^T v_{j+1}, ovl[1] = v_j^T v_{j+1} follow exactly (no assumption
+ * that v_{j-1}, v_j have unit norm); then one gemv_n.  *growth = ||x|| /
+ * *nrm.  When the new norm is below 1e-2 ||x|| the column is left
+ * untouched and *done = 0: the caller orthogonalises in full
+ * (kr_orthogonalize, with its breakdown guard).  No synchronisation after
+ * the update (the next SpMV is queued behind it).  Collective. */
+int kr_orthogonalize_local(kr_ws *w, int j, double beta_prev, double *alpha, double *nrm, double *growth,
+                           double *ovl, int *done);
 /* Column j = a reproducible random vector (hash of seed and original global
  * row) orthonormal to columns 0..j-1; *exhausted: it vanished.  first = 1:
  * the start vector of seed; else the next one of the sequence.  Collective. */
@@ -85,6 +104,46 @@ int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r);
 int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double *ritz, const double *ritz_imag,
                     const double *resid);
 size_t kr_atleast1(size_t n);
+
+/* ---- partial reorthogonalisation: Simon's omega recurrence (lz_pro.c) --- */
+typedef struct kr_pro {
+    int m;                /* basis size (columns 0..m)                        */
+    double eps1;          /* rounding of one step: eps sqrt(N) / 2            */
+    double thresh;        /* min(sqrt(eps), tol): a full pass when an estimate */
+                          /* passes it (see lz_pro.c)                         */
+    double *prev, *cur, *next; /* rows j - 1, j, j + 1 of the estimate        */
+                          /* |v_row^T v_i| (m + 2 entries each)               */
+    double *seed;         /* per column: the measured error of its Lanczos    */
+                          /* relation, projected (kr_pro_seed)                */
+    double *expect;       /* per kept column: the arrow coupling expected at  */
+                          /* the next cycle's first step (0: none)            */
+} kr_pro;
+#define PL_PRO_SEED_FACTOR 10.0
+/* At a cycle's first (full) step j = k: coef[0:k] are the measured
+ * couplings v_i^T A v_k; their differences from p->expect are the errors of
+ * the kept columns' Lanczos relations (dropped reorthogonalisation
+ * coefficients, locked residuals) seen through v_k: the noise of their
+ * omega rows for the cycle. */
+void kr_pro_seed(kr_pro *p, int k, const double *coef);
+int kr_pro_init(kr_pro *p, int m, int64_t N, double tol); /* PL_ERR_MEM */
+void kr_pro_free(kr_pro *p);
+/* Column j was orthogonalised against all of 0..j-1: row j = eps1, the old
+ * row j becomes row j - 1. */
+void kr_pro_full(kr_pro *p, int j);
+/* After a local step at j (> the cycle's first step): row j + 1 into
+ * p->next from T (m x m, column-major, the current projected matrix with
+ * T[j][j] = alpha not needed), alpha_j, beta_{j-1}, beta_j, the measured
+ * overlaps with v_{j-1}, v_j (kr_orthogonalize_local) and normest.  Returns its largest entry; kr_pro_accept makes it row j + 1,
+ * kr_pro_full(p, j + 1) replaces it after a full pass instead. */
+double kr_pro_estimate(kr_pro *p, const double *T, int j, double alpha, double beta_prev, double beta,
+                       const double *ovl, double normest);
+void kr_pro_accept(kr_pro *p, int j);
+/* Thick restart: the kept columns are nlock locked ones and kk Ritz vectors
+ * V[:, nlock:nlock+s] Ysel (s x kk, ld s); the restart vector (the old v_m,
+ * whose row is p->cur) becomes column k_new = nlock + kk. */
+void kr_pro_restart(kr_pro *p, int nlock, int s, int kk, const double *Ysel, int k_new);
+/* Row j = row[0:j] (a resumed state). */
+void kr_pro_set_row(kr_pro *p, int j, const double *row);
 
 /* ---- start vector, checkpoint and resume (lz_options start, checkpoint,
  * resume) ------------------------------------------------------------- */

@@ -321,6 +321,8 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     double t_start = pl_wtime();
     int err = PL_OK;
     memset(res, 0, sizeof *res);
+    res->reorth = LZ_REORTH_FULL; /* every step, a second pass where needed */
+    res->orth_loss = -1.0;
     int64_t m = 0;
     PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_IMAGINARY, 2, &m));
 
@@ -509,7 +511,8 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
             if (!missed) {
                 PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, lock_re, lock_im, lock_est), out, err);
                 if (opt->monitor) {
-                    lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_re, lock_est, worst, pl_wtime() - t_begin, 1};
+                    lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_re, lock_est, worst, pl_wtime() - t_begin, 1,
+                                          w->t.steps, 0.0};
                     opt->monitor(opt->monitor_arg, &mi);
                 }
             }
@@ -557,7 +560,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
         PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, ritz_im, rest), out, err);
         if (opt->monitor) {
             lz_monitor_info mi = {restarts, nconv < nev ? nconv : nev, nev, w->napply, ritz, rest, worst,
-                                  pl_wtime() - t_begin, 0};
+                                  pl_wtime() - t_begin, 0, w->t.steps, 0.0};
             opt->monitor(opt->monitor_arg, &mi);
         }
 

@@ -7,10 +7,21 @@
  * ncv + 1 columns of n_local doubles, column j at V + j * ld):
  *   for j = k .. m-1:
  *       w = A v_j                                   (into column j+1)
- *       h = V_{0:j}^T w, w -= V h, twice            (classical Gram-Schmidt,
- *                                                    always two passes)
- *       T[j][j] = h_j; at j = k also T[i][k] = h_i for i < k (the arrow of
- *       the thick restart: h_i = s_i = beta_m y_{m,i} in exact arithmetic)
+ *       full step (j = k, reorth = full, or forced below):
+ *         h = V_{0:j}^T w, w -= V h, twice          (classical Gram-Schmidt,
+ *                                                    two passes)
+ *         T[j][j] = h_j; at j = k also T[i][k] = h_i for i < k (the arrow of
+ *         the thick restart: h_i = s_i = beta_m y_{m,i} in exact arithmetic)
+ *       local step (reorth = partial, j > k): h = [v_{j-1} v_j]^T w and
+ *         ||w||^2 in one reduction, w -= [v_{j-1} v_j] h (the three-term
+ *         recurrence with computed coefficients); T[j][j] = h_1.  Simon's
+ *         omega recurrence (lz_pro.c) then estimates |v_{j+1}^T v_i| for
+ *         every i from T alone; if the largest passes sqrt(eps), w gets a
+ *         full two-pass Gram-Schmidt now and the next step is full too
+ *         (Simon 1984; PROPACK does the same), so the basis stays
+ *         semi-orthogonal, which keeps the Ritz values accurate to working
+ *         precision.  The SpMV of a local step is only queued: one host
+ *         synchronisation per step (the reduction).
  *       beta_j = ||w||; v_{j+1} = w / beta_j, T[j][j+1] = beta_j
  *   The projected matrix T (arrow-head + tridiagonal) is solved densely on
  *   the host (LAPACKE_dsyev, rank 0, broadcast so that every rank takes the
@@ -84,6 +95,7 @@ void lz_options_defaults(lz_options *o)
     o->seed = 1;
     o->want_vectors = 0;
     o->verify = 1;
+    o->reorth = LZ_REORTH_PARTIAL;
 }
 
 
@@ -219,6 +231,13 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
 
     double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL, *ckbuf = NULL;
     int err = PL_OK, hcap = 0;
+    kr_pro pro;
+    memset(&pro, 0, sizeof pro);
+    PL_CALL(kr_pro_init(&pro, m, w->N, opt->tol));
+    const int reorth = opt->reorth;
+    res->reorth = reorth;
+    res->orth_loss = -1.0;
+    int force_full = 0;
     ritz = malloc((size_t)nev * sizeof *ritz);
     est = malloc((size_t)nev * sizeof *est);
     lock_theta = malloc((size_t)nev * sizeof *lock_theta);
@@ -230,15 +249,21 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0, cycled = 0;
     double beta_m = 0.0, normest = info.norm_estimate;
     reset_T(w, 0, NULL, 0);
-    /* checkpoint state: ints (krylov_impl.h) and dbl = normest, T (m x m),
-     * lock_theta (nev), lock_est (nev) */
-    int64_t ints[KR_ST_COMMON];
-    const int nd = 1 + m * m + 2 * nev;
+    /* checkpoint state: ints (krylov_impl.h; then reorth, full_reorths) and
+     * dbl = normest, T (m x m), lock_theta (nev), lock_est (nev), the omega
+     * row of the restart vector (m + 1), the largest omega so far */
+    int64_t ints[KR_ST_COMMON + 2];
+    const int ni = KR_ST_COMMON + 2;
+    const int nd = 1 + m * m + 2 * nev + (m + 1) + 1;
+    double *ck_om = NULL;
     ckbuf = malloc((size_t)nd * sizeof *ckbuf);
     PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
     if (opt->resume) {
         kr_cycle cy;
-        PL_CALL_GOTO(kr_resume(w, opt, 1, res, &hcap, &cy, ints, KR_ST_COMMON, ckbuf, nd), out, err);
+        PL_CALL_GOTO(kr_resume(w, opt, 1, res, &hcap, &cy, ints, ni, ckbuf, nd), out, err);
+        PL_CHECK_GOTO(ints[KR_ST_COMMON] == reorth, PL_ERR_INPUT, out, err,
+                      "the checkpoint was written with another [solver] reorthogonalization");
+        w->t.full_reorths = ints[KR_ST_COMMON + 1];
         restarts = cy.restarts;
         k = cy.k;
         nlock = cy.nlock;
@@ -247,6 +272,9 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         memcpy(w->T, ckbuf + 1, (size_t)m * m * sizeof(double));
         memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)nev * sizeof(double));
         memcpy(lock_est, ckbuf + 1 + m * m + nev, (size_t)nev * sizeof(double));
+        ck_om = ckbuf + 1 + m * m + 2 * nev;
+        kr_pro_set_row(&pro, k, ck_om);
+        res->orth_estimate = ck_om[m + 1];
     } else {
         int exhausted = 0;
         PL_CALL_GOTO(kr_start_vector(w, opt, &exhausted), out, err);
@@ -261,7 +289,13 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             memcpy(ckbuf + 1, w->T, (size_t)m * m * sizeof(double));
             memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)nev * sizeof(double));
             memcpy(ckbuf + 1 + m * m + nev, lock_est, (size_t)nev * sizeof(double));
-            PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, &cy, ints, KR_ST_COMMON, ckbuf, nd, &stop), out, err);
+            ck_om = ckbuf + 1 + m * m + 2 * nev;
+            memset(ck_om, 0, (size_t)(m + 1) * sizeof(double));
+            memcpy(ck_om, pro.cur, (size_t)k * sizeof(double));
+            ck_om[m + 1] = res->orth_estimate;
+            ints[KR_ST_COMMON] = reorth;
+            ints[KR_ST_COMMON + 1] = w->t.full_reorths;
+            PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, &cy, ints, ni, ckbuf, nd, &stop), out, err);
             if (stop) {
                 reason = LZ_CHECKPOINTED;
                 break;
@@ -272,17 +306,49 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         mm = m;
         int vm_valid = 1;
         for (int j = k; j < m; j++) {
-            double nrm;
-            int in_span;
+            double nrm = 0.0, alpha = 0.0, growth = 1.0, ovl[2] = {0.0, 0.0};
+            int in_span = 0, local = 0;
             double ts = pl_wtime();
-            PL_CALL_GOTO(kr_apply(w, j, j + 1), out, err);
-            PL_CALL_GOTO(kr_orthogonalize(w, j + 1, j + 1, w->cf, &nrm, &in_span), out, err); /* normalises */
+            const int try_local = reorth != LZ_REORTH_FULL && j > k && !force_full;
+            force_full = 0;
+            if (try_local) {
+                PL_CALL_GOTO(kr_apply_queued(w, j, j + 1), out, err);
+                PL_CALL_GOTO(kr_orthogonalize_local(w, j, w->T[(size_t)j * m + (j - 1)], &alpha, &nrm, &growth, ovl,
+                                                    &local), out, err);
+            } else {
+                PL_CALL_GOTO(kr_apply(w, j, j + 1), out, err);
+            }
+            if (local && reorth == LZ_REORTH_PARTIAL) {
+                double beta_prev = w->T[(size_t)j * m + (j - 1)];
+                double om = kr_pro_estimate(&pro, w->T, j, alpha, beta_prev, nrm, ovl, normest);
+                if (om > pro.thresh) {
+                    /* semi-orthogonality is about to be lost: orthogonalise
+                     * v_{j+1} against the whole basis now and v_{j+2} next */
+                    double n2;
+                    PL_CALL_GOTO(kr_orthogonalize(w, j + 1, j + 1, w->cf, &n2, &in_span), out, err);
+                    alpha += nrm * w->cf[j];
+                    nrm *= n2;
+                    kr_pro_full(&pro, j + 1);
+                    w->t.full_reorths++;
+                    force_full = 1;
+                } else {
+                    kr_pro_accept(&pro, j);
+                    res->orth_estimate = fmax(res->orth_estimate, om);
+                }
+            } else if (!local) { /* a full step */
+                PL_CALL_GOTO(kr_orthogonalize(w, j + 1, j + 1, w->cf, &nrm, &in_span), out, err); /* normalises */
+                const double *coef = w->cf;
+                alpha = coef[j];
+                if (j == k) { /* arrow of the thick restart; locked columns stay decoupled */
+                    for (int i = nlock; i < k; i++) w->T[(size_t)k * m + i] = w->T[(size_t)i * m + k] = coef[i];
+                    kr_pro_seed(&pro, k, coef);
+                }
+                kr_pro_full(&pro, j + 1);
+                w->t.full_reorths++;
+            }
             w->t.steps++;
             w->t.steps_time += pl_wtime() - ts;
-            const double *coef = w->cf;
-            w->T[(size_t)j * m + j] = coef[j];
-            if (j == k) /* arrow of the thick restart; locked columns stay decoupled */
-                for (int i = nlock; i < k; i++) w->T[(size_t)k * m + i] = w->T[(size_t)i * m + k] = coef[i];
+            w->T[(size_t)j * m + j] = alpha;
             double beta = nrm;
             if (in_span) {
                 res->breakdowns++;
@@ -290,6 +356,8 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
                 if (j + 1 < m) {
                     int ex;
                     PL_CALL_GOTO(kr_random_direction(w, j + 1, 0, &ex), out, err);
+                    kr_pro_full(&pro, j + 1);
+                    force_full = 1;
                     if (ex) { /* span(V) is the whole space: T is exact */
                         mm = j + 1;
                         vm_valid = 0;
@@ -326,7 +394,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
                 PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, lock_theta, NULL, lock_est), out, err);
                 if (opt->monitor) {
                     lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_theta, lock_est, worst,
-                                          pl_wtime() - t_begin, 1};
+                                          pl_wtime() - t_begin, 1, w->t.full_reorths, res->orth_estimate};
                     opt->monitor(opt->monitor_arg, &mi);
                 }
             }
@@ -348,6 +416,11 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
                 PL_CALL_GOTO(kr_update_basis(w, nlock, s, kk), out, err);
                 reset_T(w, nlock, lock_theta, kk);
                 int ok;
+                if (vm_valid) kr_pro_restart(&pro, nlock, s, kk, w->Ysel, nlock + kk);
+                else kr_pro_full(&pro, nlock + kk);
+                for (int i = 0; i < nlock; i++) pro.expect[i] = 0.0;
+                for (int c = 0; c < kk; c++)
+                    pro.expect[nlock + c] = vm_valid ? beta_m * w->Ysel[(size_t)c * s + (s - 1)] : 0.0;
                 PL_CALL_GOTO(restart_vector(w, mm, nlock + kk, vm_valid, &ok), out, err);
                 PL_CHECK_GOTO(ok, PL_ERR_INTERNAL, out, err, "no restart vector in the verification phase");
                 k = nlock + kk;
@@ -379,7 +452,8 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         nconv = nc;
         PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, NULL, est), out, err);
         if (opt->monitor) {
-            lz_monitor_info mi = {restarts, nconv, nev, w->napply, ritz, est, worst, pl_wtime() - t_begin, 0};
+            lz_monitor_info mi = {restarts, nconv, nev, w->napply, ritz, est, worst, pl_wtime() - t_begin, 0,
+                                  w->t.full_reorths, res->orth_estimate};
             opt->monitor(opt->monitor_arg, &mi);
         }
 
@@ -400,6 +474,8 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             reset_T(w, nev, lock_theta, 0);
             int ex;
             PL_CALL_GOTO(kr_random_direction(w, nev, 0, &ex), out, err);
+            kr_pro_full(&pro, nev);
+            for (int i = 0; i < nev; i++) pro.expect[i] = 0.0;
             PL_CHECK_GOTO(!ex, PL_ERR_INTERNAL, out, err, "verification vector vanished (nev = %d, N = %lld)", nev,
                           (long long)w->N);
             nlock = nev;
@@ -425,6 +501,9 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         PL_CALL_GOTO(kr_update_basis(w, 0, mm, kk), out, err);
         reset_T(w, 0, NULL, kk);
         int ok;
+        if (vm_valid) kr_pro_restart(&pro, 0, mm, kk, w->Ysel, kk);
+        else kr_pro_full(&pro, kk);
+        for (int c = 0; c < kk; c++) pro.expect[c] = vm_valid ? beta_m * w->Ysel[(size_t)c * mm + (mm - 1)] : 0.0;
         PL_CALL_GOTO(restart_vector(w, mm, kk, vm_valid, &ok), out, err);
         if (!ok) {
             reason = LZ_BREAKDOWN;
@@ -457,6 +536,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         }
         w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
     }
+    PL_CALL_GOTO(kr_orth_loss(w, nev, &res->orth_loss), out, err);
     res->normest = normest;
     res->nconv = nconv;
     res->restarts = restarts;
@@ -468,5 +548,6 @@ out:
     free(lock_theta);
     free(lock_est);
     free(ckbuf);
+    kr_pro_free(&pro);
     return err;
 }

@@ -4,8 +4,11 @@
  *
  * Method: Wu & Simon, "Thick-restart Lanczos method for large symmetric
  * eigenvalue problems", SIAM J. Matrix Anal. Appl. 22 (2000) 602-616, with
- * full reorthogonalisation (classical Gram-Schmidt, two passes) and a
- * relative breakdown guard.  See lanczos.c for the algorithm.
+ * partial reorthogonalisation (Simon's omega recurrence, lz_pro.c: local
+ * three-term orthogonalisation, a full two-pass classical Gram-Schmidt only
+ * when the estimated loss of orthogonality passes sqrt(eps)) or full
+ * reorthogonalisation at every step, and a relative breakdown guard.  See
+ * lanczos.c for the algorithm.
  *
  * All vectors live in backend memory in the operator's permuted local basis;
  * the projected eigenproblems are solved on the host with LAPACKE. */
@@ -69,8 +72,26 @@ typedef struct lz_monitor_info {
     double elapsed;          /* seconds since lz_solve started                  */
     int verifying;           /* 1: nev pairs are locked and the complement is   */
                              /* searched for a missed wanted eigenvalue         */
+    int64_t full_reorths;    /* expansion steps so far that needed a full       */
+                             /* reorthogonalisation (lz_options reorth)         */
+    double orth_estimate;    /* largest estimated |v_i^T v_j| (i != j) of the   */
+                             /* basis in use so far (partial: <= sqrt(eps))     */
 } lz_monitor_info;
 typedef void (*lz_monitor_fn)(void *arg, const lz_monitor_info *info);
+
+/* How each new Lanczos vector is orthogonalised (lz_solve; ks_solve always
+ * orthogonalises fully, a second pass only where needed). */
+enum lz_reorth {
+    LZ_REORTH_PARTIAL = 0, /* local (against the two previous vectors), plus  */
+                           /* a full pass over the basis when Simon's omega   */
+                           /* recurrence estimates a loss above sqrt(eps), and */
+                           /* at the first step of each cycle (the arrow)      */
+    LZ_REORTH_FULL = 1,    /* two-pass classical Gram-Schmidt against the     */
+                           /* whole basis at every step                       */
+    LZ_REORTH_LOCAL = 2    /* local only, never a full pass: plain Lanczos,   */
+                           /* which loses orthogonality and returns ghost     */
+                           /* copies (tests only; not a config value)         */
+};
 
 typedef struct lz_options {
     int nev;             /* eigenpairs wanted = 4 (1 <= nev < N)                      */
@@ -82,6 +103,7 @@ typedef struct lz_options {
     int max_restarts;    /* = 1000; 0 = one cycle only                                 */
     uint64_t seed;       /* start vector seed = 1                                      */
     int want_vectors;    /* return eigenvectors = 0                                    */
+    int reorth;          /* enum lz_reorth = partial                                    */
     int verify;          /* = 1: when all nev converge, lock them and solve for the     */
                          /* most wanted eigenvalue of A on their complement from a     */
                          /* fresh random vector; if it beats a locked one (a missed     */
@@ -126,6 +148,10 @@ typedef struct lz_timing {
                          /* Schur: second pass only if needed)             */
     int64_t reductions;  /* Gram-Schmidt reductions, each one host         */
                          /* synchronisation and one small download         */
+    int64_t local_steps; /* steps orthogonalised locally (partial reorth): */
+                         /* one reduction each, the SpMV not synchronised  */
+    int64_t full_reorths; /* steps with a full reorthogonalisation (the    */
+                         /* first of each cycle included)                  */
     double steps_time;   /* seconds in the expansion steps (SpMV + orth)   */
 } lz_timing;
 
@@ -149,6 +175,13 @@ typedef struct lz_result {
     int missed;              /* ... that found a missed wanted eigenvalue              */
     int verify_inconclusive; /* ks_solve: the last search ended by its budget, not by  */
                              /* convergence (the set is returned as converged)        */
+    int reorth;              /* enum lz_reorth used (ks_solve: full)                   */
+    double orth_estimate;    /* lz_solve partial: the largest estimated loss of        */
+                             /* orthogonality |v_i^T v_j| of the basis as it was used  */
+                             /* (Simon's omega; <= sqrt(eps) by construction); full:   */
+                             /* 0 (not estimated)                                      */
+    double orth_loss;        /* measured: max_ij |x_i^T x_j - delta_ij| of the nev     */
+                             /* returned vectors (lz_solve); -1 when not measured      */
     /* history, one row per cycle (restarts + 1 rows, row-major, nev columns) */
     int nhist;
     int64_t *hist_iterations;    /* nhist: operator applications at the end of the cycle */

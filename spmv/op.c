@@ -130,7 +130,7 @@ void pl_op_set_detailed_timing(pl_op *op, int on) { op->detailed = on != 0; }
 
 void pl_op_reset_counters(pl_op *op)
 {
-    op->n_apply = op->n_samples = 0;
+    op->n_apply = op->n_samples = op->n_queued = 0;
     op->t_total = op->t_local = op->t_remote = op->t_comm = op->bytes_sent = 0.0;
 }
 
@@ -161,6 +161,19 @@ int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w,
     PL_CALL(op->be->gemv_t(op->be, (size_t)op->n, k, V, ld, w, h));
     if (op->size == 1 || k == 0) return PL_OK;
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, k, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w");
+    return PL_OK;
+}
+
+int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G)
+{
+    PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX, PL_ERR_ARG, "gram of %d columns (1..%d)", k, PL_GRAM_KMAX);
+    if (op->be->gram) {
+        PL_CALL(op->be->gram(op->be, (size_t)op->n, k, V, ld, G));
+    } else {
+        for (int c = 0; c < k; c++) PL_CALL(op->be->gemv_t(op->be, (size_t)op->n, k, V, ld, V + (size_t)c * ld, G + (size_t)c * k));
+    }
+    if (op->size == 1) return PL_OK;
+    PL_MPI(MPI_Allreduce(MPI_IN_PLACE, G, k * k, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T V");
     return PL_OK;
 }
 

@@ -219,6 +219,20 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
     return PL_OK;
 }
 
+int pl_op_apply_queued(pl_op *op, const double *x, double *y)
+{
+    if (op->n_rnb + op->n_snb > 0 || op->detailed) return pl_op_apply(op, x, y);
+    /* one rank or no neighbours: queue the kernels, no synchronisation and
+     * no timing sample (the caller's next reduction waits for them) */
+    double t0 = pl_wtime();
+    PL_CALL(spmv_local(op, x, y));
+    PL_CALL(spmv_remote(op, y));
+    op->n_apply++;
+    op->n_queued++;
+    op->t_total += pl_wtime() - t0;
+    return PL_OK;
+}
+
 int pl_op_apply(pl_op *op, const double *x, double *y)
 {
     double t0 = pl_wtime();

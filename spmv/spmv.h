@@ -146,7 +146,13 @@ struct pl_backend {
      * changes the matrix in place.  NULL: the backend cannot (pl_op_refill
      * then fails with PL_ERR_NOTSUP). */
     int (*mat_values)(pl_backend *be, void *mat, double **val, size_t *n);
+    /* gram, optional (NULL: pl_vec_gram composes k gemv_t): G = V^T V of
+     * k <= PL_GRAM_KMAX adjacent columns in one pass (k x k, column-major,
+     * host, local partial sums).  Lanczos' local step reads its three
+     * columns once with it. */
+    int (*gram)(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *h_G);
 };
+#define PL_GRAM_KMAX 4
 
 /* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`
  * fit into the free memory of the backend's device (always PL_OK for host
@@ -213,6 +219,13 @@ void pl_op_destroy(pl_op **op);
  * Collective over the operator's communicator (halo exchange).
  * x and y must not overlap.  Returns after the backend is synchronised. */
 int pl_op_apply(pl_op *op, const double *x, double *y);
+/* As pl_op_apply, but on one rank (no halo) and without detailed timing it
+ * only queues the kernels: no synchronisation, no timing sample (the
+ * apply counts in n_apply; its seconds are launch time only).  The
+ * caller's next reduction or sync waits for it.  With neighbours it is
+ * pl_op_apply.  Lanczos' partial-reorthogonalisation steps use it (one
+ * synchronisation per step). */
+int pl_op_apply_queued(pl_op *op, const double *x, double *y);
 void pl_op_get_info(const pl_op *op, pl_op_info *info);
 /* Value refill for sweeps that change only matrix values (README,
  * "Sweeps").  When the CSR block given to pl_op_create has value terms
@@ -261,6 +274,9 @@ void pl_op_reset_counters(pl_op *op);
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
 int pl_vec_nrm2(pl_op *op, const double *x, double *r);
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);
+/* G = V^T V (k x k, column-major, host) of k <= PL_GRAM_KMAX columns of V,
+ * global: one reduction (be->gram, else k gemv_t calls).  Collective. */
+int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G);
 /* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
  * with global sums; PL_ERR_NOTSUP when the backend has none. */
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);

@@ -376,6 +376,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gemv_n = cpu_gemv_n;
     be->gemm = cpu_gemm;
     be->cgs_step = cpu_cgs_step;
+    be->gram = cpu_gram;
     be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
     be->mat_values = cpu_mat_values;

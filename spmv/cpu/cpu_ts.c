@@ -196,6 +196,36 @@ int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, cons
     return PL_OK;
 }
 
+int cpu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *G)
+{
+    (void)be;
+    PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX && ld >= n, PL_ERR_ARG, "gram: bad k = %d or ld = %zu (n = %zu)", k, ld, n);
+    double s[PL_GRAM_KMAX * PL_GRAM_KMAX] = {0};
+    const double *c0 = V, *c1 = V + (k > 1 ? ld : 0), *c2 = V + (k > 2 ? 2 * ld : 0), *c3 = V + (k > 3 ? 3 * ld : 0);
+    double s00 = 0, s01 = 0, s02 = 0, s03 = 0, s11 = 0, s12 = 0, s13 = 0, s22 = 0, s23 = 0, s33 = 0;
+#pragma omp parallel for schedule(static) if (n > PL_OMP_MIN) \
+    reduction(+ : s00, s01, s02, s03, s11, s12, s13, s22, s23, s33)
+    for (size_t i = 0; i < n; i++) {
+        double a = c0[i], b = c1[i], c = c2[i], d = c3[i];
+        s00 += a * a;
+        s01 += a * b;
+        s02 += a * c;
+        s03 += a * d;
+        s11 += b * b;
+        s12 += b * c;
+        s13 += b * d;
+        s22 += c * c;
+        s23 += c * d;
+        s33 += d * d;
+    }
+    const double u[PL_GRAM_KMAX][PL_GRAM_KMAX] = {{s00, s01, s02, s03}, {s01, s11, s12, s13}, {s02, s12, s22, s23},
+                                                  {s03, s13, s23, s33}};
+    for (int c = 0; c < k; c++)
+        for (int r = 0; r < k; r++) s[(size_t)c * k + r] = u[r][c];
+    memcpy(G, s, (size_t)k * k * sizeof(double));
+    return PL_OK;
+}
+
 int cpu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h, double beta,
                double *w)
 {

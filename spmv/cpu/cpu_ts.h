@@ -11,6 +11,7 @@
  * 2 avx512, as detect_isa in backend_cpu.c).  Call once before the others;
  * idempotent.  Can't fail. */
 void cpu_ts_select(int isa);
+int cpu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *G);
 int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h);
 int cpu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h, double beta,
                double *w);

@@ -38,6 +38,7 @@ static int g_rank, g_size;
 static pl_spmv_cfg g_spmv;
 static int g_ncv = 0;
 static int g_verify = 1;
+static int g_reorth = LZ_REORTH_PARTIAL;
 static int g_backend = PL_BACKEND_CPU;
 static int g_slots = 0; /* 0 keep, 1 none, 2 host */
 static int64_t g_slot_calls[2];
@@ -129,6 +130,7 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
     if (g_slots == 1) {
         be->cgs_step = NULL;
         be->basis_update = NULL;
+        be->gram = NULL;
     } else if (g_slots == 2) {
         be->cgs_step = host_cgs_step;
         be->basis_update = host_basis_update;
@@ -143,14 +145,18 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
     o.tol = tol;
     o.ncv = g_ncv;
     o.verify = g_verify;
+    o.reorth = g_reorth;
     o.want_vectors = 1;
     int rc = lz_solve(op, &o, &res);
     TU_OK(rc);
     if (rc == PL_OK) {
         if (g_rank == 0)
-            fprintf(stderr, "%-28s which=%-8s nev=%d: %s, %d restarts, %lld iterations, %d breakdowns, %d/%d missed/verified\n",
+            fprintf(stderr,
+                    "%-28s which=%-8s nev=%d: %s, %d restarts, %lld iterations, %d breakdowns, %d/%d missed/verified, "
+                    "%lld/%lld full steps, omega %.1e, loss %.1e\n",
                     name, which == PL_WHICH_SMALLEST ? "smallest" : "largest", nev, lz_reason_name(res.reason),
-                    res.restarts, (long long)res.iterations, res.breakdowns, res.missed, res.verifications);
+                    res.restarts, (long long)res.iterations, res.breakdowns, res.missed, res.verifications,
+                    (long long)res.time.full_reorths, (long long)res.time.steps, res.orth_estimate, res.orth_loss);
         TU_CHECK_MSG(res.reason == LZ_CONVERGED, "%s: reason %s", name, lz_reason_name(res.reason));
         for (int i = 0; i < nev; i++) {
             double r = which == PL_WHICH_SMALLEST ? ref[i] : ref[d->n - 1 - i];
@@ -169,6 +175,17 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
                 TU_CHECK_MSG(fabs(dot - (i == j)) <= 1e-10, "%s: x%d . x%d = %.3e", name, i, j, dot);
             }
         TU_CHECK(res.nhist == res.restarts + 1);
+        /* the reported loss of orthogonality: measured on the returned vectors,
+         * and the omega estimate within its threshold min(sqrt(eps), tol) */
+        TU_CHECK_MSG(res.orth_loss >= 0.0 && res.orth_loss <= 1e-10, "%s: orth_loss %.3e", name, res.orth_loss);
+        TU_CHECK_MSG(res.reorth == g_reorth, "%s: reorth %d", name, res.reorth);
+        if (g_reorth == LZ_REORTH_PARTIAL)
+            TU_CHECK_MSG(res.orth_estimate <= fmin(sqrt(DBL_EPSILON), tol) && res.time.full_reorths <= res.time.steps &&
+                             res.time.local_steps + res.time.full_reorths >= res.time.steps,
+                         "%s: omega %.3e, %lld full + %lld local of %lld steps", name, res.orth_estimate,
+                         (long long)res.time.full_reorths, (long long)res.time.local_steps, (long long)res.time.steps);
+        else
+            TU_CHECK_MSG(res.time.full_reorths == res.time.steps && res.time.local_steps == 0, "%s: full steps", name);
         if (g_slots == 2) /* the fused path ran */
             TU_CHECK_MSG(g_slot_calls[0] > calls0[0] && g_slot_calls[1] > calls0[1], "%s: host slots not used", name);
         TU_CHECK(res.time.steps > 0 && res.time.steps <= res.iterations && res.time.reductions >= res.time.steps);
@@ -347,6 +364,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--slots") && i + 1 < argc) {
             i++;
             g_slots = !strcmp(argv[i], "none") ? 1 : !strcmp(argv[i], "host") ? 2 : 0;
+        } else if (!strcmp(argv[i], "--reorth") && i + 1 < argc) {
+            i++;
+            g_reorth = !strcmp(argv[i], "full") ? LZ_REORTH_FULL : !strcmp(argv[i], "local") ? LZ_REORTH_LOCAL : LZ_REORTH_PARTIAL;
         } else if (!strcmp(argv[i], "--no-verify")) {
             g_verify = 0;
         } else if (!strcmp(argv[i], "--ncv") && i + 1 < argc) {

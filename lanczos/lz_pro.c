@@ -1,0 +1,131 @@
+/* lz_pro.c — Simon's omega recurrence: an estimate of the loss of
+ * orthogonality of a Lanczos basis, without touching the vectors (partial
+ * reorthogonalisation, lanczos.c; see krylov_impl.h for the interface).
+ *
+ * H. D. Simon, "The Lanczos algorithm with partial reorthogonalization",
+ * Math. Comp. 42 (1984) 115-142.  With A V_j = V_j T_j + beta_j v_{j+1} e_j^T
+ * (+ rounding) and omega_{a,b} = v_a^T v_b, taking v_i^T of the relation for
+ * column j and subtracting v_j^T of it for column i gives, for i < j,
+ *     beta_j omega_{j+1,i} = sum_l T[l][i] omega_{j,l}
+ *                            - alpha_j omega_{j,i} - beta_{j-1} omega_{j-1,i}
+ *                            + rounding.
+ * T is the projected matrix as the solver holds it: tridiagonal, plus the
+ * arrow of the thick restart (column k couples to every kept Ritz vector)
+ * and locked columns on the diagonal only, so the sum over column i of T is
+ * general (a few entries each; the whole row is O(j^2) flops on the host, a
+ * few microseconds).  Rows j - 1 and j are the only ones needed.
+ * Rounding: each step adds eps1 (normest + |r_i|) / beta_j, eps1 = eps
+ * sqrt(N) / 2 (the dot-product rounding model PROPACK uses), with the sign
+ * of the value so that the estimate only grows; |r_i| is the residual
+ * estimate of a locked column (A x_i = theta_i x_i + r_i is not exact).
+ * A vector orthogonalised against the whole basis starts at eps1. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "krylov_impl.h"
+#include "pl_error.h"
+
+int kr_pro_init(kr_pro *p, int m, int64_t N, double tol)
+{
+    memset(p, 0, sizeof *p);
+    p->m = m;
+    p->eps1 = DBL_EPSILON * sqrt((double)(N > 0 ? N : 1)) / 2.0;
+    p->thresh = fmin(sqrt(DBL_EPSILON), tol);
+    p->prev = calloc((size_t)m + 2, sizeof(double));
+    p->cur = calloc((size_t)m + 2, sizeof(double));
+    p->next = calloc((size_t)m + 2, sizeof(double));
+    p->seed = calloc((size_t)m + 2, sizeof(double));
+    p->expect = calloc((size_t)m + 2, sizeof(double));
+    if (!p->prev || !p->cur || !p->next || !p->seed || !p->expect) {
+        kr_pro_free(p);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory (omega recurrence, %d columns)", m);
+    }
+    return PL_OK;
+}
+
+void kr_pro_free(kr_pro *p)
+{
+    free(p->prev);
+    free(p->cur);
+    free(p->next);
+    free(p->seed);
+    free(p->expect);
+    memset(p, 0, sizeof *p);
+}
+
+/* Row j of the estimate after v_j was orthogonalised against columns
+ * 0..j-1 in full. */
+void kr_pro_full(kr_pro *p, int j)
+{
+    double *t = p->prev;
+    p->prev = p->cur;
+    p->cur = t;
+    for (int i = 0; i < j; i++) p->cur[i] = p->eps1;
+    p->cur[j] = 1.0;
+}
+
+double kr_pro_estimate(kr_pro *p, const double *T, int j, double alpha, double beta_prev, double beta,
+                       const double *ovl, double normest)
+{
+    const int m = p->m;
+    double worst = 0.0;
+    for (int i = 0; i < j - 1; i++) {
+        const double *Ti = T + (size_t)i * m; /* column i of T */
+        double s = 0.0;
+        for (int l = 0; l <= j && l < m; l++) s += Ti[l] * p->cur[l];
+        s -= alpha * p->cur[i];
+        s -= beta_prev * (i == j - 1 ? 1.0 : p->prev[i]); /* omega_{j-1,j-1} = 1 */
+        double noise = p->eps1 * normest + PL_PRO_SEED_FACTOR * p->seed[i];
+        s += s >= 0.0 ? noise : -noise;
+        p->next[i] = s / beta;
+        worst = fmax(worst, fabs(p->next[i]));
+    }
+    /* the two neighbours: measured by the local step */
+    p->next[j - 1] = fmax(fabs(ovl[0]), p->eps1);
+    p->next[j] = fmax(fabs(ovl[1]), p->eps1);
+    p->next[j + 1] = 1.0;
+    return fmax(worst, fmax(p->next[j - 1], p->next[j]));
+}
+
+void kr_pro_accept(kr_pro *p, int j)
+{
+    (void)j;
+    double *t = p->prev;
+    p->prev = p->cur;
+    p->cur = p->next;
+    p->next = t;
+}
+
+void kr_pro_restart(kr_pro *p, int nlock, int s, int kk, const double *Ysel, int k_new)
+{
+    /* row of the restart vector v_k (the old v_m, row cur) against the new
+     * kept columns: locked ones unchanged, Ritz vector c = V[:, nlock:nlock+s]
+     * Ysel[:, c] -> sum_l |omega_{m,nlock+l}| |Ysel[l, c]| */
+    double *nw = p->next;
+    for (int i = 0; i < nlock; i++) nw[i] = p->cur[i];
+    for (int c = 0; c < kk; c++) {
+        double a = 0.0;
+        for (int l = 0; l < s; l++) a += fabs(p->cur[nlock + l]) * fabs(Ysel[(size_t)c * s + l]);
+        nw[nlock + c] = fmax(a, p->eps1);
+    }
+    nw[k_new] = 1.0;
+    /* the arrow step of the next cycle expects A v_k to couple to kept
+     * column c by beta_m Y[s-1, c] (set by the caller through expect) and
+     * to nothing else */
+    double *t = p->cur;
+    p->cur = nw;
+    p->next = t;
+}
+
+void kr_pro_seed(kr_pro *p, int k, const double *coef)
+{
+    for (int i = 0; i < k; i++) p->seed[i] = fabs(coef[i] - p->expect[i]);
+}
+
+void kr_pro_set_row(kr_pro *p, int j, const double *row)
+{
+    memcpy(p->cur, row, (size_t)j * sizeof(double));
+    p->cur[j] = 1.0;
+}
