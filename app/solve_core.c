@@ -36,8 +36,10 @@ static void monitor(void *arg, const lz_monitor_info *mi)
     double now = pl_wtime();
     if (p->quiet || p->rank != 0 || now - p->last < 1.0) return;
     p->last = now;
-    pl_info("solve: restart %d, converged %d/%d, worst relative residual %.2e, %lld SpMVs, %.1f s", mi->restart,
-            mi->nconv, mi->nev, mi->worst_resid, (long long)mi->iterations, mi->elapsed);
+    pl_info("solve: restart %d, converged %d/%d, worst relative residual %.2e, %lld SpMVs, %lld full "
+            "reorthogonalisations, orthogonality %.1e, %.1f s",
+            mi->restart, mi->nconv, mi->nev, mi->worst_resid, (long long)mi->iterations, (long long)mi->full_reorths,
+            mi->orth_estimate, mi->elapsed);
 }
 
 /* Gather the eigenvectors in the original basis to rank 0 and write them.
@@ -110,6 +112,15 @@ out:
     return rc;
 }
 
+/* Host synchronisations per expansion step: each reduction is one, and each
+ * step whose SpMV was not queued (full steps, several ranks) one more. */
+static double solve_syncs_per_step(const lz_result *res)
+{
+    if (res->time.steps <= 0) return 0.0;
+    double st = (double)res->time.steps;
+    return ((double)res->time.reductions + st - (double)res->time.local_steps) / st;
+}
+
 static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res, const solve_facts *f)
 {
     const pl_config *cfg = &ctx->cfg;
@@ -154,6 +165,17 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verifications", res->verifications), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_missed", res->missed), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_inconclusive", res->verify_inconclusive), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "reorthogonalization", res->reorth == LZ_REORTH_PARTIAL ? "partial" : "full"),
+                 out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "steps", res->time.steps), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "full_reorthogonalizations", res->time.full_reorths), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "local_steps", res->time.local_steps), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orthogonality_estimate", res->orth_estimate), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orthogonality_loss", res->orth_loss), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "host_syncs_per_step", solve_syncs_per_step(res)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "step_seconds",
+                                         res->time.steps ? res->time.steps_time / (double)res->time.steps : 0.0),
+                 out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "build_seconds", f->mi.build_seconds + f->mi.partition_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "permute_seconds", f->permute_seconds), out, rc);
@@ -296,6 +318,9 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     o.seed = cfg->solver.seed;
     o.want_vectors = cfg->output.eigenvectors || (x && x->want_vectors);
     o.verify = cfg->solver.verify;
+    o.reorth = cfg->solver.reorthogonalization == PL_REORTH_FULL ? LZ_REORTH_FULL : LZ_REORTH_PARTIAL;
+    const char *vt = getenv("PJDS_VERIFY_TOL"); /* measurements only */
+    if (vt && vt[0]) o.verify_tol = atof(vt);
     progress prog = {ctx->rank, ctx->quiet, pl_wtime()};
     o.monitor = monitor;
     o.monitor_arg = &prog;
@@ -358,13 +383,20 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
             1e3 * f->spmv_first, 1e3 * f->spmv_max);
     if (res->time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
         double st = (double)res->time.steps, sp = res->time.steps_time - res->time.orth;
-        pl_info("solve: %s step %.3f ms (%lld steps): SpMV %.3f ms + Gram-Schmidt %.3f ms (%.1f MB, %.0f GB/s, "
-                "%.1f host syncs, %.0f %% one pass); outside the steps %.3f s (restart %.3f s)",
+        pl_info("solve: %s step %.3f ms (%lld steps): SpMV %.3f ms + orthogonalisation %.3f ms (%.1f MB, "
+                "%.1f host syncs per step, %lld local, %lld full, %.0f %% one pass); outside the steps %.3f s "
+                "(restart %.3f s)",
                 f->method == PL_METHOD_LANCZOS ? "Lanczos" : "Krylov-Schur", 1e3 * res->time.steps_time / st,
                 (long long)res->time.steps, 1e3 * sp / st, 1e3 * res->time.orth / st, 1e-6 * res->time.vec_bytes / st,
-                res->time.orth > 0 ? 1e-9 * res->time.vec_bytes / res->time.orth : 0.0,
-                1.0 + (double)res->time.reductions / st, 100.0 * (double)res->time.single_pass / st,
-                f->solve_seconds - res->time.steps_time, res->time.restart);
+                solve_syncs_per_step(res), (long long)res->time.local_steps, (long long)res->time.full_reorths,
+                100.0 * (double)res->time.single_pass / st, f->solve_seconds - res->time.steps_time,
+                res->time.restart);
+        if (res->reorth == LZ_REORTH_PARTIAL)
+            pl_info("solve: partial reorthogonalisation: %lld of %lld steps full (the first of each cycle included), "
+                    "largest estimated loss %.1e, measured on the eigenvectors %.1e",
+                    (long long)res->time.full_reorths, (long long)res->time.steps, res->orth_estimate, res->orth_loss);
+        if (f->spmv_median > 0 && res->time.steps > 0)
+            pl_info("solve: step / SpMV median = %.2f", res->time.steps_time / st / f->spmv_median);
     }
     pl_info("solve: wrote %s", path);
     if (res->verify_inconclusive)

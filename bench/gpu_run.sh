@@ -13,7 +13,8 @@
 # PARTS (default "tests hmep"): tests (ctest -L gpu, memcheck), hmep (timings, bench,
 # CuPy peer on $CONFIG), cfd (issue 10: bench and Krylov-Schur solve of the
 # CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like), sweep (issue 11:
-# the HMEp coupling sweep against 11 separate solves, refill and warm-start figures).
+# the HMEp coupling sweep against 11 separate solves, refill and warm-start figures),
+# speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -211,6 +212,61 @@ if [ $BUILD_OK = 1 ] && part cfdpeer; then
     } > "$OUT/scipy_peer.log" 2>&1
     tail -20 "$OUT/scipy_peer.log"
     grep -E "^\{|exit" "$OUT/scipy_peer.log" | cut -c1-400 >> "$SUM"
+fi
+
+# ---- solver speed (issue 12): whole-run phases, settings, CuPy and SciPy peers ----------
+if [ $BUILD_OK = 1 ] && part speed; then
+    step "solver speed on $CONFIG (issue 12)"
+    {
+        echo "--- whole runs, default settings (process start to file written), verbose phases of the last"
+        for i in 1 2 3; do
+            s0=$(date +%s%N)
+            "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/sp.h5 --verbose > /tmp/sp.log 2>&1
+            echo "WHOLE default run $i: exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))"
+        done
+        grep -vE "Hamiltonian rows: [0-9]+ of|restart [0-9]+, converged" /tmp/sp.log | tail -40
+        $PY -c "import h5py; a = h5py.File('/tmp/sp.h5').attrs; print('ATTRS', ' '.join('%s=%s' % (k, a[k]) for k in ('sort_window', 'ncv', 'iterations', 'steps', 'full_reorthogonalizations', 'local_steps', 'host_syncs_per_step', 'step_seconds', 'spmv_median_seconds', 'orthogonality_estimate', 'orthogonality_loss', 'build_seconds', 'permute_seconds', 'solve_seconds', 'write_seconds', 'total_seconds') if k in a))"
+        for v in "verify=false ncv=0 reorthogonalization=partial" "verify=false ncv=0 reorthogonalization=full" \
+                 "verify=true ncv=0 reorthogonalization=full" "verify=false ncv=32 reorthogonalization=partial" \
+                 "verify=false ncv=48 reorthogonalization=partial" "verify=false ncv=64 reorthogonalization=partial" \
+                 "verify=false ncv=96 reorthogonalization=partial" "verify=true ncv=48 reorthogonalization=partial" \
+                 "verify=true ncv=64 reorthogonalization=partial"; do
+            set -- $v
+            s0=$(date +%s%N)
+            r=$(timeout 60 "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/sp2.h5 --set solver.$1 --set solver.$2 \
+                --set solver.$3 2>&1 | grep -E "restart\(s\)|times:|step / SpMV|step [0-9.]+ ms|partial reorth|^eigenvalue\[[23]\]" | sed -E 's/pjds-lanczos: solve: //' | tr '\n' ' ')
+            echo "SPEED $v wall_ms $(( ($(date +%s%N) - s0) / 1000000 )) :: $r"
+        done
+        for vt in 1e-8 1e-6 1e-4; do
+            r=$(PJDS_VERIFY_TOL=$vt timeout 60 "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/sp3.h5 2>&1 | grep -E "restart\(s\)|times:|^eigenvalue\[[23]\]" | sed -E 's/pjds-lanczos: solve: //' | tr '\n' ' ')
+            $PY -c "import h5py; a = h5py.File('/tmp/sp3.h5').attrs; print('VERIFYTOL $vt missed', a['verify_missed'], 'spmv', a['iterations'], 'solve_s', a['solve_seconds'])"
+            echo "VERIFYTOL $vt :: $r"
+        done
+    } > "$OUT/speed.log" 2>&1
+    grep -E "^(WHOLE|ATTRS|SPEED|VERIFYTOL)" "$OUT/speed.log" | cut -c1-700 | tee -a "$SUM"
+    step "CuPy eigsh peer (warm median) and ours, same matrix"
+    H5=/tmp/pjds-peer-matrix.h5
+    {
+        timeout 120 "$BIN" export "$CONFIG" "$H5" --overwrite
+        echo "export exit $?"
+        timeout 240 "$PY" bench/cupy_peer.py --matrix "$H5" --config "$CONFIG" --bin "$BIN" --repeats 3 \
+            --runs "ours,ours_noverify,ours_full:solver.reorthogonalization=full" --json "$OUT/peer_speed.json"
+        echo "peer exit $?"
+    } > "$OUT/peer_speed.log" 2>&1
+    grep -E "^(cupy|peer|export exit|ours)" "$OUT/peer_speed.log" | cut -c1-400 | tee -a "$SUM"
+    if [ "${SKIP_CPU_PEER:-0}" != 1 ]; then
+        step "CPU: ours on $(nproc) cores vs SciPy eigsh (ARPACK), same matrix"
+        {
+            s0=$(date +%s%N)
+            OMP_NUM_THREADS=$(nproc) timeout 200 "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/spcpu.h5 \
+                --set spmv.backend=cpu 2>&1 | grep -vE "Hamiltonian rows|restart [0-9]+, converged"
+            echo "CPU ours exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))"
+            timeout 300 "$PY" bench/cpu_peer.py "$CONFIG" --bin "$BIN" --matrix "$H5" --result /tmp/spcpu.h5
+            echo "scipy exit $?"
+        } > "$OUT/cpu_speed.log" 2>&1
+        grep -E "times:|exit|eigsh|scipy|speed" "$OUT/cpu_speed.log" | cut -c1-300 | tee -a "$SUM"
+    fi
+    rm -f "$H5"
 fi
 
 # ---- summary (last) -------------------------------------------------------------------

@@ -62,6 +62,7 @@ static const key_desc keys[] = {
     {"solver", "max_restarts", KT_INT, F(solver, max_restarts), 0, NULL, 0, 0},
     {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
     {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
+    {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
     {"spmv", "backend", KT_ENUM, F(spmv, backend), 0, "auto|cpu|cuda", 0, 0},
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
     {"spmv", "sort_window", KT_I64, F(spmv, sort_window), 0, NULL, 0, 0},

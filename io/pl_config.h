@@ -75,7 +75,10 @@ typedef struct pl_solver_cfg {
     uint64_t seed;           /* seed: start vector seed = 1                     */
     int verify;              /* verify: search for missed copies of degenerate  */
                              /* eigenvalues after convergence = true            */
+    int reorthogonalization; /* reorthogonalization: partial | full = partial   */
+                             /* (Lanczos; Krylov-Schur is always full)          */
 } pl_solver_cfg;
+enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 };
 
 typedef struct pl_spmv_cfg {
     int backend;             /* backend: auto | cpu | cuda = auto               */

@@ -53,6 +53,18 @@ int kr_apply_queued(kr_ws *w, int jin, int jout)
     return PL_OK;
 }
 
+int kr_project_out(kr_ws *w, int nsel, int j)
+{
+    double t0 = pl_wtime();
+    double *x = kr_col(w, j);
+    PL_CALL(pl_vec_gemv_t(w->op, nsel, w->V, w->ld, x, w->c2));
+    PL_CALL(w->be->gemv_n(w->be, w->n, nsel, -1.0, w->V, w->ld, w->c2, 1.0, x));
+    w->t.reductions++;
+    w->t.vec_bytes += 8.0 * (double)w->n * (double)(2 * nsel + 3);
+    w->t.orth += pl_wtime() - t0;
+    return PL_OK;
+}
+
 int kr_orth_loss(kr_ws *w, int nev, double *loss)
 {
     double t0 = pl_wtime(), worst = 0.0;

@@ -65,6 +65,10 @@ void kr_ws_free(kr_ws *w);
 double *kr_col(kr_ws *w, int j);
 /* Column jout = A column jin (counted in w->napply and w->t.spmv). */
 int kr_apply(kr_ws *w, int jin, int jout);
+/* Column j -= V[:, 0:nsel] (V[:, 0:nsel]^T column j): one gemv_t (one
+ * reduction) and one gemv_n, no second pass (selective orthogonalisation:
+ * the coefficients are tiny).  Collective. */
+int kr_project_out(kr_ws *w, int nsel, int j);
 /* As kr_apply, through pl_op_apply_queued (no synchronisation on one rank). */
 int kr_apply_queued(kr_ws *w, int jin, int jout);
 /* *loss = max_il |v_i^T v_l - delta_il| over columns 0..nev-1 (nev
@@ -142,6 +146,11 @@ void kr_pro_accept(kr_pro *p, int j);
  * V[:, nlock:nlock+s] Ysel (s x kk, ld s); the restart vector (the old v_m,
  * whose row is p->cur) becomes column k_new = nlock + kk. */
 void kr_pro_restart(kr_pro *p, int nlock, int s, int kk, const double *Ysel, int k_new);
+/* Selective orthogonalisation (lz_pro.c): the number of leading kept
+ * columns (locked ones included) to project out of every new vector in the
+ * cycle that starts at k; and the estimate row after such a projection. */
+int kr_pro_nselected(const kr_pro *p, int k, int nlock, double normest);
+double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_prev, double beta);
 /* Row j = row[0:j] (a resumed state). */
 void kr_pro_set_row(kr_pro *p, int j, const double *row);
 

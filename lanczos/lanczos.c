@@ -237,7 +237,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     const int reorth = opt->reorth;
     res->reorth = reorth;
     res->orth_loss = -1.0;
-    int force_full = 0;
+    int force_full = 0, nsel = 0;
     ritz = malloc((size_t)nev * sizeof *ritz);
     est = malloc((size_t)nev * sizeof *est);
     lock_theta = malloc((size_t)nev * sizeof *lock_theta);
@@ -310,9 +310,13 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             int in_span = 0, local = 0;
             double ts = pl_wtime();
             const int try_local = reorth != LZ_REORTH_FULL && j > k && !force_full;
+            /* selective orthogonalisation: the leading kept columns that are
+             * converged enough to attract the new vectors (lz_pro.c) */
+            if (j == k + 1) nsel = reorth == LZ_REORTH_PARTIAL ? kr_pro_nselected(&pro, k, nlock, normest) : 0;
             force_full = 0;
             if (try_local) {
                 PL_CALL_GOTO(kr_apply_queued(w, j, j + 1), out, err);
+                if (nsel > 0) PL_CALL_GOTO(kr_project_out(w, nsel, j + 1), out, err);
                 PL_CALL_GOTO(kr_orthogonalize_local(w, j, w->T[(size_t)j * m + (j - 1)], &alpha, &nrm, &growth, ovl,
                                                     &local), out, err);
             } else {
@@ -321,6 +325,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             if (local && reorth == LZ_REORTH_PARTIAL) {
                 double beta_prev = w->T[(size_t)j * m + (j - 1)];
                 double om = kr_pro_estimate(&pro, w->T, j, alpha, beta_prev, nrm, ovl, normest);
+                if (nsel > 0) om = kr_pro_selected(&pro, nsel, j, alpha, beta_prev, nrm);
                 if (om > pro.thresh) {
                     /* semi-orthogonality is about to be lost: orthogonalise
                      * v_{j+1} against the whole basis now and v_{j+2} next */
@@ -403,7 +408,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
                  * missed: unlock, continue the normal iteration on the whole basis */
                 nlock = 0;
                 res->missed++;
-            } else if (estc <= tol * scale || whole_space || restarts >= opt->max_restarts) {
+            } else if (estc <= fmax(tol, opt->verify_tol) * scale || whole_space || restarts >= opt->max_restarts) {
                 reason = LZ_CONVERGED;
                 final_locked = 1;
                 nconv = nev;

@@ -129,3 +129,31 @@ void kr_pro_set_row(kr_pro *p, int j, const double *row)
     memcpy(p->cur, row, (size_t)j * sizeof(double));
     p->cur[j] = 1.0;
 }
+
+/* Paige: once a kept Ritz vector y_i has converged with coupling s_i (its
+ * arrow entry), new Lanczos vectors pick up overlaps of about
+ * eps ||A|| / |s_i| with it at once, so with a tolerance below that level
+ * the estimate would trigger a full pass every few steps.  Such columns
+ * (and locked ones) are instead projected out of every new vector
+ * (selective orthogonalisation, Parlett & Scott 1979): the columns
+ * 0..nsel-1, the longest prefix whose last member has
+ * eps normest / |s_i| > thresh / 100. */
+int kr_pro_nselected(const kr_pro *p, int k, int nlock, double normest)
+{
+    int nsel = nlock;
+    for (int i = nlock; i < k; i++)
+        if (DBL_EPSILON * normest > 0.01 * p->thresh * fabs(p->expect[i])) nsel = i + 1;
+    return nsel;
+}
+
+/* After the projection onto the selected columns and the local step: their
+ * overlaps with v_{j+1} are what the subtraction of beta v_{j-1} and
+ * alpha v_j brought back.  Returns the new largest entry of next. */
+double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_prev, double beta)
+{
+    for (int i = 0; i < nsel && i < j - 1; i++)
+        p->next[i] = p->eps1 + (fabs(beta_prev) * fabs(p->prev[i]) + fabs(alpha) * fabs(p->cur[i])) / beta;
+    double worst = 0.0;
+    for (int i = 0; i <= j; i++) worst = fmax(worst, fabs(p->next[i]));
+    return worst;
+}

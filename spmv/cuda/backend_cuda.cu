@@ -174,6 +174,25 @@ static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld
     return PL_OK;
 }
 
+static int cu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *h_G)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX && ld >= n, PL_ERR_ARG, "gram: k = %d, ld = %zu < n = %zu", k, ld, n);
+    const int ns = k * (k + 1) / 2;
+    double pk[PL_GRAM_KMAX * (PL_GRAM_KMAX + 1) / 2] = {0};
+    if (n > 0) {
+        PL_CALL(pl_cuda_ts_gram(cx, n, k, V, ld));
+        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)ns * sizeof(double), cudaMemcpyDeviceToHost,
+                                cx->stream));
+        PL_CUDA(cudaStreamSynchronize(cx->stream));
+        memcpy(pk, cx->h_ts_pin, (size_t)ns * sizeof(double));
+        be->bytes_d2h += (double)ns * sizeof(double);
+    }
+    for (int c = 0, q = 0; c < k; c++)
+        for (int r = 0; r <= c; r++, q++) h_G[(size_t)c * k + r] = h_G[(size_t)r * k + c] = pk[q];
+    return PL_OK;
+}
+
 static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
                      double beta, double *w)
 {
@@ -678,6 +697,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->host_alloc = cu_host_alloc;
     be->host_free = cu_host_free;
     be->cgs_step = cu_cgs_step;
+    be->gram = cu_gram;
     be->basis_update = cu_basis_update;
     int e = ctx_init(cx, device % n);
     if (e != PL_OK) {

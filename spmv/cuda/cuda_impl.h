@@ -94,7 +94,7 @@ typedef struct pl_cuda_ctx {
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
-    int ts_occ[20];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19) */
+    int ts_occ[24];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23) */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
@@ -141,6 +141,9 @@ int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const doub
 int pl_cuda_ts_init(pl_cuda_ctx *cx);
 void pl_cuda_ts_free(pl_cuda_ctx *cx);
 int pl_cuda_ts_gemv_t(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w);
+/* gram (1 <= k <= 4): the upper triangle of V^T V, packed by columns
+ * ((0,0), (0,1), (1,1), (0,2) ...: k (k + 1) / 2 doubles), into d_ts_h. */
+int pl_cuda_ts_gram(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld);
 int pl_cuda_ts_gemv_n(pl_cuda_ctx *cx, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
                       double beta, double *w);
 int pl_cuda_ts_gemm(pl_cuda_ctx *cx, size_t n, int k, int m, const double *V, size_t ld, const double *d_Y, int ldy,

@@ -190,6 +190,52 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double
     last_block_sum(part, k, ticket, h);
 }
 
+/* ---- gram ------------------------------------------------------------------------ */
+
+/* G = V^T V of K <= 4 adjacent columns in one pass: the K (K + 1) / 2 sums
+ * of the upper triangle, reduced as in gemv_t (d_ts_h, packed column by
+ * column: (0,0), (0,1), (1,1), (0,2), ...). */
+template <int K>
+__global__ void __launch_bounds__(TS_BS) k_gram(int64_t n, const double *__restrict__ V, int64_t ld,
+                                                double *__restrict__ part, unsigned int *__restrict__ ticket,
+                                                double *__restrict__ h)
+{
+    constexpr int NS = K * (K + 1) / 2;
+    __shared__ double red[TS_WARPS][NS];
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double acc[NS];
+#pragma unroll
+    for (int q = 0; q < NS; q++) acc[q] = 0.0;
+    for (int64_t i = tid; i < n; i += nth) {
+        double v[K];
+#pragma unroll
+        for (int c = 0; c < K; c++) ld_cs<1>(V + (int64_t)c * ld + i, &v[c]);
+        int q = 0;
+#pragma unroll
+        for (int c = 0; c < K; c++)
+#pragma unroll
+            for (int r = 0; r <= c; r++) {
+                acc[q] = fma(v[r], v[c], acc[q]);
+                q++;
+            }
+    }
+#pragma unroll
+    for (int q = 0; q < NS; q++) {
+        double s = warp_sum(acc[q]);
+        if (lane == 0) red[warp][q] = s;
+    }
+    __syncthreads();
+    if (threadIdx.x < NS) {
+        double s = 0.0;
+#pragma unroll
+        for (int w = 0; w < TS_WARPS; w++) s += red[w][threadIdx.x];
+        part[(int64_t)blockIdx.x * NS + threadIdx.x] = s;
+    }
+    last_block_sum(part, NS, ticket, h);
+}
+
 /* ---- gemv_n --------------------------------------------------------------------- */
 
 template <int R, int BETA0>
@@ -496,6 +542,28 @@ static int launch_gemv_t(pl_cuda_ctx *cx, int slot, int64_t n, int k, const doub
     k_gemv_t<KT, VEC><<<nb, TS_BS, 0, cx->stream>>>(n, k, V, ld, w, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
     PL_CUDA_LAUNCH();
     return PL_OK;
+}
+
+template <int K>
+static int launch_gram(pl_cuda_ctx *cx, int slot, int64_t n, const double *V, int64_t ld)
+{
+    const int occ = occupancy(cx, slot, (const void *)k_gram<K>);
+    const unsigned nb = grid_rows(cx, n, (int64_t)cx->nsm * occ);
+    k_gram<K><<<nb, TS_BS, 0, cx->stream>>>(n, V, ld, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_gram(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld)
+{
+    PL_CHECK(k >= 1 && k <= 4 && n >= 1 && ld >= n, PL_ERR_ARG, "ts_gram: n = %zu, k = %d, ld = %zu", n, k, ld);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    switch (k) { /* slots of ts_occ: 20 + k - 1 */
+    case 1: return launch_gram<1>(cx, 20, nn, V, l);
+    case 2: return launch_gram<2>(cx, 21, nn, V, l);
+    case 3: return launch_gram<3>(cx, 22, nn, V, l);
+    default: return launch_gram<4>(cx, 23, nn, V, l);
+    }
 }
 
 extern "C" int pl_cuda_ts_gemv_t(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w)

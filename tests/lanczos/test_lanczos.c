@@ -248,6 +248,71 @@ static void generic_cases(void)
     free(l.a);
 }
 
+/* Ghosts: a diagonal matrix with a wide spectrum, 596 eigenvalues in [0, 1)
+ * and four outliers 10, 20, 30, 40 that converge within a few steps.  One
+ * cycle of 120 steps (max_restarts = 0, verify off).  Plain Lanczos
+ * (reorth = local) loses orthogonality once the outliers converge and
+ * returns ghost copies of them; partial reorthogonalisation must notice
+ * (full passes beyond the cycle's first step) and return the right four. */
+static void ghost_case(void)
+{
+    const int n = 600;
+    dense d = {n, calloc((size_t)n * n, sizeof(double))};
+    double *ref = malloc((size_t)n * sizeof *ref);
+    for (int i = 0; i < n; i++) d.a[(size_t)i * n + i] = i < n - 4 ? (double)i / n : 10.0 * (i - (n - 5));
+    dense_eigs(&d, ref);
+    pl_csr rows = {0};
+    pl_backend *be = NULL;
+    pl_op *op = NULL;
+    TU_OK(csr_from_dense(&d, &rows));
+    if (g_backend == PL_BACKEND_CUDA && pl_cuda_device_count() == 0) TU_SKIP("no CUDA device");
+    TU_OK(pl_backend_create(g_backend, 0, &be));
+    TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
+    int modes[2] = {LZ_REORTH_LOCAL, LZ_REORTH_PARTIAL};
+    for (int t = 0; t < 2 && op; t++) {
+        lz_options o;
+        lz_options_defaults(&o);
+        o.nev = 4;
+        o.which = PL_WHICH_LARGEST;
+        o.tol = 1e-10;
+        o.ncv = 120;
+        o.max_restarts = 0;
+        o.verify = 0;
+        o.reorth = modes[t];
+        o.want_vectors = 1;
+        lz_result res = {0};
+        TU_OK(lz_solve(op, &o, &res));
+        int wrong = 0;
+        for (int i = 0; i < 4; i++) wrong += fabs(res.eigenvalues[i] - ref[n - 1 - i]) > 1e-8 * ref[n - 1 - i];
+        if (g_rank == 0)
+            fprintf(stderr, "ghost (%s): %.12g %.12g %.12g %.12g, %d wrong, %lld/%lld full steps, omega %.1e, loss %.1e\n",
+                    t ? "partial" : "local", res.eigenvalues[0], res.eigenvalues[1], res.eigenvalues[2],
+                    res.eigenvalues[3], wrong, (long long)res.time.full_reorths, (long long)res.time.steps,
+                    res.orth_estimate, res.orth_loss);
+        if (t == 0) {
+            /* the ghosts are there without reorthogonalisation: a returned value is a
+             * second copy of an outlier, or the vectors are far from orthogonal */
+            TU_CHECK_MSG(wrong > 0 || res.orth_loss > 1e-4, "plain Lanczos showed no ghost (loss %.1e)", res.orth_loss);
+            TU_CHECK(res.time.full_reorths == 1); /* the first step only */
+        } else {
+            TU_CHECK_MSG(wrong == 0, "partial reorthogonalisation: %d wrong eigenvalues", wrong);
+            TU_CHECK_MSG(res.time.full_reorths > 1, "the loss was not detected (%lld full steps)",
+                         (long long)res.time.full_reorths);
+            TU_CHECK_MSG(res.orth_estimate <= 1e-10 && res.orth_loss <= 1e-10, "omega %.1e, loss %.1e",
+                         res.orth_estimate, res.orth_loss);
+            for (int i = 0; i < 4; i++)
+                TU_CHECK_MSG(res.residuals[i] <= 1e-10 * 40.0 + 1e3 * DBL_EPSILON * 40.0, "residual %d = %.2e", i,
+                             res.residuals[i]);
+        }
+        lz_result_destroy(&res);
+    }
+    pl_op_destroy(&op);
+    pl_backend_destroy(&be);
+    pl_csr_destroy(&rows);
+    free(ref);
+    free(d.a);
+}
+
 static int hh_dense(const pl_model_cfg *m, dense *d)
 {
     hh_model *model = NULL;
@@ -378,6 +443,7 @@ int main(int argc, char **argv)
         tu_failures++;
     } else if (!strcmp(which, "generic")) generic_cases();
     else if (!strcmp(which, "hh")) hh_cases();
+    else if (!strcmp(which, "ghost")) ghost_case();
     else {
         fprintf(stderr, "unknown case %s\n", which);
         tu_failures++;
