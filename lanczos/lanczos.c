@@ -141,6 +141,25 @@ static void select_columns(kr_ws *w, int s, int kk)
         memcpy(w->Ysel + (size_t)c * s, w->Y + (size_t)w->ord[c] * s, (size_t)s * sizeof(double));
 }
 
+/* The locked columns in wanted order: idx[0:nlock] (insertion sort: nlock is
+ * a few). */
+static void locked_order(const double *th, int nlock, int which, int *idx)
+{
+    for (int i = 0; i < nlock; i++) {
+        int j = i;
+        idx[i] = i;
+        while (j > 0) {
+            double a = th[idx[j - 1]], b = th[idx[j]];
+            int swap = which == PL_WHICH_SMALLEST ? b < a : which == PL_WHICH_LARGEST ? b > a : fabs(b) > fabs(a);
+            if (!swap) break;
+            int t = idx[j - 1];
+            idx[j - 1] = idx[j];
+            idx[j] = t;
+            j--;
+        }
+    }
+}
+
 /* Reset T after a restart: locked (nlock) and kept Ritz values on the
  * diagonal, nothing else. */
 static void reset_T(kr_ws *w, int nlock, const double *lock_theta, int kk)
@@ -194,6 +213,10 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
 
     kr_ws w;
     PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
+    /* partial: a full step's second Gram-Schmidt pass only where the first
+     * cancelled (DGKS, as SLEPc): the vectors it sees are already nearly
+     * orthogonal to the basis (local step, selective projection) */
+    w.refine_if_needed = opt->reorth == LZ_REORTH_PARTIAL;
     KR_HOST_ALLOC(res->eigenvalues, opt->nev, fail);
     KR_HOST_ALLOC(res->residuals, opt->nev, fail);
 
@@ -229,7 +252,8 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     res->hist_nev = nev;
     res->ncv = m;
 
-    double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL, *ckbuf = NULL;
+    double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL, *ckbuf = NULL, *lsort = NULL;
+    int *lord = NULL;
     int err = PL_OK, hcap = 0;
     kr_pro pro;
     memset(&pro, 0, sizeof pro);
@@ -240,9 +264,14 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     int force_full = 0, nsel = 0;
     ritz = malloc((size_t)nev * sizeof *ritz);
     est = malloc((size_t)nev * sizeof *est);
-    lock_theta = malloc((size_t)nev * sizeof *lock_theta);
-    lock_est = malloc((size_t)nev * sizeof *lock_est);
-    PL_CHECK_GOTO(ritz && est && lock_theta && lock_est, PL_ERR_MEM, out, err, "out of host memory");
+    /* verification locks the nev converged pairs and, as they turn up, missed
+     * copies beyond them: up to lcap columns, leaving room to search */
+    const int lcap = nev + (m - nev - 4 > 0 ? (m - nev - 4 < nev ? m - nev - 4 : nev) : 0);
+    lock_theta = malloc((size_t)lcap * sizeof *lock_theta);
+    lock_est = malloc((size_t)lcap * sizeof *lock_est);
+    lord = malloc((size_t)lcap * sizeof *lord);
+    lsort = malloc((size_t)2 * lcap * sizeof *lsort);
+    PL_CHECK_GOTO(ritz && est && lock_theta && lock_est && lord && lsort, PL_ERR_MEM, out, err, "out of host memory");
 
     int k = 0;         /* columns kept (locked + Ritz) at the start of the cycle */
     int nlock = 0;     /* verification phase: nev locked pairs in columns 0..nev-1 */
@@ -254,7 +283,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
      * row of the restart vector (m + 1), the largest omega so far */
     int64_t ints[KR_ST_COMMON + 2];
     const int ni = KR_ST_COMMON + 2;
-    const int nd = 1 + m * m + 2 * nev + (m + 1) + 1;
+    const int nd = 1 + m * m + 2 * lcap + (m + 1) + 1;
     double *ck_om = NULL;
     ckbuf = malloc((size_t)nd * sizeof *ckbuf);
     PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
@@ -270,9 +299,9 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         nconv = cy.nconv;
         normest = cy.normest;
         memcpy(w->T, ckbuf + 1, (size_t)m * m * sizeof(double));
-        memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)nev * sizeof(double));
-        memcpy(lock_est, ckbuf + 1 + m * m + nev, (size_t)nev * sizeof(double));
-        ck_om = ckbuf + 1 + m * m + 2 * nev;
+        memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)lcap * sizeof(double));
+        memcpy(lock_est, ckbuf + 1 + m * m + lcap, (size_t)lcap * sizeof(double));
+        ck_om = ckbuf + 1 + m * m + 2 * lcap;
         kr_pro_set_row(&pro, k, ck_om);
         res->orth_estimate = ck_om[m + 1];
     } else {
@@ -287,9 +316,9 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             int stop = 0;
             kr_cycle cy = {restarts, k, nlock, nconv, normest};
             memcpy(ckbuf + 1, w->T, (size_t)m * m * sizeof(double));
-            memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)nev * sizeof(double));
-            memcpy(ckbuf + 1 + m * m + nev, lock_est, (size_t)nev * sizeof(double));
-            ck_om = ckbuf + 1 + m * m + 2 * nev;
+            memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)lcap * sizeof(double));
+            memcpy(ckbuf + 1 + m * m + lcap, lock_est, (size_t)lcap * sizeof(double));
+            ck_om = ckbuf + 1 + m * m + 2 * lcap;
             memset(ck_om, 0, (size_t)(m + 1) * sizeof(double));
             memcpy(ck_om, pro.cur, (size_t)k * sizeof(double));
             ck_om[m + 1] = res->orth_estimate;
@@ -389,26 +418,59 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             int c = w->ord[0];
             double thc = w->theta[c], estc = fabs(beta_m * w->Y[(size_t)c * s + (s - 1)]);
             for (int i = 0; i < s; i++) normest = fmax(normest, fabs(w->theta[i]));
-            double scale = fmax(fabs(thc), normest), edge = lock_theta[nev - 1];
+            locked_order(lock_theta, nlock, which, lord);
+            double *ls_theta = lsort, *ls_est = lsort + lcap; /* the nev most wanted locked */
+            for (int i = 0; i < nev; i++) {
+                ls_theta[i] = lock_theta[lord[i]];
+                ls_est[i] = lock_est[lord[i]];
+            }
+            double scale = fmax(fabs(thc), normest), edge = ls_theta[nev - 1];
             int missed = which == PL_WHICH_SMALLEST  ? thc < edge - tol * scale
                          : which == PL_WHICH_LARGEST ? thc > edge + tol * scale
                                                      : fabs(thc) > fabs(edge) + tol * scale;
             double worst = 0.0;
-            for (int i = 0; i < nev; i++) worst = fmax(worst, lock_est[i] / fmax(fabs(lock_theta[i]), normest));
-            if (!missed) { /* (a missed one: the history row comes from the full problem below) */
-                PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, lock_theta, NULL, lock_est), out, err);
+            for (int i = 0; i < nev; i++) worst = fmax(worst, ls_est[i] / fmax(fabs(ls_theta[i]), normest));
+            if (!missed || nlock < lcap) { /* (else the history row comes from the full problem below) */
+                PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ls_theta, NULL, ls_est), out, err);
                 if (opt->monitor) {
-                    lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_theta, lock_est, worst,
+                    lz_monitor_info mi = {restarts, nev, nev, w->napply, ls_theta, ls_est, worst,
                                           pl_wtime() - t_begin, 1, w->t.full_reorths, res->orth_estimate};
                     opt->monitor(opt->monitor_arg, &mi);
                 }
             }
-            if (missed) {
+            if (missed && nlock >= lcap) {
                 /* a wanted eigenvalue (e.g. another copy of a degenerate one) was
-                 * missed: unlock, continue the normal iteration on the whole basis */
+                 * missed and there is no room to lock it: unlock, continue the
+                 * normal iteration on the whole basis */
                 nlock = 0;
                 res->missed++;
-            } else if (estc <= fmax(tol, opt->verify_tol) * scale || whole_space || restarts >= opt->max_restarts) {
+            } else if (missed && estc <= tol * scale && s >= 3) {
+                /* a missed wanted eigenvalue has converged in the complement: lock
+                 * it beside the others and search on (the least wanted locked one
+                 * stays locked too, so the search does not find it again) */
+                int kk = 1 + (s - 1) / 2;
+                if (kk > s - 1) kk = s - 1;
+                select_columns(w, s, kk); /* column 0: the new one (ord[0] = c) */
+                PL_CALL_GOTO(kr_update_basis(w, nlock, s, kk), out, err);
+                int ok;
+                if (vm_valid) kr_pro_restart(&pro, nlock, s, kk, w->Ysel, nlock + kk);
+                else kr_pro_full(&pro, nlock + kk);
+                for (int i = 0; i <= nlock; i++) pro.expect[i] = 0.0;
+                for (int q = 1; q < kk; q++)
+                    pro.expect[nlock + q] = vm_valid ? beta_m * w->Ysel[(size_t)q * s + (s - 1)] : 0.0;
+                lock_theta[nlock] = thc;
+                lock_est[nlock] = estc;
+                nlock++;
+                for (int q = 0; q + 1 < s; q++) w->ord[q] = w->ord[q + 1];
+                reset_T(w, nlock, lock_theta, kk - 1);
+                PL_CALL_GOTO(restart_vector(w, mm, nlock + kk - 1, vm_valid, &ok), out, err);
+                PL_CHECK_GOTO(ok, PL_ERR_INTERNAL, out, err, "no restart vector in the verification phase");
+                k = nlock + kk - 1;
+                restarts++;
+                res->missed++;
+                continue;
+            } else if (!missed && (estc <= fmax(tol, opt->verify_tol) * scale || whole_space ||
+                                   restarts >= opt->max_restarts)) {
                 reason = LZ_CONVERGED;
                 final_locked = 1;
                 nconv = nev;
@@ -528,7 +590,16 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     }
     /* ---- Ritz vectors and explicit residuals ---- */
     if (final_locked) {
-        memcpy(res->eigenvalues, lock_theta, (size_t)nev * sizeof(double)); /* V[:, 0:nev] holds the vectors */
+        /* the nev most wanted locked columns, in wanted order, to V[:, 0:nev] */
+        locked_order(lock_theta, nlock, which, lord);
+        int ident = nlock == nev;
+        for (int i = 0; i < nev; i++) ident = ident && lord[i] == i;
+        if (!ident) {
+            memset(w->Ysel, 0, (size_t)nlock * nev * sizeof(double));
+            for (int i = 0; i < nev; i++) w->Ysel[(size_t)i * nlock + lord[i]] = 1.0;
+            PL_CALL_GOTO(kr_update_basis(w, 0, nlock, nev), out, err);
+        }
+        for (int i = 0; i < nev; i++) res->eigenvalues[i] = lock_theta[lord[i]]; /* V[:, 0:nev] holds the vectors */
     } else {
         select_columns(w, mm, nev);
         PL_CALL_GOTO(kr_update_basis(w, 0, mm, nev), out, err);
@@ -552,6 +623,8 @@ out:
     free(est);
     free(lock_theta);
     free(lock_est);
+    free(lord);
+    free(lsort);
     free(ckbuf);
     kr_pro_free(&pro);
     return err;
