@@ -19,6 +19,7 @@ typedef struct app_ctx {
     int nargs;            /* positional arguments after CONFIG (export FILE)  */
     char **args;
     double t_start;       /* pl_wtime() at program start                      */
+    double t_mpi_init;    /* seconds in MPI_Init_thread                       */
     int resume;           /* solve --resume                                   */
     const char *points;   /* solve --points A-B | auto (NULL: all)            */
     int build_terms;      /* app_build_rows: value terms for a sweep: the bit */

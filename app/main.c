@@ -163,11 +163,17 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* Started without a launcher (no mpirun/srun environment): an isolated
+     * singleton, so that Open MPI does not fork an orted first (0.1 s here,
+     * more on a many-core node; README "Start-up").  A user's setting wins. */
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("PMI_SIZE"))
+        setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     int provided = 0;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "pjds-lanczos: error: MPI_Init_thread failed\n");
         return 1;
     }
+    ctx.t_mpi_init = pl_wtime() - ctx.t_start;
     ctx.comm = MPI_COMM_WORLD;
     MPI_Comm_rank(ctx.comm, &ctx.rank);
     MPI_Comm_size(ctx.comm, &ctx.size);

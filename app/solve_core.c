@@ -177,6 +177,9 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
                                          res->time.steps ? res->time.steps_time / (double)res->time.steps : 0.0),
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "mpi_init_seconds", ctx->t_mpi_init), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "backend_seconds", f->backend_seconds), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "residual_seconds", res->time.residual), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "build_seconds", f->mi.build_seconds + f->mi.partition_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "permute_seconds", f->permute_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "solve_seconds", f->solve_seconds), out, rc);
@@ -273,7 +276,11 @@ int solve_build(app_ctx *ctx, pl_csr *rows, pl_backend **be, solve_facts *f)
     /* matrix statistics from the row lengths, before the CSR block is freed */
     PL_CALL(app_row_stats(ctx, rows, NULL, &f->st));
     PL_CALL(choose_method(ctx, rows, f));
-    if (!*be) PL_CALL(app_backend_create(ctx, be));
+    if (!*be) {
+        double t0 = pl_wtime();
+        PL_CALL(app_backend_create(ctx, be));
+        f->backend_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
+    }
     return PL_OK;
 }
 
@@ -377,6 +384,10 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
             "total %.2f s",
             f->mi.build_seconds + f->mi.partition_seconds, f->permute_seconds, f->solve_seconds, f->spmv_seconds,
             res->time.orth, res->time.restart, pl_wtime() - ctx->t_start);
+    pl_info("solve: phases: MPI init %.3f s, backend (CUDA context, libraries) %.3f s, build %.3f s, permute and "
+            "upload %.3f s, solve %.3f s (of it final residuals %.3f s), before write %.3f s since the start",
+            ctx->t_mpi_init, f->backend_seconds, f->mi.build_seconds + f->mi.partition_seconds, f->permute_seconds,
+            f->solve_seconds, res->time.residual, pl_wtime() - ctx->t_start);
     pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f->spmv_gflops, (long long)f->spmv_count);
     pl_info("solve: SpMV per product (max over ranks): median %.3f ms, mean %.3f ms, first %.3f ms, max %.3f ms",
             1e3 * f->spmv_median, f->spmv_count > 0 ? 1e3 * f->spmv_seconds / (double)f->spmv_count : 0.0,
