@@ -226,6 +226,8 @@ int cmd_bench(app_ctx *ctx)
     ctx->cfg.spmv.backend = kind; /* one GPU per rank, as in solve (app_backend_create) */
     PL_CALL_GOTO(app_backend_create(ctx, &b->be), out, rc);
     b->on_gpu = bench_is_gpu(b->be);
+    /* auto: the window the solve path would use on this backend */
+    ctx->cfg.spmv.sort_window = pl_sort_window_resolve(ctx->cfg.spmv.sort_window, b->on_gpu ? "cuda" : "cpu");
 
     if (ctx->size > 1) {
         if (ctx->rank == 0)

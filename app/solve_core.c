@@ -140,7 +140,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_min", f->st.row_len_min), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_max", f->st.row_len_max), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "chunk_height", cfg->spmv.chunk_height), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "sort_window", cfg->spmv.sort_window), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "sort_window", f->sort_window), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_pjds_entries", f->st.pjds_entries), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_ellpack_entries", f->st.ellpack_entries), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_operator_entries", f->stored_entries), out, rc);
@@ -308,6 +308,7 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
              PL_ERR_MPI, "MPI_Allreduce failed");
     f->backend = be->name;
     f->exchange = info.exchange;
+    f->sort_window = info.sort_window;
     f->transport = info.transport;
     return PL_OK;
 }

@@ -15,6 +15,7 @@ typedef struct solve_facts {
     int64_t stored_entries; /* sum over ranks of the operator's stored entries */
     double permute_seconds, solve_seconds, t_write0;
     double backend_seconds; /* app_backend_create (CUDA context, libraries) */
+    int64_t sort_window;    /* the operator's, auto resolved */
     int64_t spmv_count;
     double spmv_seconds, spmv_gflops, spmv_median, spmv_first, spmv_max;
     const char *backend;

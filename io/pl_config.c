@@ -14,7 +14,7 @@
 
 #include "pl_error.h"
 
-enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR };
+enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO /* an integer or auto (-1) */ };
 
 typedef struct key_desc {
     const char *section, *key;
@@ -65,7 +65,7 @@ static const key_desc keys[] = {
     {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
     {"spmv", "backend", KT_ENUM, F(spmv, backend), 0, "auto|cpu|cuda", 0, 0},
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
-    {"spmv", "sort_window", KT_I64, F(spmv, sort_window), 0, NULL, 0, 0},
+    {"spmv", "sort_window", KT_I64_AUTO, F(spmv, sort_window), 0, NULL, 0, 0},
     {"spmv", "exchange", KT_ENUM, F(spmv, exchange), 0, "vector|overlap|task", 0, 0},
     {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl|auto|ipc", 0, 0},
     {"spmv", "precision", KT_ENUM, F(spmv, precision), 0, "double|single", 0, 0},
@@ -107,6 +107,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->solver.seed = 1;
     cfg->solver.verify = 1;
     cfg->spmv.chunk_height = 32;
+    cfg->spmv.sort_window = PL_SORT_WINDOW_AUTO;
     cfg->spmv.transport = PL_TRANSPORT_AUTO;
     cfg->spmv.repeats = 100;
     strcpy(cfg->output.file, "spectrum.h5");
@@ -142,9 +143,19 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
         *(int *)field = (int)v;
         return 0;
     }
+    case KT_I64_AUTO:
+        if (!strcmp(value, "auto")) {
+            *(int64_t *)field = -1;
+            return 0;
+        }
+        /* fall through */
     case KT_I64: {
         long long v = strtoll(value, &end, 10);
-        if (end == value || *end || errno) { snprintf(err, errlen, "'%s' is not an integer", value); return 1; }
+        if (end == value || *end || errno) {
+            snprintf(err, errlen, k->type == KT_I64_AUTO ? "'%s' is neither auto nor an integer" : "'%s' is not an integer",
+                     value);
+            return 1;
+        }
         *(int64_t *)field = v;
         return 0;
     }
@@ -451,7 +462,8 @@ int pl_config_check(pl_config *cfg)
     if (s->max_restarts < 0) BAD("solver", "max_restarts", "must be >= 0 (got %d)", s->max_restarts);
     const pl_spmv_cfg *p = &cfg->spmv;
     if (p->chunk_height < 1 || p->chunk_height > 1024) BAD("spmv", "chunk_height", "must be in 1..1024 (got %d)", p->chunk_height);
-    if (p->sort_window < 0) BAD("spmv", "sort_window", "must be >= 0, 0 = all rows (got %lld)", (long long)p->sort_window);
+    if (p->sort_window < 0 && p->sort_window != PL_SORT_WINDOW_AUTO)
+        BAD("spmv", "sort_window", "must be auto or >= 0, 0 = all rows (got %lld)", (long long)p->sort_window);
     if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
     if (p->precision != PL_PRECISION_DOUBLE) BAD("spmv", "precision", "single precision is not implemented yet; use double");
     if (!(cfg->output.checkpoint_interval >= 0))
@@ -503,6 +515,10 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
         switch (k->type) {
         case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
         case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;
+        case KT_I64_AUTO:
+            if (*(const int64_t *)field == -1) fprintf(f, "auto\n");
+            else fprintf(f, "%lld\n", (long long)*(const int64_t *)field);
+            break;
         case KT_U64: fprintf(f, "%llu\n", (unsigned long long)*(const uint64_t *)field); break;
         case KT_DBL: fprintf(f, "%.17g\n", *(const double *)field); break;
         case KT_BOOL: fprintf(f, "%s\n", *(const int *)field ? "true" : "false"); break;

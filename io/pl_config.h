@@ -80,10 +80,13 @@ typedef struct pl_solver_cfg {
 } pl_solver_cfg;
 enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 };
 
+#define PL_SORT_WINDOW_AUTO (-1) /* [spmv] sort_window = auto */
 typedef struct pl_spmv_cfg {
     int backend;             /* backend: auto | cpu | cuda = auto               */
     int chunk_height;        /* chunk_height: C = 32                            */
-    int64_t sort_window;     /* sort_window: sigma, 0 = all rows (pJDS) = 0     */
+    int64_t sort_window;     /* sort_window: sigma, 0 = all rows (pJDS), or     */
+                             /* auto (PL_SORT_WINDOW_AUTO) = auto: per backend, */
+                             /* pl_sort_window_resolve (spmv.h)                 */
     int exchange;            /* exchange: vector | overlap | task = vector      */
     int transport;           /* transport: mpi | nccl | auto | ipc = auto (nccl */
                              /* for the cuda backend when built with NCCL)      */

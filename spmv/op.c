@@ -81,6 +81,7 @@ void pl_op_get_info(const pl_op *op, pl_op_info *info)
     info->device_bytes = op->dev_bytes;
     info->norm_estimate = op->norm_est;
     info->exchange = op->exchange;
+    info->sort_window = op->sort_window;
     info->transport = op->ipc ? PL_TRANSPORT_IPC : op->nccl ? PL_TRANSPORT_NCCL : PL_TRANSPORT_MPI;
     info->n_neighbors = 0;
     /* union of send and receive neighbours (both lists are sorted) */

@@ -637,8 +637,18 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
     return PL_OK;
 }
 
-int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI_Comm comm, pl_op **out)
+int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name)
 {
+    if (sort_window != PL_SORT_WINDOW_AUTO) return sort_window;
+    return backend_name && !strcmp(backend_name, "cuda") ? 65536 : 0;
+}
+
+int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg_in, pl_backend *be, MPI_Comm comm, pl_op **out)
+{
+    PL_CHECK(cfg_in && be, PL_ERR_ARG, "pl_op_create: NULL argument");
+    pl_spmv_cfg cfg_r = *cfg_in;
+    cfg_r.sort_window = pl_sort_window_resolve(cfg_in->sort_window, be->name);
+    const pl_spmv_cfg *cfg = &cfg_r;
     PL_CHECK(rows && cfg && be && out, PL_ERR_ARG, "pl_op_create: NULL argument");
     *out = NULL;
     pl_op *op = calloc(1, sizeof *op);
@@ -646,6 +656,7 @@ int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI
     op->user_comm = comm;
     op->comm = MPI_COMM_NULL;
     op->be = be;
+    op->sort_window = cfg->sort_window;
     int rc = PL_OK;
     PL_CHECK_GOTO(MPI_Comm_dup(comm, &op->comm) == MPI_SUCCESS, PL_ERR_MPI, fail, rc, "MPI_Comm_dup failed");
     PL_CHECK_GOTO(MPI_Comm_rank(op->comm, &op->rank) == MPI_SUCCESS && MPI_Comm_size(op->comm, &op->size) == MPI_SUCCESS,

@@ -50,6 +50,7 @@ struct pl_op {
     double *t_apply;               /* wall time of each apply since the reset */
     int64_t n_samples, cap_apply;  /* (samples stop if memory runs out)   */
     int64_t n_queued;              /* applies by pl_op_apply_queued       */
+    int64_t sort_window;           /* in use (auto resolved)              */
     /* value terms (op_refill.c): nterms arrays in backend memory in the
      * layout of the local and of the remote values; per-row absolute sums */
     int nterms;

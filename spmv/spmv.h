@@ -201,6 +201,7 @@ typedef struct pl_op_info {
                            /* falls back to overlap without MPI threads) */
     int n_neighbors;       /* ranks this rank receives from or sends to  */
     int64_t n_send;        /* x entries this rank sends per apply        */
+    int64_t sort_window;   /* the sort window in use (auto resolved)     */
     int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
                            /* _NCCL or _IPC (pl_config.h enum values)   */
 } pl_op_info;
@@ -213,6 +214,14 @@ typedef struct pl_op_info {
  * columns this rank owns); the blocks of the ranks must be contiguous and in
  * rank order.  Failure is collective: if any rank fails, every rank returns
  * an error (PL_ERR_INPUT for a column outside [0, N) or a bad [spmv] key). */
+/* [spmv] sort_window = auto (PL_SORT_WINDOW_AUTO) on a backend: cuda 65536
+ * rows (the best window of the H100 bench sweep on HMEp: 0.408 ms = 92 % of
+ * the floor against 0.487 ms with one window over all rows; a multiple of
+ * every block height of the CUDA block mode), cpu 0 = all rows (the OpenMP
+ * kernel is within noise of the best window: 1.25 ms against 1.29 ms at
+ * 65536 and 1.48 ms at 1 on the 184,800-row case, one core).  Any other
+ * value is returned as given.  Can't fail. */
+int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name);
 int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI_Comm comm, pl_op **op);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.

@@ -162,6 +162,11 @@ int main(int argc, char **argv)
     /* CI has 2 cores: beyond 2 ranks, one thread per rank keeps the
      * oversubscribed run fast (OpenMP barriers spin) */
     if (size > 2) omp_set_num_threads(1);
+    /* [spmv] sort_window = auto: per backend; an explicit value always wins */
+    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "cuda") == 65536);
+    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "cpu") == 0);
+    TU_CHECK(pl_sort_window_resolve(0, "cuda") == 0 && pl_sort_window_resolve(1024, "cpu") == 1024 &&
+             pl_sort_window_resolve(7, "cuda") == 7);
     tm_csr a;
     tm_random(1500, 12, 2, 1, 42, &a); /* random sym + band */
     run_case(&a, "random+band n=1500", MPI_COMM_WORLD);
