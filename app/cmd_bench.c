@@ -226,8 +226,10 @@ int cmd_bench(app_ctx *ctx)
     ctx->cfg.spmv.backend = kind; /* one GPU per rank, as in solve (app_backend_create) */
     PL_CALL_GOTO(app_backend_create(ctx, &b->be), out, rc);
     b->on_gpu = bench_is_gpu(b->be);
-    /* auto: the window the solve path would use on this backend */
-    ctx->cfg.spmv.sort_window = pl_sort_window_resolve(ctx->cfg.spmv.sort_window, b->on_gpu ? "cuda" : "cpu");
+    /* [spmv] sort_window = auto: the window pl_op_create uses on this backend,
+     * so the sweep's configured column, the blocked rows (bench_blocked.c) and
+     * the operator rows (bench_formats.c, bench_mpi.c) all time it */
+    ctx->cfg.spmv.sort_window = pl_sort_window_resolve(ctx->cfg.spmv.sort_window, b->be->name);
 
     if (ctx->size > 1) {
         if (ctx->rank == 0)

@@ -14,7 +14,8 @@
 # CuPy peer on $CONFIG), cfd (issue 10: bench and Krylov-Schur solve of the
 # CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like), sweep (issue 11:
 # the HMEp coupling sweep against 11 separate solves, refill and warm-start figures),
-# speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores).
+# speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores),
+# windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -185,6 +186,27 @@ if [ $BUILD_OK = 1 ] && part cfd; then
     } > "$OUT/cfd_summary.log" 2>&1
     cat "$OUT/cfd_summary.log"
     grep -E "^(CFD|step|eig)" "$OUT/cfd_summary.log" >> "$SUM"
+fi
+# ---- sort_window = auto (issue 12): the GPU rule on HMEp and the CFD-like block matrices,
+# the CPU rule on all cores --------------------------------------------------------------
+if [ $BUILD_OK = 1 ] && part windows; then
+    for c in hmep dlr1_like uhbr_like; do
+        step "bench configs/$c.ini (cuda, sort_window auto)"
+        timeout 200 "$BIN" bench configs/$c.ini --set spmv.backend=cuda --set spmv.repeats=50 > "$OUT/win_$c.log" 2>&1
+        echo "exit $?" >> "$OUT/win_$c.log"
+        sed -n '/^sort-window sweep/,$p' "$OUT/win_$c.log" | grep -vE "^pjds-lanczos: bench:" | tail -30
+        grep -E "^(variant|cw|% of floor)|pJDS \(best|blocked|operator|^exit" "$OUT/win_$c.log" | sed "s/^/WIN $c cuda: /" | cut -c1-220 >> "$SUM"
+    done
+    step "solve configs/hmep.ini (cuda, defaults)"
+    timeout 60 "$BIN" solve configs/hmep.ini --overwrite --set output.file=/tmp/hmep_win.h5 --set spmv.backend=cuda > "$OUT/win_solve.log" 2>&1
+    echo "exit $?" >> "$OUT/win_solve.log"
+    grep -E "times:|phases:|sort|^exit" "$OUT/win_solve.log" | sed "s/^/WIN solve: /" | cut -c1-300 | tee -a "$SUM"
+    "$PY" -c "import h5py; a = h5py.File('/tmp/hmep_win.h5').attrs; print('WIN solve attrs: sort_window', a['sort_window'], 'spmv_median_ms', 1e3 * a['spmv_median_seconds'])" 2>&1 | tee -a "$SUM"
+    step "bench configs/hmep.ini (cpu, $OMP_NUM_THREADS threads, sort_window auto)"
+    timeout 200 "$BIN" bench configs/hmep.ini --set spmv.backend=cpu --set spmv.repeats=30 > "$OUT/win_hmep_cpu.log" 2>&1
+    echo "exit $?" >> "$OUT/win_hmep_cpu.log"
+    sed -n '/^sort-window sweep/,$p' "$OUT/win_hmep_cpu.log" | tail -20
+    grep -E "^(variant|omp|% of floor)|pJDS \(best|operator|CSR|^exit" "$OUT/win_hmep_cpu.log" | sed "s/^/WIN hmep cpu: /" | cut -c1-220 >> "$SUM"
 fi
 # ---- sweeps (issue 11): one-run sweep vs separate solves, refill, warm start ---------
 if [ $BUILD_OK = 1 ] && part sweep; then

@@ -14,7 +14,9 @@
 
 #include "pl_error.h"
 
-enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO /* an integer or auto (-1) */ };
+/* KT_I64_AUTO: a non-negative integer or the word auto, stored as
+ * PL_SORT_WINDOW_AUTO (-1; the only key of the kind is [spmv] sort_window) */
+enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO };
 
 typedef struct key_desc {
     const char *section, *key;
@@ -145,7 +147,7 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
     }
     case KT_I64_AUTO:
         if (!strcmp(value, "auto")) {
-            *(int64_t *)field = -1;
+            *(int64_t *)field = PL_SORT_WINDOW_AUTO;
             return 0;
         }
         /* fall through */
@@ -154,6 +156,11 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
         if (end == value || *end || errno) {
             snprintf(err, errlen, k->type == KT_I64_AUTO ? "'%s' is neither auto nor an integer" : "'%s' is not an integer",
                      value);
+            return 1;
+        }
+        /* refused here, not in pl_config_check: -1 would read as auto */
+        if (k->type == KT_I64_AUTO && v < 0) {
+            snprintf(err, errlen, "must be >= 0 or auto, 0 = all rows (got %s)", value);
             return 1;
         }
         *(int64_t *)field = v;
@@ -463,7 +470,7 @@ int pl_config_check(pl_config *cfg)
     const pl_spmv_cfg *p = &cfg->spmv;
     if (p->chunk_height < 1 || p->chunk_height > 1024) BAD("spmv", "chunk_height", "must be in 1..1024 (got %d)", p->chunk_height);
     if (p->sort_window < 0 && p->sort_window != PL_SORT_WINDOW_AUTO)
-        BAD("spmv", "sort_window", "must be auto or >= 0, 0 = all rows (got %lld)", (long long)p->sort_window);
+        BAD("spmv", "sort_window", "must be >= 0 or auto, 0 = all rows (got %lld)", (long long)p->sort_window);
     if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
     if (p->precision != PL_PRECISION_DOUBLE) BAD("spmv", "precision", "single precision is not implemented yet; use double");
     if (!(cfg->output.checkpoint_interval >= 0))
@@ -516,7 +523,7 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
         case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
         case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;
         case KT_I64_AUTO:
-            if (*(const int64_t *)field == -1) fprintf(f, "auto\n");
+            if (*(const int64_t *)field == PL_SORT_WINDOW_AUTO) fprintf(f, "auto\n");
             else fprintf(f, "%lld\n", (long long)*(const int64_t *)field);
             break;
         case KT_U64: fprintf(f, "%llu\n", (unsigned long long)*(const uint64_t *)field); break;

@@ -637,19 +637,14 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
     return PL_OK;
 }
 
-int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name)
-{
-    if (sort_window != PL_SORT_WINDOW_AUTO) return sort_window;
-    return backend_name && !strcmp(backend_name, "cuda") ? 65536 : 0;
-}
-
 int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg_in, pl_backend *be, MPI_Comm comm, pl_op **out)
 {
-    PL_CHECK(cfg_in && be, PL_ERR_ARG, "pl_op_create: NULL argument");
+    PL_CHECK(rows && cfg_in && be && out, PL_ERR_ARG, "pl_op_create: NULL argument");
+    /* [spmv] sort_window = auto: the backend's window (sort_window.c); the
+     * build and pl_op_info see only the resolved value */
     pl_spmv_cfg cfg_r = *cfg_in;
     cfg_r.sort_window = pl_sort_window_resolve(cfg_in->sort_window, be->name);
     const pl_spmv_cfg *cfg = &cfg_r;
-    PL_CHECK(rows && cfg && be && out, PL_ERR_ARG, "pl_op_create: NULL argument");
     *out = NULL;
     pl_op *op = calloc(1, sizeof *op);
     PL_CHECK(op, PL_ERR_MEM, "out of host memory");

@@ -201,10 +201,26 @@ typedef struct pl_op_info {
                            /* falls back to overlap without MPI threads) */
     int n_neighbors;       /* ranks this rank receives from or sends to  */
     int64_t n_send;        /* x entries this rank sends per apply        */
-    int64_t sort_window;   /* the sort window in use (auto resolved)     */
+    int64_t sort_window;   /* [spmv] sort_window in use: auto resolved   */
+                           /* (pl_sort_window_resolve), 0 = all rows     */
     int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
                            /* _NCCL or _IPC (pl_config.h enum values)   */
 } pl_op_info;
+
+/* [spmv] sort_window = auto (PL_SORT_WINDOW_AUTO, the default): the window
+ * of each backend (measurements: spmv/sort_window.c).  cuda: 65520 rows =
+ * 78 lcm(1..8), the windowed sort the H100 bench measured fastest, and a
+ * multiple of every run length b of the CUDA block mode, so its windows
+ * never cut a block row apart; cpu: 8192 rows (within 4 % of the best
+ * window in every CPU sweep; no sort and a full sort 5-12 % slower).  */
+#define PL_SORT_WINDOW_AUTO_CUDA 65520
+#define PL_SORT_WINDOW_AUTO_CPU 8192
+/* The window in use for a configured sort_window on the backend named
+ * backend_name (pl_backend.name: "cpu", "cuda"): PL_SORT_WINDOW_AUTO gives
+ * the backend's window above (an unknown or NULL name: the cpu one), any
+ * other value (0 = all rows, or sigma >= 1) is returned as given.  A window
+ * of at least a rank's row count sorts all its rows.  Pure; can't fail. */
+int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name);
 
 /* Build the operator from this rank's CSR row block (global columns):
  * permute once into pJDS (chunk_height, sort_window), split local/remote
@@ -214,14 +230,6 @@ typedef struct pl_op_info {
  * columns this rank owns); the blocks of the ranks must be contiguous and in
  * rank order.  Failure is collective: if any rank fails, every rank returns
  * an error (PL_ERR_INPUT for a column outside [0, N) or a bad [spmv] key). */
-/* [spmv] sort_window = auto (PL_SORT_WINDOW_AUTO) on a backend: cuda 65536
- * rows (the best window of the H100 bench sweep on HMEp: 0.408 ms = 92 % of
- * the floor against 0.487 ms with one window over all rows; a multiple of
- * every block height of the CUDA block mode), cpu 0 = all rows (the OpenMP
- * kernel is within noise of the best window: 1.25 ms against 1.29 ms at
- * 65536 and 1.48 ms at 1 on the 184,800-row case, one core).  Any other
- * value is returned as given.  Can't fail. */
-int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name);
 int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI_Comm comm, pl_op **op);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.

@@ -40,7 +40,9 @@ case $case_name in
   ipc_on_cpu)      base "max_phonons = 2" $'[spmv]\nbackend = cpu\ntransport = ipc'; cmd=solve
                    args=(--set output.file="$dir/out.h5"); expect="\[spmv\] transport = ipc needs backend = cuda" ;;
   missing_file)    cfg=$dir/none.ini; expect="none.ini: cannot open config file" ;;
-  sort_window_neg) base "max_phonons = 2" $'[spmv]\nsort_window = -3'; expect="bad.ini:11: \[spmv\] sort_window: must be auto or >= 0" ;;
+  sort_window_neg) base "max_phonons = 2" $'[spmv]\nsort_window = -3'; expect="bad.ini:11: \[spmv\] sort_window: must be >= 0 or auto" ;;
+  sort_window_minus1) base "max_phonons = 2" $'[spmv]\nsort_window = -1'; expect="bad.ini:11: \[spmv\] sort_window: must be >= 0 or auto, 0 = all rows \(got -1\)" ;;
+  sort_window_set) base "max_phonons = 2"; args=(--set spmv.sort_window=-2); expect="--set spmv.sort_window=-2: \[spmv\] sort_window: must be >= 0 or auto" ;;
   sort_window_word) base "max_phonons = 2" $'[spmv]\nsort_window = fast'; expect="bad.ini:11: \[spmv\] sort_window: 'fast' is neither auto nor an integer" ;;
   bad_reorth)      base "max_phonons = 2" $'[solver]\nreorthogonalization = none'; expect="bad.ini:11: \[solver\] reorthogonalization" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;

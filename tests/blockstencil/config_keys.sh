@@ -2,7 +2,8 @@
 # [model] keys by type: block-stencil needs none of the holstein-hubbard keys
 # and holstein-hubbard none of the block-stencil ones; the resolved
 # configuration (pl_config_dump, stored in result files) lists only the
-# [model] keys of the configured type.
+# [model] keys of the configured type.  [spmv] sort_window: auto and numbers
+# are written as read, bad values refused.
 # Usage: config_keys.sh CONFIG_DUMP   (PJDS_BIN = the pjds-lanczos executable)
 set -u
 dump=$1
@@ -30,5 +31,22 @@ done
 grep -q "^\[matrix\]" "$dir/bs.full" && { echo "FAIL: block-stencil dump lists [matrix]"; fail=1; }
 # [solver] seed stays in both
 grep -A20 "^\[solver\]" "$dir/bs.full" | grep -q "^seed = " || { echo "FAIL: [solver] seed missing"; fail=1; }
+# [spmv] sort_window: auto (the default) is written as auto, a number as
+# given; a written configuration reads back to the same one
+spmv_part() { awk '/^\[/ { m = ($0 == "[spmv]") } m' "$1"; }
+spmv_part "$dir/hh.full" | grep -q "^sort_window = auto$" || { echo "FAIL: default sort_window not dumped as auto"; fail=1; }
+for w in auto 0 1 65520; do
+  printf '%s\n[spmv]\nsort_window = %s\n' "$(cat "$dir/hh.ini")" "$w" >"$dir/sw.ini"
+  "$dump" "$dir/sw.ini" >"$dir/sw.full" || { echo "FAIL: sort_window = $w refused"; fail=1; continue; }
+  spmv_part "$dir/sw.full" | grep -q "^sort_window = $w$" || { echo "FAIL: sort_window = $w dumped as $(grep '^sort_window' "$dir/sw.full")"; fail=1; }
+  "$dump" "$dir/sw.full" >"$dir/sw.again" || { echo "FAIL: the dump of sort_window = $w does not read back"; fail=1; continue; }
+  cmp -s "$dir/sw.full" "$dir/sw.again" || { echo "FAIL: sort_window = $w: dump, read, dump differ"; fail=1; }
+done
+for w in -1 -3 fast; do
+  printf '%s\n[spmv]\nsort_window = %s\n' "$(cat "$dir/hh.ini")" "$w" >"$dir/sw.ini"
+  "$dump" "$dir/sw.ini" >/dev/null 2>"$dir/sw.err"; st=$?
+  [ $st -eq 2 ] && [ "$(wc -l <"$dir/sw.err")" -eq 1 ] && grep -q "\[spmv\] sort_window: " "$dir/sw.err" ||
+    { echo "FAIL: sort_window = $w: exit $st, stderr: $(cat "$dir/sw.err")"; fail=1; }
+done
 [ $fail -eq 0 ] && echo "ok"
 exit $fail

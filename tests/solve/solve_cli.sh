@@ -75,14 +75,17 @@ sort)
   done
   "$SOLVE_CHECK" "$dir/s1.ini" "$dir/s1.h5" --compare "$dir/s0.h5" || die "sigma 1 vs full sort"
   "$SOLVE_CHECK" "$dir/s1.ini" "$dir/s64.h5" --compare "$dir/s0.h5" || die "sigma 64 vs full sort"
-  # the window in use is reported; auto (the default) on the cpu backend is 0
+  # the window in use is reported; auto (the default) on the cpu backend is 1
+  # (pl_sort_window_resolve), while config_resolved keeps auto
   mkcfg sa $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = true"
   run_solve sa || die "sa: exit status $?: $(cat "$dir/sa.err")"
-  for p in "s1 1" "s64 64" "s0 0" "sa 0"; do
+  for p in "s1 1" "s64 64" "s0 0" "sa 8192"; do
     set -- $p
     got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; print(int(h5py.File(sys.argv[1]).attrs['sort_window']))" "$dir/$1.h5")
     [ "$got" = "$2" ] || die "$1: attribute sort_window = $got, expected $2"
   done
+  got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; a = h5py.File(sys.argv[1]).attrs['config_resolved']; print(a.decode() if isinstance(a, bytes) else a)" "$dir/sa.h5" | grep '^sort_window = ')
+  [ "$got" = "sort_window = auto" ] || die "sa: config_resolved has '$got', expected 'sort_window = auto'"
   "$SOLVE_CHECK" "$dir/sa.ini" "$dir/sa.h5" --compare "$dir/s0.h5" || die "auto vs full sort"
   ;;
 largest)

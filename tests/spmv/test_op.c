@@ -4,7 +4,7 @@
  * rows incl. empty ones, plus a band so that neighbours share halos), takes
  * its row block from pl_partition_by_nnz, and builds the operator for each
  * exchange mode (vector, overlap, task), chunk height C in {1, 4, 32} and
- * sort window in {all, 7}.  y = A x for x defined by global original index
+ * sort window in {all, 7, auto}.  y = A x for x defined by global original index
  * must equal the serial product mapped through pl_op_global_index to 1e-14
  * relative to |A||x|, on two successive applies.  Also: the global index is
  * a permutation of the block, norm_estimate = max abs row sum, pl_vec_dot,
@@ -70,10 +70,10 @@ static void run_case(const tm_csr *a, const char *name, MPI_Comm comm)
     TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
     const int modes[] = {PL_EXCHANGE_VECTOR, PL_EXCHANGE_OVERLAP, PL_EXCHANGE_TASK};
     const int Cs[] = {1, 4, 32};
-    const int64_t sigmas[] = {0, 7};
+    const int64_t sigmas[] = {0, 7, PL_SORT_WINDOW_AUTO};
     for (int mi = 0; mi < 3; mi++)
         for (int ci = 0; ci < 3; ci++)
-            for (int si = 0; si < 2; si++) {
+            for (int si = 0; si < 3; si++) {
                 pl_spmv_cfg cfg = {0};
                 cfg.backend = PL_BACKEND_CPU;
                 cfg.chunk_height = Cs[ci];
@@ -89,6 +89,8 @@ static void run_case(const tm_csr *a, const char *name, MPI_Comm comm)
                 TU_CHECK(info.nnz_local == a->ptr[bounds[rank + 1]] - a->ptr[bounds[rank]]);
                 TU_CLOSE(info.norm_estimate, rowmax, 1e-14);
                 TU_CHECK(info.exchange == modes[mi] || size == 1);
+                /* the window in use: auto resolved for the cpu backend, an explicit one as given */
+                TU_CHECK(info.sort_window == (sigmas[si] == PL_SORT_WINDOW_AUTO ? PL_SORT_WINDOW_AUTO_CPU : sigmas[si]));
                 const int64_t *gi = pl_op_global_index(op);
                 char *seen = calloc((size_t)n + 1, 1);
                 int okp = 1;
@@ -162,11 +164,6 @@ int main(int argc, char **argv)
     /* CI has 2 cores: beyond 2 ranks, one thread per rank keeps the
      * oversubscribed run fast (OpenMP barriers spin) */
     if (size > 2) omp_set_num_threads(1);
-    /* [spmv] sort_window = auto: per backend; an explicit value always wins */
-    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "cuda") == 65536);
-    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "cpu") == 0);
-    TU_CHECK(pl_sort_window_resolve(0, "cuda") == 0 && pl_sort_window_resolve(1024, "cpu") == 1024 &&
-             pl_sort_window_resolve(7, "cuda") == 7);
     tm_csr a;
     tm_random(1500, 12, 2, 1, 42, &a); /* random sym + band */
     run_case(&a, "random+band n=1500", MPI_COMM_WORLD);
