@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "pl_error.h"
+#include "app_obs.h"
 #include "solve_impl.h"
 
 /* --resume: 1 = continue from the checkpoint, 0 = start afresh, -1 = the
@@ -55,6 +56,8 @@ int cmd_solve(app_ctx *ctx)
     memset(&f, 0, sizeof f);
     app_ckpt ck;
     memset(&ck, 0, sizeof ck);
+    app_obs_out ao;
+    memset(&ao, 0, sizeof ao);
     int rc = PL_OK, mode = 0;
 
     char ckpt[1200];
@@ -86,7 +89,8 @@ int cmd_solve(app_ctx *ctx)
         pl_info("solve --resume: continuing from %s (%d cycles, %lld SpMVs done)", ckpt, st.nhist,
                 (long long)(st.nhist > 0 ? st.hist_iterations[st.nhist - 1] : 0));
     }
-    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, 0};
+    const int want_obs = app_obs_wanted(cfg);
+    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs};
     PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
     if (res.reason == LZ_CHECKPOINTED) {
         pl_info("solve: stopped at a checkpoint after %lld SpMVs: %s; continue with `solve --resume`",
@@ -94,10 +98,15 @@ int cmd_solve(app_ctx *ctx)
         rc = APP_CHECKPOINTED;
         goto out;
     }
-    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, op, &res, &f, NULL, NULL), out, rc);
+    if (want_obs && res.nev > 0 && res.vectors) {
+        PL_CALL_GOTO(app_observables(ctx, op, res.nev, res.vectors, res.ld, &ao.obs, &ao.seconds), out, rc);
+        pl_info("solve: observables of %d eigenvector(s) in %.3f s (README \"Observables\")", res.nev, ao.seconds);
+    }
+    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
     if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);
     solve_report(ctx, &res, &f, cfg->output.file);
 out:
+    hh_obs_free(&ao.obs);
     app_ckpt_state_free(&ck, &st);
     app_ckpt_free(&ck);
     lz_result_destroy(&res);

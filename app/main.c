@@ -35,6 +35,12 @@ static const command commands[] = {
      "the sweep in one run (README, \"Sweeps\").  Progress goes to stderr; eigenvalues to stdout.\n"
      "On SIGUSR1 or SIGTERM it writes a checkpoint at the end of the next cycle and exits with\n"
      "status 3; `solve --resume` continues from it (README, \"Checkpoint and restart\").\n"},
+    {"spectral", cmd_spectral, "a dynamical correlation function by a Lanczos continued fraction", "",
+     "Solves for the ground state psi0 as `solve` does, applies the [spectral] operator O\n"
+     "(phonon_displacement, density or current at the momentum index [spectral] momentum) and runs a\n"
+     "Lanczos recursion on H from O psi0; the continued fraction gives\n"
+     "A(w) = -(1/pi) Im <psi0|O+ (w + i eta + E0 - H)^-1 O|psi0> on the [spectral] omega grid.  The result\n"
+     "file is solve's plus /spectral (README, \"Spectral functions\").\n"},
     {"bench", cmd_bench, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "",
      "Times y = A x on the configured matrix for each storage format on the configured backend\n"
      "(median of [spmv] repeats runs) and reports GF/s, effective GB/s and %% of the memory floor.\n"},
@@ -68,7 +74,7 @@ static void command_help(const command *c)
            "  --set section.key=value  override a config key (repeatable), e.g. --set solver.nev=8\n"
            "  --quiet                  no progress or summary on stderr (warnings and errors still print)\n"
            "  --verbose                debug messages on stderr\n");
-    if (!strcmp(c->name, "solve") || !strcmp(c->name, "export"))
+    if (!strcmp(c->name, "solve") || !strcmp(c->name, "export") || !strcmp(c->name, "spectral"))
         printf("  --overwrite              replace an existing output file\n");
     if (!strcmp(c->name, "solve"))
         printf("  --resume                 continue from the checkpoint, or the points of a sweep not yet done\n"
@@ -90,6 +96,7 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) ctx->quiet = 1;
         else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) *verbose = 1;
         else if (!strcmp(a, "--overwrite") && (!strcmp(c->name, "solve") || !strcmp(c->name, "export") ||
+                                                 !strcmp(c->name, "spectral") ||
                                                  !strcmp(c->name, "merge")))
             ctx->overwrite = 1;
         else if (!strcmp(a, "--resume") && !strcmp(c->name, "solve")) ctx->resume = 1;

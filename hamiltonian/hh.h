@@ -15,6 +15,7 @@
 #ifndef HH_H
 #define HH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pl_config.h"
@@ -72,5 +73,46 @@ void hh_term_coefs(const pl_model_cfg *par, double c[HH_NTERMS]);
 int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, unsigned swept, pl_csr *out);
 /* Row lengths of that pattern (for balancing row blocks). */
 int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
+
+/* ---- observables of eigenvectors (hh_obs.c; README "Observables") ----
+ * The caller holds rows [r0, r1) of nvec vectors (original basis, vector v
+ * at psi + v ld) and the halo: rows [r1, hh_obs_halo_end) (the rest of the
+ * last electron slice, owned by the next ranks; vector v at halo + v ldh).
+ * hh_obs_accumulate adds this block's sums to acc (nvec x
+ * hh_obs_acc_size, zeroed by the caller; OpenMP-parallel); the caller sums
+ * acc over the ranks and calls hh_obs_finish with <psi|H|psi> per vector
+ * (the kinetic energy is that minus the other terms). */
+size_t hh_obs_acc_size(const hh_model *m);
+int64_t hh_obs_halo_end(const hh_model *m, int64_t r0, int64_t r1);
+int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
+                      const double *halo, size_t ldh, double *acc);
+typedef struct hh_obs {
+    int nvec, L, M, periodic;
+    double *energy_kinetic, *energy_hubbard, *energy_phonon, *energy_coupling, *energy_total; /* nvec each */
+    double *double_occupancy;            /* <sum_i n_iup n_idn> / L                          */
+    double *phonon_number;               /* <sum b+b>, incl. the removed uniform mode         */
+    double *norm;                        /* <psi|psi> (a check: 1)                            */
+    double *phonon_distribution;         /* nvec x (M + 1): P(total phonons of the basis = n) */
+    double *density_correlation;         /* nvec x L x L: <n_i n_j>                           */
+    double *spin_correlation;            /* nvec x L x L: <S^z_i S^z_j>                       */
+    double *electron_phonon_correlation; /* nvec x L x L: <n_i x_j>, x = b + b+               */
+    double *density_r, *spin_r, *electron_phonon_r; /* nvec x L: (1/L) sum_i C(i, i + r mod L) */
+    double *buf;
+} hh_obs;
+int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *expect_h, hh_obs *o);
+void hh_obs_free(hh_obs *o);
+
+/* ---- operators of `spectral` (hh_ops.c; README "Spectral functions") ----
+ * kind = HH_OP_* (the order of [spectral] operator), q = 2 pi momentum / L.
+ * A q-resolved operator is C + i S (cos and sin parts, part 0 and 1);
+ * hh_op_parts says how many parts are non-zero (1 for momentum 0 and L/2
+ * and for the current, else 2).  hh_op_check: PL_ERR_INPUT with a [spectral]
+ * message for a momentum out of range or phonon_displacement at q = 0 in
+ * the normal basis.  hh_op_rows_csr: rows [r0, r1) of one part (original
+ * basis, global columns, ascending), OpenMP-parallel. */
+enum { HH_OP_PHONON = 0, HH_OP_DENSITY = 1, HH_OP_CURRENT = 2 };
+int hh_op_parts(const hh_model *m, int kind, int momentum);
+int hh_op_check(const hh_model *m, int kind, int momentum);
+int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, pl_csr *out);
 
 #endif

@@ -75,11 +75,19 @@ static const key_desc keys[] = {
     {"output", "file", KT_STR, F(output, file), SZ(output, file), NULL, 0, 0},
     {"output", "eigenvectors", KT_BOOL, F(output, eigenvectors), 0, NULL, 0, 0},
     {"output", "checkpoint_interval", KT_DBL, F(output, checkpoint_interval), 0, NULL, 0, 0},
+    {"output", "observables", KT_ENUM, F(output, observables), 0, "auto|true|false", 0, 0},
+    {"spectral", "operator", KT_ENUM, F(spectral, op), 0, "phonon_displacement|density|current", 0, 0},
+    {"spectral", "momentum", KT_INT, F(spectral, momentum), 0, NULL, 0, 0},
+    {"spectral", "steps", KT_INT, F(spectral, steps), 0, NULL, 0, 0},
+    {"spectral", "broadening", KT_DBL, F(spectral, broadening), 0, NULL, 0, 0},
+    {"spectral", "omega_min", KT_DBL, F(spectral, omega_min), 0, NULL, 0, 0},
+    {"spectral", "omega_max", KT_DBL, F(spectral, omega_max), 0, NULL, 0, 0},
+    {"spectral", "points", KT_INT, F(spectral, points), 0, NULL, 0, 0},
     {"sweep", "combine", KT_ENUM, F(sweep, combine), 0, "grid|zip", 0, 0},
     {"sweep", "warm_start", KT_BOOL, F(sweep, warm_start), 0, NULL, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-static const char *sections[] = {"model", "matrix", "solver", "spmv", "output", "sweep"};
+static const char *sections[] = {"model", "matrix", "solver", "spmv", "output", "sweep", "spectral"};
 
 typedef struct where_t {
     int line[NKEYS]; /* >0: line in file; -1: set by --set; 0: default */
@@ -113,6 +121,14 @@ void pl_config_defaults(pl_config *cfg)
     cfg->spmv.transport = PL_TRANSPORT_AUTO;
     cfg->spmv.repeats = 100;
     strcpy(cfg->output.file, "spectrum.h5");
+    cfg->output.observables = PL_OBS_AUTO;
+    cfg->spectral.op = PL_SPEC_PHONON_DISPLACEMENT;
+    cfg->spectral.momentum = 0;
+    cfg->spectral.steps = 200;
+    cfg->spectral.broadening = 0.1;
+    cfg->spectral.omega_min = 0.0;
+    cfg->spectral.omega_max = 10.0;
+    cfg->spectral.points = 1000;
     cfg->sweep.warm_start = 1;
     cfg->where_ = calloc(1, sizeof(where_t));
 }
@@ -473,6 +489,21 @@ int pl_config_check(pl_config *cfg)
         BAD("spmv", "sort_window", "must be >= 0 or auto, 0 = all rows (got %lld)", (long long)p->sort_window);
     if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
     if (p->precision != PL_PRECISION_DOUBLE) BAD("spmv", "precision", "single precision is not implemented yet; use double");
+    if (cfg->output.observables == PL_OBS_TRUE && cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD)
+        BAD("output", "observables", "needs a generated holstein-hubbard model (an imported or block-stencil matrix has "
+            "no basis to measure in)");
+    {
+        const pl_spectral_cfg *q = &cfg->spectral;
+        if (q->steps < 1 || q->steps > 100000) BAD("spectral", "steps", "must be in 1..100000 (got %d)", q->steps);
+        if (!(q->broadening > 0) || !isfinite(q->broadening))
+            BAD("spectral", "broadening", "must be > 0 (got %g)", q->broadening);
+        if (q->points < 1 || q->points > 10000000) BAD("spectral", "points", "must be in 1..10000000 (got %d)", q->points);
+        if (!(q->omega_max > q->omega_min) || !isfinite(q->omega_min) || !isfinite(q->omega_max))
+            BAD("spectral", "omega_max", "must be > omega_min (got %g <= %g)", q->omega_max, q->omega_min);
+        if (cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD && (q->momentum < 0 || q->momentum >= cfg->model.sites))
+            BAD("spectral", "momentum", "must be in 0..%d (sites - 1; q = 2 pi momentum / sites) (got %d)",
+                cfg->model.sites - 1, q->momentum);
+    }
     if (!(cfg->output.checkpoint_interval >= 0))
         BAD("output", "checkpoint_interval", "must be >= 0 seconds, 0 = only on a signal (got %g)",
             cfg->output.checkpoint_interval);

@@ -100,7 +100,23 @@ typedef struct pl_output_cfg {
     double checkpoint_interval; /* checkpoint_interval: seconds between periodic */
                              /* checkpoints of a solve, 0 = only on SIGUSR1 or  */
                              /* SIGTERM = 0                                      */
+    int observables;         /* observables: auto | true | false = auto (auto:  */
+                             /* true for a holstein-hubbard model, else false;  */
+                             /* true on another model is refused)               */
 } pl_output_cfg;
+enum pl_observables { PL_OBS_AUTO = 0, PL_OBS_TRUE = 1, PL_OBS_FALSE = 2 };
+
+/* [spectral]: `pjds-lanczos spectral` (README "Spectral functions"). */
+enum pl_spectral_op { PL_SPEC_PHONON_DISPLACEMENT = 0, PL_SPEC_DENSITY = 1, PL_SPEC_CURRENT = 2 };
+typedef struct pl_spectral_cfg {
+    int op;                  /* operator: phonon_displacement | density |       */
+                             /* current = phonon_displacement                   */
+    int momentum;            /* momentum: q index m, q = 2 pi m / L, 0..L-1 = 0  */
+    int steps;               /* steps: recursion length = 200                    */
+    double broadening;       /* broadening: eta > 0 = 0.1 (units of t)           */
+    double omega_min, omega_max; /* omega_min/max: excitation energies = 0, 10   */
+    int points;              /* points: omega grid points = 1000                 */
+} pl_spectral_cfg;
 
 /* [sweep]: every key other than combine and warm_start names a [model] key
  * and gives its values, as text: a list "0.0, 0.5, 1.0" or a range
@@ -124,6 +140,7 @@ typedef struct pl_config {
     pl_spmv_cfg spmv;
     pl_output_cfg output;
     pl_sweep_cfg sweep;
+    pl_spectral_cfg spectral;
     char path[1024];         /* the config file's path                          */
     char *text;              /* the config file's text plus the --set lines     */
     void *where_;            /* internal: where each key was set                */

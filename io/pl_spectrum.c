@@ -97,6 +97,47 @@ out:
     return rc;
 }
 
+int pl_spectrum_write_array(pl_spectrum *sp, const char *group, const char *name, int rank, const int64_t *dims,
+                            const double *data)
+{
+    PL_CHECK(sp && group && name && rank >= 1 && rank <= 3 && dims, PL_ERR_ARG, "pl_spectrum_write_array: bad arguments");
+    char path[400];
+    snprintf(path, sizeof path, "/%s", group);
+    if (!pl_h5_exists(sp->file, path)) {
+        hid_t g;
+        PL_H5(g = H5Gcreate2(sp->file, path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group");
+        PL_H5(H5Gclose(g), "close group");
+    }
+    hsize_t d[3];
+    for (int i = 0; i < rank; i++) d[i] = (hsize_t)dims[i];
+    snprintf(path, sizeof path, "/%s/%s", group, name);
+    return write_dataset(sp, path, H5T_NATIVE_DOUBLE, rank, d, data);
+}
+
+int pl_spectrum_group_attr_double(pl_spectrum *sp, const char *group, const char *name, double value)
+{
+    PL_CHECK(sp && group && name, PL_ERR_ARG, "pl_spectrum_group_attr_double: bad arguments");
+    char path[400];
+    snprintf(path, sizeof path, "/%s", group);
+    hid_t g;
+    PL_H5(g = H5Gopen2(sp->file, path, H5P_DEFAULT), "open group");
+    int rc = pl_h5_attr_double(g, name, value, sp->path);
+    H5Gclose(g);
+    return rc;
+}
+
+int pl_spectrum_group_attr_string(pl_spectrum *sp, const char *group, const char *name, const char *value)
+{
+    PL_CHECK(sp && group && name && value, PL_ERR_ARG, "pl_spectrum_group_attr_string: bad arguments");
+    char path[400];
+    snprintf(path, sizeof path, "/%s", group);
+    hid_t g;
+    PL_H5(g = H5Gopen2(sp->file, path, H5P_DEFAULT), "open group");
+    int rc = pl_h5_attr_string(g, name, value, sp->path);
+    H5Gclose(g);
+    return rc;
+}
+
 int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalues, const double *residual_norms)
 {
     PL_CHECK(sp && nev >= 0, PL_ERR_ARG, "pl_spectrum_write_results: bad arguments");

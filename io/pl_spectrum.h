@@ -60,6 +60,14 @@ int pl_spectrum_vectors_write_complex(pl_spectrum *sp, int i, int64_t row0, int6
                                       int original_basis);
 int pl_spectrum_vectors_write(pl_spectrum *sp, int i, int64_t row0, int64_t count, const double *x, int original_basis);
 
+/* /group/name, float64 of rank 1..3 with dims (row-major data); the group
+ * (one level, e.g. "observables") is created when missing. */
+int pl_spectrum_write_array(pl_spectrum *sp, const char *group, const char *name, int rank, const int64_t *dims,
+                            const double *data);
+/* Attributes of an existing group /group (float64 or string). */
+int pl_spectrum_group_attr_double(pl_spectrum *sp, const char *group, const char *name, double value);
+int pl_spectrum_group_attr_string(pl_spectrum *sp, const char *group, const char *name, const char *value);
+
 /* Close the file and rename it to its final path.  On failure the temporary
  * file is removed.  Frees the writer and sets *sp = NULL in all cases. */
 int pl_spectrum_commit(pl_spectrum **sp);

@@ -226,3 +226,18 @@ void lz_result_destroy(lz_result *res);
  * splitmix64 hash of (seed, g) mapped to (-1, 1).  Independent of ranks and
  * permutation.  Can't fail. */
 double lz_random_element(uint64_t seed, int64_t g);
+
+/* ---- the recursion of a continued fraction (lz_recursion.c) ----
+ * Lanczos from phi (backend vector of op's permuted basis, not normalised),
+ * without reorthogonalisation: alpha[0..n-1], beta[0] = |phi| (the zeroth
+ * moment is beta[0]^2), beta[j] (1 <= j < n) the coupling of v_{j-1} and
+ * v_j; *nsteps = n <= steps (fewer when an invariant subspace ends the
+ * fraction; 0 when phi = 0).  *step_seconds (may be NULL): the mean wall
+ * time of one step.  Collective. */
+int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
+                 double *step_seconds);
+/* A(w) = -(1/pi) Im G(w + i eta + e0), G(z) = beta0^2 / (z - alpha0 -
+ * beta1^2 / (z - alpha1 - ...)) of n levels, at the points omega[0..points-1]
+ * into intensity.  Can't fail. */
+void lz_continued_fraction(int n, const double *alpha, const double *beta, double e0, double eta, int points,
+                           const double *omega, double *intensity);

@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config
       libhdf5-dev hdf5-tools
       liblapacke-dev libopenblas-dev
       libinih-dev
-      python3-numpy python3-scipy python3-h5py)
+      python3-numpy python3-scipy python3-h5py python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -44,6 +44,14 @@ case $case_name in
   sort_window_minus1) base "max_phonons = 2" $'[spmv]\nsort_window = -1'; expect="bad.ini:11: \[spmv\] sort_window: must be >= 0 or auto, 0 = all rows \(got -1\)" ;;
   sort_window_set) base "max_phonons = 2"; args=(--set spmv.sort_window=-2); expect="--set spmv.sort_window=-2: \[spmv\] sort_window: must be >= 0 or auto" ;;
   sort_window_word) base "max_phonons = 2" $'[spmv]\nsort_window = fast'; expect="bad.ini:11: \[spmv\] sort_window: 'fast' is neither auto nor an integer" ;;
+  spec_operator)   base "max_phonons = 2" $'[spectral]\noperator = magnon'; cmd=spectral; expect="bad.ini:11: \[spectral\] operator: 'magnon'" ;;
+  spec_momentum)   base "max_phonons = 2" $'[spectral]\nmomentum = 4'; cmd=spectral; expect="bad.ini:11: \[spectral\] momentum: must be in 0..3" ;;
+  spec_eta)        base "max_phonons = 2" $'[spectral]\nbroadening = 0'; cmd=spectral; expect="bad.ini:11: \[spectral\] broadening: must be > 0" ;;
+  spec_q0_normal)  base $'max_phonons = 2\nphonon_basis = normal' $'[spectral]\noperator = phonon_displacement'; cmd=spectral
+                   sed -i '/^phonon_basis = site$/d' "$cfg"; args=(--set output.file="$dir/out.h5")
+                   expect="\[spectral\] momentum: 0 with operator = phonon_displacement needs phonon_basis = site" ;;
+  obs_import)      printf '[model]\ntype = hdf5\n[matrix]\nfile = m.h5\n[output]\nobservables = true\n' >"$cfg"
+                   expect="bad.ini:6: \[output\] observables: needs a generated holstein-hubbard model" ;;
   bad_reorth)      base "max_phonons = 2" $'[solver]\nreorthogonalization = none'; expect="bad.ini:11: \[solver\] reorthogonalization" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
   *) echo "unknown case $case_name"; exit 1 ;;

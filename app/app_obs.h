@@ -1,0 +1,36 @@
+/* app_obs.h — observables and spectral functions of `solve` and
+ * `spectral` (observables.c, cmd_spectral.c).  Private to app/. */
+#ifndef PL_APP_OBS_H
+#define PL_APP_OBS_H
+
+#include "app.h"
+#include "hh.h"
+#include "solve_impl.h"
+
+struct pl_spectrum;
+
+/* Whether [output] observables asks for them (auto: a holstein-hubbard
+ * model; the config check refused true on any other). */
+int app_obs_wanted(const pl_config *cfg);
+/* Rows [a, b) of nvec vectors distributed in contiguous row blocks (this
+ * rank: rows [row0, row0 + n), vector v at x + v ldx, original order) into
+ * out (vector v at out + v ldo).  Collective (every rank calls, [a, b) may
+ * be empty). */
+int app_fetch_rows(MPI_Comm comm, int64_t row0, int64_t n, int nvec, const double *x, size_t ldx, int64_t a,
+                   int64_t b, double *out, size_t ldo);
+/* Download nvec backend vectors V (op's permuted basis, column v at V + v
+ * ld) into out (host, n_local x nvec, original order of this rank's block). */
+int app_vectors_original(pl_op *op, int nvec, const double *V, size_t ld, double *out);
+/* Observables of nvec eigenvectors (backend, op's basis).  Collective;
+ * *seconds = the max over ranks. */
+int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t ld, hh_obs *obs, double *seconds);
+/* What `solve` writes: the observables and their time. */
+typedef struct app_obs_out {
+    hh_obs obs;     /* obs.buf NULL: none */
+    double seconds;
+} app_obs_out;
+/* solve_attr_fn writing /observables and the attribute observables_seconds
+ * of arg (an app_obs_out; nothing when it holds none). */
+int app_obs_write(void *arg, struct pl_spectrum *sp);
+
+#endif

@@ -1,0 +1,196 @@
+/* observables.c — ground-state observables of the returned eigenvectors
+ * (README "Observables"): the distributed side of hamiltonian/hh_obs.c.
+ *
+ * Each rank downloads its block of the nev vectors, un-permutes it into the
+ * original row order of its block (a local permutation: rows never leave
+ * their rank), fetches the halo rows hh_obs_halo_end asks for (the rest of
+ * its last electron slice, from the next ranks) and accumulates; one
+ * MPI_Allreduce sums the accumulators.  <psi|H|psi> comes from the solve's
+ * operator (one SpMV per vector).  No vector is gathered on one rank. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_obs.h"
+#include "pl_error.h"
+#include "pl_spectrum.h"
+
+#define OBS_MPI(call, what)                                                            \
+    do {                                                                               \
+        PL_CHECK_GOTO((call) == MPI_SUCCESS, PL_ERR_MPI, out, rc, "%s failed", what);  \
+    } while (0)
+
+int app_obs_wanted(const pl_config *cfg)
+{
+    if (cfg->output.observables == PL_OBS_FALSE) return 0;
+    return cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD;
+}
+
+int app_fetch_rows(MPI_Comm comm, int64_t row0, int64_t n, int nvec, const double *x, size_t ldx, int64_t a,
+                   int64_t b, double *out, size_t ldo)
+{
+    int size, rank, rc = PL_OK;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    int64_t mine[2] = {row0, n}, *blk = NULL, *req = NULL, *want = NULL;
+    int *sc = NULL, *sd = NULL, *rcnt = NULL, *rd = NULL;
+    double *sbuf = NULL, *rbuf = NULL;
+    blk = malloc(((2 * (size_t)size) + 1) * sizeof *blk);
+    PL_CHECK_GOTO(blk, PL_ERR_MEM, out, rc, "out of host memory");
+    req = malloc(((2 * (size_t)size) + 1) * sizeof *req);
+    PL_CHECK_GOTO(req, PL_ERR_MEM, out, rc, "out of host memory");
+    want = malloc(((2 * (size_t)size) + 1) * sizeof *want);
+    PL_CHECK_GOTO(want, PL_ERR_MEM, out, rc, "out of host memory");
+    OBS_MPI(MPI_Allgather(mine, 2, MPI_INT64_T, blk, 2, MPI_INT64_T, comm), "MPI_Allgather of the row blocks");
+    /* what this rank asks of each rank: [start, start + count) of [a, b) */
+    for (int q = 0; q < size; q++) {
+        int64_t s = a > blk[2 * q] ? a : blk[2 * q], e = b < blk[2 * q] + blk[2 * q + 1] ? b : blk[2 * q] + blk[2 * q + 1];
+        req[2 * q] = s;
+        req[2 * q + 1] = e > s ? e - s : 0;
+    }
+    OBS_MPI(MPI_Alltoall(req, 2, MPI_INT64_T, want, 2, MPI_INT64_T, comm), "MPI_Alltoall of the halo requests");
+    sc = malloc((((size_t)size) + 1) * sizeof *sc);
+    PL_CHECK_GOTO(sc, PL_ERR_MEM, out, rc, "out of host memory");
+    sd = malloc((((size_t)size) + 1) * sizeof *sd);
+    PL_CHECK_GOTO(sd, PL_ERR_MEM, out, rc, "out of host memory");
+    rcnt = malloc((((size_t)size) + 1) * sizeof *rcnt);
+    PL_CHECK_GOTO(rcnt, PL_ERR_MEM, out, rc, "out of host memory");
+    rd = malloc((((size_t)size) + 1) * sizeof *rd);
+    PL_CHECK_GOTO(rd, PL_ERR_MEM, out, rc, "out of host memory");
+    int64_t ts = 0, tr = 0;
+    for (int q = 0; q < size; q++) {
+        int64_t s = want[2 * q + 1] * nvec, r = req[2 * q + 1] * nvec;
+        PL_CHECK_GOTO(ts + s < INT32_MAX && tr + r < INT32_MAX, PL_ERR_NOTSUP, out, rc,
+                      "observables: the halo of %lld values is too large for one MPI message", (long long)(ts + s));
+        sc[q] = (int)s;
+        sd[q] = (int)ts;
+        rcnt[q] = (int)r;
+        rd[q] = (int)tr;
+        ts += s;
+        tr += r;
+    }
+    sbuf = malloc((((size_t)ts + 1) + 1) * sizeof *sbuf);
+    PL_CHECK_GOTO(sbuf, PL_ERR_MEM, out, rc, "out of host memory");
+    rbuf = malloc((((size_t)tr + 1) + 1) * sizeof *rbuf);
+    PL_CHECK_GOTO(rbuf, PL_ERR_MEM, out, rc, "out of host memory");
+    for (int q = 0; q < size; q++)
+        for (int v = 0; v < nvec; v++)
+            if (want[2 * q + 1] > 0)
+                memcpy(sbuf + sd[q] + (size_t)v * want[2 * q + 1], x + (size_t)v * ldx + (want[2 * q] - row0),
+                       (size_t)want[2 * q + 1] * sizeof *sbuf);
+    OBS_MPI(MPI_Alltoallv(sbuf, sc, sd, MPI_DOUBLE, rbuf, rcnt, rd, MPI_DOUBLE, comm), "MPI_Alltoallv of the halo rows");
+    for (int q = 0; q < size; q++)
+        for (int v = 0; v < nvec; v++)
+            if (req[2 * q + 1] > 0)
+                memcpy(out + (size_t)v * ldo + (req[2 * q] - a), rbuf + rd[q] + (size_t)v * req[2 * q + 1],
+                       (size_t)req[2 * q + 1] * sizeof *rbuf);
+out:
+    free(blk);
+    free(req);
+    free(want);
+    free(sc);
+    free(sd);
+    free(rcnt);
+    free(rd);
+    free(sbuf);
+    free(rbuf);
+    return rc;
+}
+
+int app_vectors_original(pl_op *op, int nvec, const double *V, size_t ld, double *out)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    pl_backend *be = pl_op_backend(op);
+    const int64_t n = info.n_local, row0 = info.row0, *gi = pl_op_global_index(op);
+    double *tmp = NULL;
+    int rc = PL_OK;
+    PL_MALLOC(tmp, (size_t)n + 1);
+    for (int v = 0; v < nvec; v++) {
+        PL_CALL_GOTO(be->download(be, tmp, V + (size_t)v * ld, (size_t)n), out, rc);
+        double *o = out + (size_t)v * (size_t)n;
+        for (int64_t p = 0; p < n; p++) o[gi[p] - row0] = tmp[p];
+    }
+out:
+    free(tmp);
+    return rc;
+}
+
+int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t ld, hh_obs *obs, double *seconds)
+{
+    const double t0 = pl_wtime();
+    memset(obs, 0, sizeof *obs);
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    pl_backend *be = pl_op_backend(op);
+    const int64_t n = info.n_local, row0 = info.row0, r1 = row0 + n;
+    hh_model *m = NULL;
+    double *x = NULL, *halo = NULL, *acc = NULL, *eh = NULL, *y = NULL;
+    int rc = PL_OK;
+    PL_CALL_GOTO(hh_model_create(&ctx->cfg.model, &m), out, rc);
+    /* <psi|H|psi> on the backend */
+    eh = malloc((((size_t)nvec + 1) + 1) * sizeof *eh);
+    PL_CHECK_GOTO(eh, PL_ERR_MEM, out, rc, "out of host memory");
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)n + 1, &y), out, rc);
+    for (int v = 0; v < nvec; v++) {
+        PL_CALL_GOTO(pl_op_apply(op, V + (size_t)v * ld, y), out, rc);
+        PL_CALL_GOTO(pl_vec_dot(op, V + (size_t)v * ld, y, &eh[v]), out, rc);
+    }
+    x = malloc((((size_t)nvec * (size_t)n + 1) + 1) * sizeof *x);
+    PL_CHECK_GOTO(x, PL_ERR_MEM, out, rc, "out of host memory");
+    PL_CALL_GOTO(app_vectors_original(op, nvec, V, ld, x), out, rc);
+    /* the halo: every rank takes part in the exchange, even with none */
+    const int64_t h1 = hh_obs_halo_end(m, row0, r1), nh = h1 - r1;
+    halo = malloc((((size_t)nvec * (size_t)nh + 1) + 1) * sizeof *halo);
+    PL_CHECK_GOTO(halo, PL_ERR_MEM, out, rc, "out of host memory");
+    PL_CALL_GOTO(app_fetch_rows(ctx->comm, row0, n, nvec, x, (size_t)n, r1, h1, halo, (size_t)nh), out, rc);
+    const size_t S = hh_obs_acc_size(m);
+    acc = calloc((size_t)nvec * S + 1, sizeof *acc);
+    PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for the observables");
+    PL_CALL_GOTO(hh_obs_accumulate(m, row0, r1, nvec, x, (size_t)n, halo, (size_t)(nh > 0 ? nh : 1), acc), out, rc);
+    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
+                      MPI_SUCCESS,
+                  PL_ERR_MPI, out, rc, "MPI_Allreduce of the observables failed");
+    PL_CALL_GOTO(hh_obs_finish(m, nvec, acc, eh, obs), out, rc);
+out:
+    if (y) be->vec_free(be, y);
+    free(x);
+    free(halo);
+    free(acc);
+    free(eh);
+    hh_model_destroy(&m);
+    if (seconds) *seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
+    return rc;
+}
+
+int app_obs_write(void *arg, pl_spectrum *sp)
+{
+    const app_obs_out *ao = arg;
+    if (!ao || !ao->obs.buf) return PL_OK;
+    const hh_obs *o = &ao->obs;
+    PL_CALL(pl_spectrum_attr_double(sp, "observables_seconds", ao->seconds));
+    const char *g = "observables";
+    const int64_t nv = o->nvec, L = o->L;
+    const int64_t d1[1] = {nv}, dd[2] = {nv, (int64_t)o->M + 1}, dr[2] = {nv, L}, dm[3] = {nv, L, L};
+    PL_CALL(pl_spectrum_write_array(sp, g, "energy_kinetic", 1, d1, o->energy_kinetic));
+    PL_CALL(pl_spectrum_write_array(sp, g, "energy_hubbard", 1, d1, o->energy_hubbard));
+    PL_CALL(pl_spectrum_write_array(sp, g, "energy_phonon", 1, d1, o->energy_phonon));
+    PL_CALL(pl_spectrum_write_array(sp, g, "energy_coupling", 1, d1, o->energy_coupling));
+    PL_CALL(pl_spectrum_write_array(sp, g, "energy_expectation", 1, d1, o->energy_total));
+    PL_CALL(pl_spectrum_write_array(sp, g, "double_occupancy", 1, d1, o->double_occupancy));
+    PL_CALL(pl_spectrum_write_array(sp, g, "phonon_number", 1, d1, o->phonon_number));
+    PL_CALL(pl_spectrum_write_array(sp, g, "norm", 1, d1, o->norm));
+    PL_CALL(pl_spectrum_write_array(sp, g, "phonon_distribution", 2, dd, o->phonon_distribution));
+    if (o->periodic) {
+        PL_CALL(pl_spectrum_write_array(sp, g, "density_correlation", 2, dr, o->density_r));
+        PL_CALL(pl_spectrum_write_array(sp, g, "spin_correlation", 2, dr, o->spin_r));
+        PL_CALL(pl_spectrum_write_array(sp, g, "electron_phonon_correlation", 2, dr, o->electron_phonon_r));
+    } else {
+        PL_CALL(pl_spectrum_write_array(sp, g, "density_correlation", 3, dm, o->density_correlation));
+        PL_CALL(pl_spectrum_write_array(sp, g, "spin_correlation", 3, dm, o->spin_correlation));
+        PL_CALL(pl_spectrum_write_array(sp, g, "electron_phonon_correlation", 3, dm, o->electron_phonon_correlation));
+    }
+    PL_CALL(pl_spectrum_group_attr_string(sp, g, "correlations",
+                                          o->periodic ? "periodic: C[r] = (1/L) sum_i <A_i B_(i+r mod L)>, r = 0..L-1"
+                                                      : "open: C[i][j] = <A_i B_j>, i, j = 0..L-1"));
+    return PL_OK;
+}

@@ -1,0 +1,205 @@
+/* hh_ops.c — the operators O of `pjds-lanczos spectral` as CSR rows
+ * (hh.h "operators"; README "Spectral functions").
+ *
+ * q = 2 pi m / L.  The complex operators O_q = L^-1/2 sum_j e^{iqj} o_j are
+ * written as C + i S with the real parts C = L^-1/2 sum_j cos(qj) o_j and
+ * S = L^-1/2 sum_j sin(qj) o_j.  For a real symmetric H and a real ground
+ * state, <psi|O_q^+ G O_q|psi> = <C psi|G|C psi> + <S psi|G|S psi> (the
+ * cross terms cancel because G is symmetric), so the spectrum is the sum of
+ * two real recursions; S = 0 for m = 0 and m = L/2.
+ *   phonon_displacement: o_j = x_j = b_j + b_j^+, in the normal basis
+ *     x_j = sum_k u_k(j) x_k (the removed uniform mode has no weight at
+ *     q != 0; q = 0 is refused there, its spectrum is analytic);
+ *   density: o_j = n_j (diagonal);
+ *   current: j = -i t sum_{i,s} (c+_{i+1 s} c_{i s} - h.c.) = -i t K with K
+ *     real antisymmetric; the phase -i drops out of <j psi|G|j psi>, so the
+ *     rows are those of t K (one part, no momentum). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hh_impl.h"
+#include "pl_error.h"
+
+int hh_op_parts(const hh_model *m, int kind, int momentum)
+{
+    if (kind == HH_OP_CURRENT) return 1;
+    return (momentum == 0 || 2 * momentum == m->L) ? 1 : 2;
+}
+
+int hh_op_check(const hh_model *m, int kind, int momentum)
+{
+    if (kind < 0 || kind > HH_OP_CURRENT) return PL_ERROR(PL_ERR_ARG, "hh_op: unknown operator %d", kind);
+    if (kind != HH_OP_CURRENT && (momentum < 0 || momentum >= m->L))
+        return PL_ERROR(PL_ERR_INPUT, "[spectral] momentum: must be in 0..%d (got %d)", m->L - 1, momentum);
+    if (kind == HH_OP_PHONON && momentum == 0 && m->par.phonon_basis == PL_PHONON_NORMAL)
+        return PL_ERROR(PL_ERR_INPUT,
+                        "[spectral] momentum: 0 with operator = phonon_displacement needs phonon_basis = site (the "
+                        "normal basis removes the uniform mode, whose spectrum is analytic: 4 beta0^2 delta(w) + "
+                        "delta(w - w0))");
+    return PL_OK;
+}
+
+/* one row's entries into col/val (unsorted), returns the count */
+static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, int64_t *col, double *val,
+                  int32_t *occ_buf)
+{
+    const int64_t nph = m->n_ph, ndn = m->n_dn_states;
+    const int64_t e = row / nph, p = row % nph, iu = e / ndn, id = e % ndn;
+    const int L = m->L, nm = m->nmodes;
+    int n = 0;
+    if (kind == HH_OP_DENSITY) {
+        const uint64_t mu = hh_el_unrank(m, iu, m->par.n_up), md = hh_el_unrank(m, id, m->par.n_down);
+        double s = 0.0;
+        for (int j = 0; j < L; j++) s += coef[j] * (double)(((mu >> j) & 1) + ((md >> j) & 1));
+        if (s != 0.0) {
+            col[n] = row;
+            val[n++] = s;
+        }
+        return n;
+    }
+    if (kind == HH_OP_PHONON) {
+        const int32_t *occ;
+        if (m->ph_occ) occ = m->ph_occ + p * nm;
+        else {
+            hh_ph_unrank(m, p, occ_buf);
+            occ = occ_buf;
+        }
+        int tot = 0;
+        for (int k = 0; k < nm; k++) tot += occ[k];
+        int32_t tmp[HH_MAX_MODES];
+        for (int k = 0; k < nm; k++) {
+            if (coef[k] == 0.0) continue;
+            if (tot < m->M) {
+                int64_t q;
+                if (m->ph_up) q = m->ph_up[p * nm + k];
+                else {
+                    memcpy(tmp, occ, (size_t)nm * sizeof *tmp);
+                    tmp[k]++;
+                    q = hh_ph_rank(m, tmp);
+                }
+                col[n] = e * nph + q;
+                val[n++] = coef[k] * m->sqrt_n[occ[k] + 1];
+            }
+            if (occ[k] > 0) {
+                int64_t q;
+                if (m->ph_dn) q = m->ph_dn[p * nm + k];
+                else {
+                    memcpy(tmp, occ, (size_t)nm * sizeof *tmp);
+                    tmp[k]--;
+                    q = hh_ph_rank(m, tmp);
+                }
+                col[n] = e * nph + q;
+                val[n++] = coef[k] * m->sqrt_n[occ[k]];
+            }
+        }
+        return n;
+    }
+    /* current: t K, K = sum_{bonds (a, b = a + 1 mod L), s} (c+_b c_a - c+_a c_b) */
+    const double t = m->par.hopping;
+    for (int s = 0; s < 2; s++) {
+        const int nspin = s == 0 ? m->par.n_up : m->par.n_down;
+        const uint64_t mask = hh_el_unrank(m, s == 0 ? iu : id, nspin);
+        const double wrap_sign = ((nspin - 1) & 1) ? -1.0 : 1.0;
+        for (int b = 0; b < m->nbonds; b++) {
+            const int a = m->bond_a[b], c = m->bond_b[b];
+            const uint64_t bits = (UINT64_C(1) << a) | (UINT64_C(1) << c), o = mask & bits;
+            if (o == 0 || o == bits) continue;
+            const int64_t r = hh_el_rank(m, mask ^ bits);
+            double v = ((mask >> a) & 1) ? t : -t; /* a -> c forward, c -> a backward */
+            if (c == 0 && a == L - 1) v *= wrap_sign;
+            const int64_t e2 = s == 0 ? r * ndn + id : iu * ndn + r;
+            /* sum duplicates (L = 2 periodic: two bonds, one target) */
+            int f = 0;
+            for (int i = 0; i < n; i++)
+                if (col[i] == e2 * nph + p) {
+                    val[i] += v;
+                    f = 1;
+                }
+            if (!f) {
+                col[n] = e2 * nph + p;
+                val[n++] = v;
+            }
+        }
+    }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (val[i] != 0.0) {
+            col[k] = col[i];
+            val[k++] = val[i];
+        }
+    return k;
+}
+
+int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, pl_csr *out)
+{
+    PL_CHECK(m && out && r0 >= 0 && r1 >= r0 && r1 <= m->N && (part == 0 || part == 1), PL_ERR_ARG,
+             "hh_op_rows_csr: bad arguments");
+    PL_CALL(hh_op_check(m, kind, momentum));
+    memset(out, 0, sizeof *out);
+    const int L = m->L, nm = m->nmodes;
+    double coef[HH_MAX_SITES + 1] = {0};
+    const double q = 2.0 * acos(-1.0) * (double)momentum / (double)L, sl = 1.0 / sqrt((double)L);
+    if (kind == HH_OP_DENSITY || (kind == HH_OP_PHONON && m->par.phonon_basis == PL_PHONON_SITE)) {
+        for (int j = 0; j < L; j++) coef[j] = sl * (part == 0 ? cos(q * j) : sin(q * j));
+    } else if (kind == HH_OP_PHONON) {
+        for (int k = 0; k < nm; k++) {
+            double s = 0.0;
+            for (int j = 0; j < L; j++) s += (part == 0 ? cos(q * j) : sin(q * j)) * m->umode[(int64_t)k * L + j];
+            coef[k] = fabs(sl * s) < 1e-14 ? 0.0 : sl * s;
+        }
+    }
+    for (int j = 0; j <= HH_MAX_SITES; j++)
+        if (fabs(coef[j]) < 1e-15) coef[j] = 0.0;
+    const int maxlen = 2 * nm + 2 * m->nbonds + 2;
+    const int64_t nr = r1 - r0;
+    int64_t *len = calloc((size_t)nr + 1, sizeof *len);
+    PL_CHECK(len, PL_ERR_MEM, "out of host memory for the operator rows");
+    int err = 0;
+#pragma omp parallel
+    {
+        int64_t *c = malloc((size_t)maxlen * sizeof *c);
+        double *v = malloc((size_t)maxlen * sizeof *v);
+        int32_t ob[HH_MAX_MODES];
+        if (!c || !v) {
+#pragma omp atomic write
+            err = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < nr; i++)
+            if (c && v) len[i] = op_row(m, kind, coef, r0 + i, c, v, ob);
+        free(c);
+        free(v);
+    }
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < nr; i++) nnz += len[i];
+    int rc = err ? PL_ERROR(PL_ERR_MEM, "out of host memory for the operator rows") : PL_OK;
+    if (rc == PL_OK) rc = pl_csr_alloc(out, m->N, r0, nr, nnz);
+    if (rc == PL_OK) {
+        out->ncols_global = m->N;
+        out->row_ptr[0] = 0;
+        for (int64_t i = 0; i < nr; i++) out->row_ptr[i + 1] = out->row_ptr[i] + len[i];
+#pragma omp parallel
+        {
+            int32_t ob[HH_MAX_MODES];
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < nr; i++) {
+                int64_t *c = out->col + out->row_ptr[i];
+                double *v = out->val + out->row_ptr[i];
+                int n = op_row(m, kind, coef, r0 + i, c, v, ob);
+                /* ascending columns (insertion sort: a handful of entries) */
+                for (int a = 1; a < n; a++)
+                    for (int b = a; b > 0 && c[b - 1] > c[b]; b--) {
+                        int64_t tc = c[b];
+                        c[b] = c[b - 1];
+                        c[b - 1] = tc;
+                        double tv = v[b];
+                        v[b] = v[b - 1];
+                        v[b - 1] = tv;
+                    }
+            }
+        }
+    }
+    free(len);
+    return rc;
+}
