@@ -15,7 +15,8 @@
 # CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like), sweep (issue 11:
 # the HMEp coupling sweep against 11 separate solves, refill and warm-start figures),
 # speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores),
-# windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU).
+# windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU),
+# physics (issue 13: observables and spectral functions on HMEp).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -207,6 +208,23 @@ if [ $BUILD_OK = 1 ] && part windows; then
     echo "exit $?" >> "$OUT/win_hmep_cpu.log"
     sed -n '/^sort-window sweep/,$p' "$OUT/win_hmep_cpu.log" | tail -20
     grep -E "^(variant|omp|% of floor)|pJDS \(best|operator|CSR|^exit" "$OUT/win_hmep_cpu.log" | sed "s/^/WIN hmep cpu: /" | cut -c1-220 >> "$SUM"
+fi
+# ---- physics (issue 13): observables and a phonon spectral function on HMEp ------------
+if [ $BUILD_OK = 1 ] && part physics; then
+    step "observables and spectral on configs/hmep.ini"
+    {
+        for o in false true; do
+            timeout 90 "$BIN" solve configs/hmep.ini --overwrite --set output.file=/tmp/hmep_obs.h5 --set spmv.backend=cuda \
+                --set output.observables=$o 2>&1 | grep -E "observables|times:"
+            "$PY" -c "import h5py; a = h5py.File('/tmp/hmep_obs.h5').attrs; print('PHYS observables=$o solve_seconds %.4f observables_seconds %s' % (a['solve_seconds'], a.get('observables_seconds', '-')))"
+        done
+        for q in 1 3; do
+            timeout 120 "$BIN" spectral configs/hmep.ini --overwrite --set output.file=/tmp/hmep_spec.h5 --set spmv.backend=cuda \
+                --set solver.nev=1 --set spectral.momentum=$q --set spectral.steps=200 2>&1 | grep -E "spectral:|times:"
+            "$PY" -c "import h5py; f = h5py.File('/tmp/hmep_spec.h5'); s = f['spectral'].attrs; print('PHYS spectral q=$q step_ms %.4f spmv_median_ms %.4f ratio %.3f recursion_s %.3f operator_s %.3f solve_s %.3f norm %.8f' % (1e3*s['step_seconds'], 1e3*s['spmv_median_seconds'], s['step_seconds']/s['spmv_median_seconds'], s['recursion_seconds'], s['operator_seconds'], f.attrs['solve_seconds'], s['norm']))"
+        done
+    } > "$OUT/physics.log" 2>&1
+    grep -E "^PHYS|observables of" "$OUT/physics.log" | cut -c1-300 | tee -a "$SUM"
 fi
 # ---- sweeps (issue 11): one-run sweep vs separate solves, refill, warm start ---------
 if [ $BUILD_OK = 1 ] && part sweep; then

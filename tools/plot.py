@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""plot.py -- draw what a pjds-lanczos result file holds.
+
+usage: /usr/bin/python3 tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100]
+
+Panels, each drawn when the file has its data:
+  sweep       eigenvalues against the swept parameter (sweep files: /points)
+  convergence residual estimates per restart cycle, log scale (/convergence)
+  phonons     phonon distribution P(n) of each eigenvector (/observables)
+  correlations <n_0 n_r>, <S^z_0 S^z_r>, <n_0 x_r> (periodic) or the rows i = 0 (open)
+  spectral    the spectral function A(w) with the sum rule (/spectral)
+Energies and frequencies are in units of the hopping t.  Needs matplotlib
+(python3-matplotlib, installed by tools/setup-deps.sh).  Exit 2 for a file
+that is not a pjds-lanczos result or holds nothing to draw."""
+import argparse
+import sys
+
+import h5py
+import numpy as np
+
+
+def panels_of(f):
+    p = []
+    if "sweep" in f and "eigenvalues" in f["sweep"]:
+        p.append("sweep")
+    if "convergence" in f and "residual_estimates" in f["convergence"]:
+        p.append("convergence")
+    if "observables" in f:
+        p += ["phonons", "correlations"]
+    if "spectral" in f:
+        p.append("spectral")
+    return p
+
+
+def draw_sweep(ax, f):
+    g = f["sweep"]
+    skip = ("eigenvalues", "residual_norms", "status", "rebuilt", "spmv_count", "solve_seconds")
+    keys = [k for k in g if k not in skip and len(np.unique(g[k][:])) > 1]
+    lam = g["eigenvalues"][:]
+    x = g[keys[0]][:] if keys else np.arange(lam.shape[0])
+    lam = np.real(lam)
+    for j in range(lam.shape[1]):
+        ax.plot(x, lam[:, j], "o-", ms=3, label="E%d" % j)
+    ax.set_xlabel(keys[0] if keys else "point")
+    ax.set_ylabel("eigenvalue / t")
+    ax.set_title("eigenvalues along the sweep")
+    ax.legend(fontsize=7)
+
+
+def draw_convergence(ax, f):
+    g = f["convergence"]
+    r = np.abs(g["residual_estimates"][:])
+    it = g["iterations"][:] if "iterations" in g else np.arange(r.shape[0])
+    for j in range(r.shape[1]):
+        ax.semilogy(it, np.maximum(r[:, j], 1e-17), label="pair %d" % j)
+    if "tolerance" in f.attrs:
+        ax.axhline(f.attrs["tolerance"], color="k", ls=":", lw=1, label="tolerance")
+    ax.set_xlabel("SpMVs")
+    ax.set_ylabel("relative residual estimate")
+    ax.set_title("convergence")
+    ax.legend(fontsize=7)
+
+
+def draw_phonons(ax, f):
+    P = f["observables/phonon_distribution"][:]
+    n = np.arange(P.shape[1])
+    w = 0.8 / P.shape[0]
+    for j in range(P.shape[0]):
+        ax.bar(n + j * w, P[j], width=w, label="state %d" % j)
+    ax.set_yscale("log")
+    ax.set_xlabel("phonons n (in the basis)")
+    ax.set_ylabel("P(n)")
+    ax.set_title("phonon distribution")
+    ax.legend(fontsize=7)
+
+
+def draw_correlations(ax, f):
+    o = f["observables"]
+    for name, lab in (("density_correlation", "<n_0 n_r>"), ("spin_correlation", "<S^z_0 S^z_r>"),
+                      ("electron_phonon_correlation", "<n_0 x_r>")):
+        c = o[name][:]
+        c0 = c[0] if c.ndim == 2 else c[0, 0]
+        ax.plot(np.arange(len(c0)), c0, "o-", label=lab)
+    ax.set_xlabel("distance r (sites)")
+    ax.set_ylabel("correlation (ground state)")
+    ax.set_title("correlation functions")
+    ax.legend(fontsize=7)
+
+
+def draw_spectral(ax, f):
+    s = f["spectral"]
+    w, a = s["omega"][:], s["intensity"][:]
+    op = s.attrs.get("operator", "O")
+    if isinstance(op, bytes):
+        op = op.decode()
+    ax.plot(w, a, lw=1.2)
+    integral = np.trapz(a, w) if hasattr(np, "trapz") else np.trapezoid(a, w)
+    ax.set_xlabel("omega / t (excitation energy)")
+    ax.set_ylabel("A(omega) t")
+    q = "" if op == "current" else ", q index %d" % int(s.attrs.get("momentum", 0))
+    ax.set_title("%s%s, eta = %g t" % (op, q, s.attrs.get("broadening", 0)))
+    ax.text(0.98, 0.95, "sum rule <phi|phi> = %.6g\nintegral over the window = %.6g" % (s.attrs["norm"], integral),
+            transform=ax.transAxes, ha="right", va="top", fontsize=8)
+
+
+DRAW = {"sweep": draw_sweep, "convergence": draw_convergence, "phonons": draw_phonons,
+        "correlations": draw_correlations, "spectral": draw_spectral}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file")
+    ap.add_argument("--out", help="PNG file (default: FILE with .png)")
+    ap.add_argument("--dpi", type=int, default=100)
+    a = ap.parse_args()
+    try:
+        f = h5py.File(a.file, "r")
+    except OSError as e:
+        print("plot.py: %s: cannot open as HDF5 (%s)" % (a.file, e), file=sys.stderr)
+        return 2
+    with f:
+        if f.attrs.get("program") not in ("pjds-lanczos", b"pjds-lanczos"):
+            print("plot.py: %s: not a pjds-lanczos result file (root attribute program)" % a.file, file=sys.stderr)
+            return 2
+        panels = panels_of(f)
+        if not panels:
+            print("plot.py: %s: nothing to draw" % a.file, file=sys.stderr)
+            return 2
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        n = len(panels)
+        cols = min(n, 2)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4 * rows), squeeze=False)
+        for ax, p in zip(axes.flat, panels):
+            DRAW[p](ax, f)
+        for ax in list(axes.flat)[n:]:
+            ax.axis("off")
+        name = f.attrs.get("matrix_name", "")
+        if isinstance(name, bytes):
+            name = name.decode()
+        fig.suptitle(name, fontsize=9)
+        fig.tight_layout()
+        out = a.out or (a.file.rsplit(".", 1)[0] + ".png")
+        fig.savefig(out, dpi=a.dpi)
+        print("plot.py: wrote %s (%s)" % (out, ", ".join(panels)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
