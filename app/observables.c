@@ -108,6 +108,7 @@ int app_vectors_original(pl_op *op, int nvec, const double *V, size_t ld, double
     for (int v = 0; v < nvec; v++) {
         PL_CALL_GOTO(be->download(be, tmp, V + (size_t)v * ld, (size_t)n), out, rc);
         double *o = out + (size_t)v * (size_t)n;
+#pragma omp parallel for schedule(static)
         for (int64_t p = 0; p < n; p++) o[gi[p] - row0] = tmp[p];
     }
 out:
@@ -127,6 +128,7 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     double *x = NULL, *halo = NULL, *acc = NULL, *eh = NULL, *y = NULL;
     int rc = PL_OK;
     PL_CALL_GOTO(hh_model_create(&ctx->cfg.model, &m), out, rc);
+    const double t_m = pl_wtime();
     /* <psi|H|psi> on the backend */
     eh = malloc((((size_t)nvec + 1) + 1) * sizeof *eh);
     PL_CHECK_GOTO(eh, PL_ERR_MEM, out, rc, "out of host memory");
@@ -135,9 +137,11 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
         PL_CALL_GOTO(pl_op_apply(op, V + (size_t)v * ld, y), out, rc);
         PL_CALL_GOTO(pl_vec_dot(op, V + (size_t)v * ld, y, &eh[v]), out, rc);
     }
+    const double t_h = pl_wtime();
     x = malloc((((size_t)nvec * (size_t)n + 1) + 1) * sizeof *x);
     PL_CHECK_GOTO(x, PL_ERR_MEM, out, rc, "out of host memory");
     PL_CALL_GOTO(app_vectors_original(op, nvec, V, ld, x), out, rc);
+    const double t_d = pl_wtime();
     /* the halo: every rank takes part in the exchange, even with none */
     const int64_t h1 = hh_obs_halo_end(m, row0, r1), nh = h1 - r1;
     halo = malloc((((size_t)nvec * (size_t)nh + 1) + 1) * sizeof *halo);
@@ -146,11 +150,15 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     const size_t S = hh_obs_acc_size(m);
     acc = calloc((size_t)nvec * S + 1, sizeof *acc);
     PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for the observables");
+    const double t_a = pl_wtime();
     PL_CALL_GOTO(hh_obs_accumulate(m, row0, r1, nvec, x, (size_t)n, halo, (size_t)(nh > 0 ? nh : 1), acc), out, rc);
+    const double t_s = pl_wtime();
     PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
                       MPI_SUCCESS,
                   PL_ERR_MPI, out, rc, "MPI_Allreduce of the observables failed");
     PL_CALL_GOTO(hh_obs_finish(m, nvec, acc, eh, obs), out, rc);
+    pl_debug("observables: model %.3f s, <H> %.3f s, download + un-permute %.3f s, halo %.3f s, sums %.3f s, reduction %.3f s",
+             t_m - t0, t_h - t_m, t_d - t_h, t_a - t_d, t_s - t_a, pl_wtime() - t_s);
 out:
     if (y) be->vec_free(be, y);
     free(x);

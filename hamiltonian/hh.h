@@ -108,11 +108,13 @@ void hh_obs_free(hh_obs *o);
  * hh_op_parts says how many parts are non-zero (1 for momentum 0 and L/2
  * and for the current, else 2).  hh_op_check: PL_ERR_INPUT with a [spectral]
  * message for a momentum out of range or phonon_displacement at q = 0 in
- * the normal basis.  hh_op_rows_csr: rows [r0, r1) of one part (original
- * basis, global columns, ascending), OpenMP-parallel. */
+ * the normal basis.  hh_op_rows_csr: rows [r0, r1) (original basis, global
+ * columns, ascending; OpenMP-parallel) of part 0 in val and, when there are
+ * two parts, both as value terms (nterms = 2: the pattern is their union),
+ * so one operator serves both parts through pl_op_refill. */
 enum { HH_OP_PHONON = 0, HH_OP_DENSITY = 1, HH_OP_CURRENT = 2 };
 int hh_op_parts(const hh_model *m, int kind, int momentum);
 int hh_op_check(const hh_model *m, int kind, int momentum);
-int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, pl_csr *out);
+int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_t r1, pl_csr *out);
 
 #endif

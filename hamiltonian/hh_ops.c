@@ -40,9 +40,11 @@ int hh_op_check(const hh_model *m, int kind, int momentum)
     return PL_OK;
 }
 
-/* one row's entries into col/val (unsorted), returns the count */
-static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, int64_t *col, double *val,
-                  int32_t *occ_buf)
+/* one row's entries into col and, per entry, the values of the parts:
+ * val[np * i + p] (unsorted; an entry where every part is zero is left
+ * out); returns the count */
+static int op_row(const hh_model *m, int kind, int np, const double (*coef)[HH_MAX_SITES + 1], int64_t row,
+                  int64_t *col, double *val, int32_t *occ_buf)
 {
     const int64_t nph = m->n_ph, ndn = m->n_dn_states;
     const int64_t e = row / nph, p = row % nph, iu = e / ndn, id = e % ndn;
@@ -50,11 +52,16 @@ static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, 
     int n = 0;
     if (kind == HH_OP_DENSITY) {
         const uint64_t mu = hh_el_unrank(m, iu, m->par.n_up), md = hh_el_unrank(m, id, m->par.n_down);
-        double s = 0.0;
-        for (int j = 0; j < L; j++) s += coef[j] * (double)(((mu >> j) & 1) + ((md >> j) & 1));
-        if (s != 0.0) {
-            col[n] = row;
-            val[n++] = s;
+        int any = 0;
+        for (int p = 0; p < np; p++) {
+            double s = 0.0;
+            for (int j = 0; j < L; j++) s += coef[p][j] * (double)(((mu >> j) & 1) + ((md >> j) & 1));
+            val[p] = s;
+            any |= s != 0.0;
+        }
+        if (any) {
+            col[0] = row;
+            n = 1;
         }
         return n;
     }
@@ -69,7 +76,9 @@ static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, 
         for (int k = 0; k < nm; k++) tot += occ[k];
         int32_t tmp[HH_MAX_MODES];
         for (int k = 0; k < nm; k++) {
-            if (coef[k] == 0.0) continue;
+            int any = 0;
+            for (int p = 0; p < np; p++) any |= coef[p][k] != 0.0;
+            if (!any) continue;
             if (tot < m->M) {
                 int64_t q;
                 if (m->ph_up) q = m->ph_up[p * nm + k];
@@ -79,7 +88,8 @@ static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, 
                     q = hh_ph_rank(m, tmp);
                 }
                 col[n] = e * nph + q;
-                val[n++] = coef[k] * m->sqrt_n[occ[k] + 1];
+                for (int p = 0; p < np; p++) val[np * n + p] = coef[p][k] * m->sqrt_n[occ[k] + 1];
+                n++;
             }
             if (occ[k] > 0) {
                 int64_t q;
@@ -90,12 +100,13 @@ static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, 
                     q = hh_ph_rank(m, tmp);
                 }
                 col[n] = e * nph + q;
-                val[n++] = coef[k] * m->sqrt_n[occ[k]];
+                for (int p = 0; p < np; p++) val[np * n + p] = coef[p][k] * m->sqrt_n[occ[k]];
+                n++;
             }
         }
         return n;
     }
-    /* current: t K, K = sum_{bonds (a, b = a + 1 mod L), s} (c+_b c_a - c+_a c_b) */
+    /* current (one part): t K, K = sum_{bonds (a, b = a + 1 mod L), s} (c+_b c_a - c+_a c_b) */
     const double t = m->par.hopping;
     for (int s = 0; s < 2; s++) {
         const int nspin = s == 0 ? m->par.n_up : m->par.n_down;
@@ -131,26 +142,28 @@ static int op_row(const hh_model *m, int kind, const double *coef, int64_t row, 
     return k;
 }
 
-int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, pl_csr *out)
+int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_t r1, pl_csr *out)
 {
-    PL_CHECK(m && out && r0 >= 0 && r1 >= r0 && r1 <= m->N && (part == 0 || part == 1), PL_ERR_ARG,
-             "hh_op_rows_csr: bad arguments");
+    PL_CHECK(m && out && r0 >= 0 && r1 >= r0 && r1 <= m->N, PL_ERR_ARG, "hh_op_rows_csr: bad arguments");
     PL_CALL(hh_op_check(m, kind, momentum));
     memset(out, 0, sizeof *out);
-    const int L = m->L, nm = m->nmodes;
-    double coef[HH_MAX_SITES + 1] = {0};
+    const int L = m->L, nm = m->nmodes, np = hh_op_parts(m, kind, momentum);
+    double coef[2][HH_MAX_SITES + 1];
+    memset(coef, 0, sizeof coef);
     const double q = 2.0 * acos(-1.0) * (double)momentum / (double)L, sl = 1.0 / sqrt((double)L);
-    if (kind == HH_OP_DENSITY || (kind == HH_OP_PHONON && m->par.phonon_basis == PL_PHONON_SITE)) {
-        for (int j = 0; j < L; j++) coef[j] = sl * (part == 0 ? cos(q * j) : sin(q * j));
-    } else if (kind == HH_OP_PHONON) {
-        for (int k = 0; k < nm; k++) {
-            double s = 0.0;
-            for (int j = 0; j < L; j++) s += (part == 0 ? cos(q * j) : sin(q * j)) * m->umode[(int64_t)k * L + j];
-            coef[k] = fabs(sl * s) < 1e-14 ? 0.0 : sl * s;
+    for (int p = 0; p < np; p++) {
+        if (kind == HH_OP_DENSITY || (kind == HH_OP_PHONON && m->par.phonon_basis == PL_PHONON_SITE)) {
+            for (int j = 0; j < L; j++) coef[p][j] = sl * (p == 0 ? cos(q * j) : sin(q * j));
+        } else if (kind == HH_OP_PHONON) {
+            for (int k = 0; k < nm; k++) {
+                double s = 0.0;
+                for (int j = 0; j < L; j++) s += (p == 0 ? cos(q * j) : sin(q * j)) * m->umode[(int64_t)k * L + j];
+                coef[p][k] = sl * s;
+            }
         }
+        for (int j = 0; j <= HH_MAX_SITES; j++)
+            if (fabs(coef[p][j]) < 1e-14) coef[p][j] = 0.0; /* cos(pi/2) and friends */
     }
-    for (int j = 0; j <= HH_MAX_SITES; j++)
-        if (fabs(coef[j]) < 1e-15) coef[j] = 0.0;
     const int maxlen = 2 * nm + 2 * m->nbonds + 2;
     const int64_t nr = r1 - r0;
     int64_t *len = calloc((size_t)nr + 1, sizeof *len);
@@ -159,7 +172,7 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t 
 #pragma omp parallel
     {
         int64_t *c = malloc((size_t)maxlen * sizeof *c);
-        double *v = malloc((size_t)maxlen * sizeof *v);
+        double *v = malloc((size_t)maxlen * 2 * sizeof *v);
         int32_t ob[HH_MAX_MODES];
         if (!c || !v) {
 #pragma omp atomic write
@@ -167,7 +180,7 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t 
         }
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < nr; i++)
-            if (c && v) len[i] = op_row(m, kind, coef, r0 + i, c, v, ob);
+            if (c && v) len[i] = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, ob);
         free(c);
         free(v);
     }
@@ -175,6 +188,11 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t 
     for (int64_t i = 0; i < nr; i++) nnz += len[i];
     int rc = err ? PL_ERROR(PL_ERR_MEM, "out of host memory for the operator rows") : PL_OK;
     if (rc == PL_OK) rc = pl_csr_alloc(out, m->N, r0, nr, nnz);
+    if (rc == PL_OK && np > 1) {
+        out->terms = malloc(((size_t)np * (size_t)nnz + 1) * sizeof *out->terms);
+        if (!out->terms) rc = PL_ERROR(PL_ERR_MEM, "out of host memory for the operator's parts");
+        else out->nterms = np;
+    }
     if (rc == PL_OK) {
         out->ncols_global = m->N;
         out->row_ptr[0] = 0;
@@ -182,21 +200,26 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int part, int64_t 
 #pragma omp parallel
         {
             int32_t ob[HH_MAX_MODES];
+            int64_t c[2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4];
+            double v[2 * (2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4)];
+            int idx[2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4];
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < nr; i++) {
-                int64_t *c = out->col + out->row_ptr[i];
-                double *v = out->val + out->row_ptr[i];
-                int n = op_row(m, kind, coef, r0 + i, c, v, ob);
-                /* ascending columns (insertion sort: a handful of entries) */
+                const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, ob);
+                /* ascending columns (insertion sort of a handful of entries) */
+                for (int a = 0; a < n; a++) idx[a] = a;
                 for (int a = 1; a < n; a++)
-                    for (int b = a; b > 0 && c[b - 1] > c[b]; b--) {
-                        int64_t tc = c[b];
-                        c[b] = c[b - 1];
-                        c[b - 1] = tc;
-                        double tv = v[b];
-                        v[b] = v[b - 1];
-                        v[b - 1] = tv;
+                    for (int b = a; b > 0 && c[idx[b - 1]] > c[idx[b]]; b--) {
+                        const int t = idx[b];
+                        idx[b] = idx[b - 1];
+                        idx[b - 1] = t;
                     }
+                const int64_t o = out->row_ptr[i];
+                for (int a = 0; a < n; a++) {
+                    out->col[o + a] = c[idx[a]];
+                    out->val[o + a] = v[np * idx[a]];
+                    for (int p = 0; p < np && np > 1; p++) out->terms[(size_t)p * (size_t)nnz + (size_t)(o + a)] = v[np * idx[a] + p];
+                }
             }
         }
     }
