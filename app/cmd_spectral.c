@@ -2,11 +2,14 @@
  * function by a Lanczos continued fraction (README "Spectral functions").
  *
  * Solve for the ground state psi0 (the [solver] settings; the lowest
- * returned pair), build the operator O of [spectral] (hamiltonian/hh_ops.c)
- * as its own distributed pJDS operator over the same row blocks, apply it
- * once (O's permuted basis differs from H's: the vectors are moved between
- * the two through the original order of the rank's block, on the host),
- * and run the recursion of lanczos/lz_recursion.c on H from phi = O psi0.
+ * returned pair), apply the operator O of [spectral] (hamiltonian/hh_ops.c)
+ * once, and run the recursion of lanczos/lz_recursion.c on H from
+ * phi = O psi0.  phonon_displacement and density keep the electrons in
+ * place: they are applied on the host to psi0 in the original order with
+ * the rest of the boundary slices from the neighbours.  The current moves
+ * electrons anywhere: it becomes its own distributed pJDS operator over the
+ * same row blocks (O's permuted basis differs from H's: the vectors move
+ * between the two through the original order of the rank's block).
  * A q-resolved operator has a cos and a sin part: two recursions, whose
  * spectra add.  The result file is solve's, plus /spectral and
  * /observables. */
@@ -68,6 +71,7 @@ static int build_operator(app_ctx *ctx, pl_op *op, const hh_model *m, pl_op **oo
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     int rc = PL_OK;
+    const double t0 = pl_wtime();
     const int e = hh_op_rows_csr(m, ctx->cfg.spectral.op, ctx->cfg.spectral.momentum, info.row0,
                                  info.row0 + info.n_local, &rows);
     int bad = e != PL_OK;
@@ -79,7 +83,9 @@ static int build_operator(app_ctx *ctx, pl_op *op, const hh_model *m, pl_op **oo
     }
     PL_CHECK_GOTO(!bad, PL_ERR_MPI, out, rc, "another rank failed to build the [spectral] operator");
     pl_spmv_cfg scfg = ctx->cfg.spmv;
+    const double t1 = pl_wtime();
     PL_CALL_GOTO(pl_op_create(&rows, &scfg, pl_op_backend(op), ctx->comm, oop), out, rc);
+    pl_debug("spectral: operator rows %.3f s, pJDS operator %.3f s", t1 - t0, pl_wtime() - t1);
 out:
     pl_csr_destroy(&rows);
     return rc;
@@ -96,6 +102,7 @@ static int apply_part(pl_op *op, pl_op *oop, int part, const double *psi0, doubl
     const int64_t n = info.n_local, row0 = info.row0;
     double *orig = NULL, *h = NULL, *dx = NULL, *dy = NULL;
     int rc = PL_OK;
+    const double t0 = pl_wtime();
     if (pl_op_nterms(oop) > 0) {
         const double coef[2] = {part == 0 ? 1.0 : 0.0, part == 0 ? 0.0 : 1.0};
         PL_CALL_GOTO(pl_op_refill(oop, 2, coef), out, rc);
@@ -103,7 +110,9 @@ static int apply_part(pl_op *op, pl_op *oop, int part, const double *psi0, doubl
     orig = malloc(((size_t)n + 1) * sizeof *orig);
     h = malloc(((size_t)n + 1) * sizeof *h);
     PL_CHECK_GOTO(orig && h, PL_ERR_MEM, out, rc, "out of host memory");
+    const double t1 = pl_wtime();
     PL_CALL_GOTO(app_vectors_original(op, 1, psi0, (size_t)n, orig), out, rc);
+    const double t2 = pl_wtime();
     const int64_t *go = pl_op_global_index(oop), *gh = pl_op_global_index(op);
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < n; p++) h[p] = orig[go[p] - row0];
@@ -117,10 +126,59 @@ static int apply_part(pl_op *op, pl_op *oop, int part, const double *psi0, doubl
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < n; p++) h[p] = orig[gh[p] - row0];
     PL_CALL_GOTO(be->upload(be, phi, h, (size_t)n), out, rc);
+    pl_debug("spectral: part %d: refill %.3f s, psi0 to the host %.3f s, O psi0 and back %.3f s", part, t1 - t0, t2 - t1,
+             pl_wtime() - t2);
 out:
     if (dx) be->vec_free(be, dx);
     if (dy) be->vec_free(be, dy);
     free(orig);
+    free(h);
+    return rc;
+}
+
+/* phonon_displacement and density: applied on the host to psi0 in the
+ * original order, with the rest of the first and last electron slice
+ * fetched from the neighbouring ranks (hh_op_apply_local): no second pJDS
+ * operator.  *xfull (rows [*xa, xb)) is kept for both parts.  Collective. */
+static int local_prepare(app_ctx *ctx, pl_op *op, const hh_model *m, const double *psi0, double **xfull, int64_t *xa)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    const int64_t n = info.n_local, row0 = info.row0, r1 = row0 + n;
+    int64_t xb = 0;
+    hh_op_local_range(m, row0, r1, xa, &xb);
+    double *x = malloc(((size_t)(xb - *xa) + 1) * sizeof *x);
+    PL_CHECK(x, PL_ERR_MEM, "out of host memory for the ground state");
+    int rc = PL_OK;
+    PL_CALL_GOTO(app_vectors_original(op, 1, psi0, (size_t)n, x + (row0 - *xa)), out, rc);
+    PL_CALL_GOTO(app_fetch_rows(ctx->comm, row0, n, 1, x + (row0 - *xa), (size_t)n, *xa, row0, x, (size_t)(row0 - *xa)),
+                 out, rc);
+    PL_CALL_GOTO(app_fetch_rows(ctx->comm, row0, n, 1, x + (row0 - *xa), (size_t)n, r1, xb, x + (r1 - *xa),
+                                (size_t)(xb - r1)),
+                 out, rc);
+    *xfull = x;
+    return PL_OK;
+out:
+    free(x);
+    return rc;
+}
+
+static int local_apply(pl_op *op, const hh_model *m, const pl_spectral_cfg *sc, int part, const double *xfull, int64_t xa,
+                       double *phi)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    pl_backend *be = pl_op_backend(op);
+    const int64_t n = info.n_local, row0 = info.row0, *gh = pl_op_global_index(op);
+    double *y = malloc(((size_t)n + 1) * sizeof *y), *h = malloc(((size_t)n + 1) * sizeof *h);
+    int rc = PL_OK;
+    PL_CHECK_GOTO(y && h, PL_ERR_MEM, out, rc, "out of host memory");
+    PL_CALL_GOTO(hh_op_apply_local(m, sc->op, sc->momentum, part, row0, row0 + n, xfull, xa, y), out, rc);
+#pragma omp parallel for schedule(static)
+    for (int64_t p = 0; p < n; p++) h[p] = y[gh[p] - row0];
+    PL_CALL_GOTO(be->upload(be, phi, h, (size_t)n), out, rc);
+out:
+    free(y);
     free(h);
     return rc;
 }
@@ -164,7 +222,8 @@ int cmd_spectral(app_ctx *ctx)
     memset(&ao, 0, sizeof ao);
     spec_out so;
     memset(&so, 0, sizeof so);
-    double *phi = NULL, *part_int = NULL;
+    double *phi = NULL, *part_int = NULL, *xfull = NULL;
+    int64_t xa = 0;
     pl_op *oop = NULL;
     so.ao = &ao;
     so.sc = sc;
@@ -198,11 +257,14 @@ int cmd_spectral(app_ctx *ctx)
     double t_rec = 0.0, t_step_sum = 0.0;
     int steps_sum = 0;
     const double t_op = pl_wtime();
-    PL_CALL_GOTO(build_operator(ctx, op, m, &oop), out, rc);
+    const int local = sc->op != PL_SPEC_CURRENT;
+    if (local) PL_CALL_GOTO(local_prepare(ctx, op, m, res.vectors, &xfull, &xa), out, rc);
+    else PL_CALL_GOTO(build_operator(ctx, op, m, &oop), out, rc);
     for (int p = 0; p < so.parts; p++) {
         double ts = 0.0;
         const double ta = pl_wtime();
-        PL_CALL_GOTO(apply_part(op, oop, p, res.vectors, phi), out, rc);
+        if (local) PL_CALL_GOTO(local_apply(op, m, sc, p, xfull, xa, phi), out, rc);
+        else PL_CALL_GOTO(apply_part(op, oop, p, res.vectors, phi), out, rc);
         so.operator_seconds += pl_wtime() - (p == 0 ? t_op : ta);
         const double tr = pl_wtime();
         PL_CALL_GOTO(lz_recursion(op, phi, sc->steps, so.alpha + (size_t)p * so.nmax, so.beta + (size_t)p * so.nmax,
@@ -238,6 +300,7 @@ int cmd_spectral(app_ctx *ctx)
     solve_report(ctx, &res, &f, cfg->output.file);
 out:
     free(part_int);
+    free(xfull);
     pl_op_destroy(&oop);
     if (phi && be) be->vec_free(be, phi);
     free(so.alpha);

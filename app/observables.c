@@ -102,17 +102,30 @@ int app_vectors_original(pl_op *op, int nvec, const double *V, size_t ld, double
     pl_op_get_info(op, &info);
     pl_backend *be = pl_op_backend(op);
     const int64_t n = info.n_local, row0 = info.row0, *gi = pl_op_global_index(op);
+    /* through a page-locked staging buffer of at most 4 Mi values, chunk by
+     * chunk, each scattered by all threads (a pageable download of a fresh
+     * buffer runs at the speed of the page faults: 39 ms for HMEp's 50 MB
+     * on the H100 host against ~3 ms pinned) */
+    const size_t chunk = (size_t)(n < (INT64_C(1) << 22) ? n : (INT64_C(1) << 22));
     double *tmp = NULL;
-    int rc = PL_OK;
-    PL_MALLOC(tmp, (size_t)n + 1);
+    int pinned = 0, rc = PL_OK;
+    if (be->host_alloc && chunk > 0 && be->host_alloc(be, chunk, &tmp) == PL_OK) pinned = 1;
+    else {
+        tmp = NULL;
+        PL_MALLOC(tmp, chunk + 1);
+    }
     for (int v = 0; v < nvec; v++) {
-        PL_CALL_GOTO(be->download(be, tmp, V + (size_t)v * ld, (size_t)n), out, rc);
         double *o = out + (size_t)v * (size_t)n;
+        for (int64_t c0 = 0; c0 < n; c0 += (int64_t)chunk) {
+            const int64_t c1 = c0 + (int64_t)chunk < n ? c0 + (int64_t)chunk : n;
+            PL_CALL_GOTO(be->download(be, tmp, V + (size_t)v * ld + (size_t)c0, (size_t)(c1 - c0)), out, rc);
 #pragma omp parallel for schedule(static)
-        for (int64_t p = 0; p < n; p++) o[gi[p] - row0] = tmp[p];
+            for (int64_t p = c0; p < c1; p++) o[gi[p] - row0] = tmp[p - c0];
+        }
     }
 out:
-    free(tmp);
+    if (pinned) be->host_free(be, tmp);
+    else free(tmp);
     return rc;
 }
 

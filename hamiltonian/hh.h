@@ -116,5 +116,13 @@ enum { HH_OP_PHONON = 0, HH_OP_DENSITY = 1, HH_OP_CURRENT = 2 };
 int hh_op_parts(const hh_model *m, int kind, int momentum);
 int hh_op_check(const hh_model *m, int kind, int momentum);
 int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_t r1, pl_csr *out);
+/* The operators that keep the electrons where they are (phonon_displacement,
+ * density: their rows reach only the electron slice of the row) applied on
+ * the host: y[r - r0] = (O_part x)(r) for rows [r0, r1), where x holds rows
+ * [xa, xb) of hh_op_local_range (the slices that [r0, r1) touches, whole).
+ * OpenMP-parallel.  PL_ERR_ARG for the current. */
+void hh_op_local_range(const hh_model *m, int64_t r0, int64_t r1, int64_t *xa, int64_t *xb);
+int hh_op_apply_local(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, const double *x,
+                      int64_t xa, double *y);
 
 #endif

@@ -142,14 +142,12 @@ static int op_row(const hh_model *m, int kind, int np, const double (*coef)[HH_M
     return k;
 }
 
-int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_t r1, pl_csr *out)
+/* the coefficients of the parts: coef[p][j] (site basis, density: per
+ * site j) or coef[p][k] (normal basis: per mode k) */
+static void op_coefs(const hh_model *m, int kind, int momentum, double coef[2][HH_MAX_SITES + 1])
 {
-    PL_CHECK(m && out && r0 >= 0 && r1 >= r0 && r1 <= m->N, PL_ERR_ARG, "hh_op_rows_csr: bad arguments");
-    PL_CALL(hh_op_check(m, kind, momentum));
-    memset(out, 0, sizeof *out);
     const int L = m->L, nm = m->nmodes, np = hh_op_parts(m, kind, momentum);
-    double coef[2][HH_MAX_SITES + 1];
-    memset(coef, 0, sizeof coef);
+    memset(coef, 0, 2 * sizeof *coef);
     const double q = 2.0 * acos(-1.0) * (double)momentum / (double)L, sl = 1.0 / sqrt((double)L);
     for (int p = 0; p < np; p++) {
         if (kind == HH_OP_DENSITY || (kind == HH_OP_PHONON && m->par.phonon_basis == PL_PHONON_SITE)) {
@@ -164,6 +162,16 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_
         for (int j = 0; j <= HH_MAX_SITES; j++)
             if (fabs(coef[p][j]) < 1e-14) coef[p][j] = 0.0; /* cos(pi/2) and friends */
     }
+}
+
+int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_t r1, pl_csr *out)
+{
+    PL_CHECK(m && out && r0 >= 0 && r1 >= r0 && r1 <= m->N, PL_ERR_ARG, "hh_op_rows_csr: bad arguments");
+    PL_CALL(hh_op_check(m, kind, momentum));
+    memset(out, 0, sizeof *out);
+    const int nm = m->nmodes, np = hh_op_parts(m, kind, momentum);
+    double coef[2][HH_MAX_SITES + 1];
+    op_coefs(m, kind, momentum, coef);
     const int maxlen = 2 * nm + 2 * m->nbonds + 2;
     const int64_t nr = r1 - r0;
     int64_t *len = calloc((size_t)nr + 1, sizeof *len);
@@ -225,4 +233,43 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_
     }
     free(len);
     return rc;
+}
+
+void hh_op_local_range(const hh_model *m, int64_t r0, int64_t r1, int64_t *xa, int64_t *xb)
+{
+    if (r1 <= r0) {
+        *xa = r0;
+        *xb = r1;
+        return;
+    }
+    *xa = (r0 / m->n_ph) * m->n_ph;
+    *xb = hh_obs_halo_end(m, r0, r1);
+}
+
+int hh_op_apply_local(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, const double *x,
+                      int64_t xa, double *y)
+{
+    PL_CHECK(m && r0 >= 0 && r1 >= r0 && r1 <= m->N && (x || r1 == r0) && (y || r1 == r0) && part >= 0 &&
+                 part < hh_op_parts(m, kind, momentum),
+             PL_ERR_ARG, "hh_op_apply_local: bad arguments");
+    PL_CHECK(kind == HH_OP_PHONON || kind == HH_OP_DENSITY, PL_ERR_ARG,
+             "hh_op_apply_local: the current moves electrons between slices (use hh_op_rows_csr)");
+    PL_CALL(hh_op_check(m, kind, momentum));
+    const int np = hh_op_parts(m, kind, momentum);
+    double coef[2][HH_MAX_SITES + 1];
+    op_coefs(m, kind, momentum, coef);
+#pragma omp parallel
+    {
+        int32_t ob[HH_MAX_MODES];
+        int64_t c[2 * HH_MAX_MODES + 2];
+        double v[2 * (2 * HH_MAX_MODES + 2)];
+#pragma omp for schedule(static)
+        for (int64_t r = r0; r < r1; r++) {
+            const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r, c, v, ob);
+            double s = 0.0;
+            for (int a = 0; a < n; a++) s += v[np * a + part] * x[c[a] - xa];
+            y[r - r0] = s;
+        }
+    }
+    return PL_OK;
 }

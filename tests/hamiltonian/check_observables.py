@@ -264,6 +264,13 @@ def check_spec(exe, case, kind, m, mpi, tmp):
 
 def check_ranks(exe, mpi_base, tmp):
     """the same observables and recursion coefficients on 1, 2 and 3 ranks"""
+    fail = 0
+    for op in ("phonon_displacement", "current"):
+        fail |= check_ranks_op(exe, mpi_base, tmp, op)
+    return fail
+
+
+def check_ranks_op(exe, mpi_base, tmp, op):
     res = []
     for np_ in (1, 2, 3):
         cfg = os.path.join(tmp, "r.ini")
@@ -271,7 +278,7 @@ def check_ranks(exe, mpi_base, tmp):
         # 16 steps: past the first converged Ritz value the plain recursion
         # amplifies rounding (a different summation order per rank count) into
         # different, equally valid coefficients; the spectrum stays the same
-        write_config(cfg, "site_periodic", "\n[spectral]\noperator = phonon_displacement\nmomentum = 1\nsteps = 16\n")
+        write_config(cfg, "site_periodic", "\n[spectral]\noperator = %s\nmomentum = 1\nsteps = 16\n" % op)
         mpi = mpi_base + [str(np_)] + MPI_FLAGS if mpi_base else []
         if np_ > 1 and not mpi:
             continue
@@ -288,7 +295,7 @@ def check_ranks(exe, mpi_base, tmp):
             if e > 1e-10:
                 print("FAIL: %s differs by %.2e between rank counts" % (k, e))
                 fail = 1
-    print("ranks: %d runs compared" % len(res))
+    print("ranks, %s: %d runs compared" % (op, len(res)))
     return fail
 
 
