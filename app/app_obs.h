@@ -9,6 +9,10 @@
 
 struct pl_spectrum;
 
+/* Host memory for whole vectors: 2 MiB aligned and advised to use huge
+ * pages (first touch of 4 KiB pages is what a 50 MB download into fresh
+ * memory spends its time on); free() releases it.  NULL when out of memory. */
+double *app_host_big(size_t n);
 /* Whether [output] observables asks for them (auto: a holstein-hubbard
  * model; the config check refused true on any other). */
 int app_obs_wanted(const pl_config *cfg);

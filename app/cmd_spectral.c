@@ -107,8 +107,8 @@ static int apply_part(pl_op *op, pl_op *oop, int part, const double *psi0, doubl
         const double coef[2] = {part == 0 ? 1.0 : 0.0, part == 0 ? 0.0 : 1.0};
         PL_CALL_GOTO(pl_op_refill(oop, 2, coef), out, rc);
     }
-    orig = malloc(((size_t)n + 1) * sizeof *orig);
-    h = malloc(((size_t)n + 1) * sizeof *h);
+    orig = app_host_big((size_t)n + 1);
+    h = app_host_big((size_t)n + 1);
     PL_CHECK_GOTO(orig && h, PL_ERR_MEM, out, rc, "out of host memory");
     const double t1 = pl_wtime();
     PL_CALL_GOTO(app_vectors_original(op, 1, psi0, (size_t)n, orig), out, rc);
@@ -147,7 +147,7 @@ static int local_prepare(app_ctx *ctx, pl_op *op, const hh_model *m, const doubl
     const int64_t n = info.n_local, row0 = info.row0, r1 = row0 + n;
     int64_t xb = 0;
     hh_op_local_range(m, row0, r1, xa, &xb);
-    double *x = malloc(((size_t)(xb - *xa) + 1) * sizeof *x);
+    double *x = app_host_big((size_t)(xb - *xa) + 1);
     PL_CHECK(x, PL_ERR_MEM, "out of host memory for the ground state");
     int rc = PL_OK;
     PL_CALL_GOTO(app_vectors_original(op, 1, psi0, (size_t)n, x + (row0 - *xa)), out, rc);
@@ -170,7 +170,7 @@ static int local_apply(pl_op *op, const hh_model *m, const pl_spectral_cfg *sc, 
     pl_op_get_info(op, &info);
     pl_backend *be = pl_op_backend(op);
     const int64_t n = info.n_local, row0 = info.row0, *gh = pl_op_global_index(op);
-    double *y = malloc(((size_t)n + 1) * sizeof *y), *h = malloc(((size_t)n + 1) * sizeof *h);
+    double *y = app_host_big((size_t)n + 1), *h = app_host_big((size_t)n + 1);
     int rc = PL_OK;
     PL_CHECK_GOTO(y && h, PL_ERR_MEM, out, rc, "out of host memory");
     PL_CALL_GOTO(hh_op_apply_local(m, sc->op, sc->momentum, part, row0, row0 + n, xfull, xa, y), out, rc);

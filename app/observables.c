@@ -7,8 +7,10 @@
  * its last electron slice, from the next ranks) and accumulates; one
  * MPI_Allreduce sums the accumulators.  <psi|H|psi> comes from the solve's
  * operator (one SpMV per vector).  No vector is gathered on one rank. */
+#define _DEFAULT_SOURCE /* posix_memalign, madvise */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "app_obs.h"
 #include "pl_error.h"
@@ -18,6 +20,20 @@
     do {                                                                               \
         PL_CHECK_GOTO((call) == MPI_SUCCESS, PL_ERR_MPI, out, rc, "%s failed", what);  \
     } while (0)
+
+double *app_host_big(size_t n)
+{
+    const size_t align = (size_t)2 << 20;
+    size_t bytes = 0;
+    if (pl_mul_size(n ? n : 1, sizeof(double), &bytes)) return NULL;
+    bytes = (bytes + align - 1) / align * align;
+    void *p = NULL;
+    if (posix_memalign(&p, align, bytes)) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
+#endif
+    return p;
+}
 
 int app_obs_wanted(const pl_config *cfg)
 {
@@ -151,7 +167,7 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
         PL_CALL_GOTO(pl_vec_dot(op, V + (size_t)v * ld, y, &eh[v]), out, rc);
     }
     const double t_h = pl_wtime();
-    x = malloc((((size_t)nvec * (size_t)n + 1) + 1) * sizeof *x);
+    x = app_host_big((size_t)nvec * (size_t)n + 1);
     PL_CHECK_GOTO(x, PL_ERR_MEM, out, rc, "out of host memory");
     PL_CALL_GOTO(app_vectors_original(op, nvec, V, ld, x), out, rc);
     const double t_d = pl_wtime();

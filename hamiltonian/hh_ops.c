@@ -40,12 +40,24 @@ int hh_op_check(const hh_model *m, int kind, int momentum)
     return PL_OK;
 }
 
+/* per-thread scratch of op_row: phonon occupations, and the electron moves
+ * of the current for the last electron configuration seen (a slice of
+ * n_ph rows shares them) */
+typedef struct op_ws {
+    int32_t occ[HH_MAX_MODES];
+    int64_t e;                       /* -1: none cached */
+    int n;
+    int64_t e2[4 * HH_MAX_SITES + 4];
+    double v[4 * HH_MAX_SITES + 4];
+} op_ws;
+
 /* one row's entries into col and, per entry, the values of the parts:
  * val[np * i + p] (unsorted; an entry where every part is zero is left
  * out); returns the count */
 static int op_row(const hh_model *m, int kind, int np, const double (*coef)[HH_MAX_SITES + 1], int64_t row,
-                  int64_t *col, double *val, int32_t *occ_buf)
+                  int64_t *col, double *val, op_ws *ws)
 {
+    int32_t *occ_buf = ws->occ;
     const int64_t nph = m->n_ph, ndn = m->n_dn_states;
     const int64_t e = row / nph, p = row % nph, iu = e / ndn, id = e % ndn;
     const int L = m->L, nm = m->nmodes;
@@ -107,39 +119,47 @@ static int op_row(const hh_model *m, int kind, int np, const double (*coef)[HH_M
         return n;
     }
     /* current (one part): t K, K = sum_{bonds (a, b = a + 1 mod L), s} (c+_b c_a - c+_a c_b) */
-    const double t = m->par.hopping;
-    for (int s = 0; s < 2; s++) {
-        const int nspin = s == 0 ? m->par.n_up : m->par.n_down;
-        const uint64_t mask = hh_el_unrank(m, s == 0 ? iu : id, nspin);
-        const double wrap_sign = ((nspin - 1) & 1) ? -1.0 : 1.0;
-        for (int b = 0; b < m->nbonds; b++) {
-            const int a = m->bond_a[b], c = m->bond_b[b];
-            const uint64_t bits = (UINT64_C(1) << a) | (UINT64_C(1) << c), o = mask & bits;
-            if (o == 0 || o == bits) continue;
-            const int64_t r = hh_el_rank(m, mask ^ bits);
-            double v = ((mask >> a) & 1) ? t : -t; /* a -> c forward, c -> a backward */
-            if (c == 0 && a == L - 1) v *= wrap_sign;
-            const int64_t e2 = s == 0 ? r * ndn + id : iu * ndn + r;
-            /* sum duplicates (L = 2 periodic: two bonds, one target) */
-            int f = 0;
-            for (int i = 0; i < n; i++)
-                if (col[i] == e2 * nph + p) {
-                    val[i] += v;
-                    f = 1;
+    if (ws->e != e) {
+        const double t = m->par.hopping;
+        int c = 0;
+        for (int s = 0; s < 2; s++) {
+            const int nspin = s == 0 ? m->par.n_up : m->par.n_down;
+            const uint64_t mask = hh_el_unrank(m, s == 0 ? iu : id, nspin);
+            const double wrap_sign = ((nspin - 1) & 1) ? -1.0 : 1.0;
+            for (int b = 0; b < m->nbonds; b++) {
+                const int a = m->bond_a[b], d = m->bond_b[b];
+                const uint64_t bits = (UINT64_C(1) << a) | (UINT64_C(1) << d), o = mask & bits;
+                if (o == 0 || o == bits) continue;
+                const int64_t r = hh_el_rank(m, mask ^ bits);
+                double v = ((mask >> a) & 1) ? t : -t; /* a -> d forward, d -> a backward */
+                if (d == 0 && a == L - 1) v *= wrap_sign;
+                const int64_t e2 = s == 0 ? r * ndn + id : iu * ndn + r;
+                int f = 0; /* sum duplicates (L = 2 periodic: two bonds, one target) */
+                for (int i = 0; i < c; i++)
+                    if (ws->e2[i] == e2) {
+                        ws->v[i] += v;
+                        f = 1;
+                    }
+                if (!f) {
+                    ws->e2[c] = e2;
+                    ws->v[c++] = v;
                 }
-            if (!f) {
-                col[n] = e2 * nph + p;
-                val[n++] = v;
             }
         }
+        int k = 0;
+        for (int i = 0; i < c; i++)
+            if (ws->v[i] != 0.0) {
+                ws->e2[k] = ws->e2[i];
+                ws->v[k++] = ws->v[i];
+            }
+        ws->n = k;
+        ws->e = e;
     }
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (val[i] != 0.0) {
-            col[k] = col[i];
-            val[k++] = val[i];
-        }
-    return k;
+    for (int i = 0; i < ws->n; i++) {
+        col[i] = ws->e2[i] * nph + p;
+        val[i] = ws->v[i];
+    }
+    return ws->n;
 }
 
 /* the coefficients of the parts: coef[p][j] (site basis, density: per
@@ -181,14 +201,14 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_
     {
         int64_t *c = malloc((size_t)maxlen * sizeof *c);
         double *v = malloc((size_t)maxlen * 2 * sizeof *v);
-        int32_t ob[HH_MAX_MODES];
+        op_ws ob = {.e = -1};
         if (!c || !v) {
 #pragma omp atomic write
             err = 1;
         }
 #pragma omp for schedule(static)
         for (int64_t i = 0; i < nr; i++)
-            if (c && v) len[i] = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, ob);
+            if (c && v) len[i] = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, &ob);
         free(c);
         free(v);
     }
@@ -207,13 +227,13 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_
         for (int64_t i = 0; i < nr; i++) out->row_ptr[i + 1] = out->row_ptr[i] + len[i];
 #pragma omp parallel
         {
-            int32_t ob[HH_MAX_MODES];
+            op_ws ob = {.e = -1};
             int64_t c[2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4];
             double v[2 * (2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4)];
             int idx[2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4];
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < nr; i++) {
-                const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, ob);
+                const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, &ob);
                 /* ascending columns (insertion sort of a handful of entries) */
                 for (int a = 0; a < n; a++) idx[a] = a;
                 for (int a = 1; a < n; a++)
@@ -260,12 +280,12 @@ int hh_op_apply_local(const hh_model *m, int kind, int momentum, int part, int64
     op_coefs(m, kind, momentum, coef);
 #pragma omp parallel
     {
-        int32_t ob[HH_MAX_MODES];
+        op_ws ob = {.e = -1};
         int64_t c[2 * HH_MAX_MODES + 2];
         double v[2 * (2 * HH_MAX_MODES + 2)];
 #pragma omp for schedule(static)
         for (int64_t r = r0; r < r1; r++) {
-            const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r, c, v, ob);
+            const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r, c, v, &ob);
             double s = 0.0;
             for (int a = 0; a < n; a++) s += v[np * a + part] * x[c[a] - xa];
             y[r - r0] = s;
