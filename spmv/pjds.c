@@ -52,7 +52,7 @@ static int sort_window(int32_t a, int32_t b, const int32_t *len, int32_t *perm)
         if (len[i] < lmin) lmin = len[i];
         if (len[i] > lmax) lmax = len[i];
     }
-    if (m <= 1 || lmin == lmax) return 0;
+    if (m <= 1 || lmin >= lmax) return 0; /* (>=: tells the compiler range >= 2) */
     int64_t range = (int64_t)lmax - lmin + 1;
     if (range <= 4 * (int64_t)m) {
         /* counting sort, descending: bucket k holds length lmax - k */
