@@ -32,6 +32,7 @@ void pl_op_destroy(pl_op **pop)
     pl_op *op = *pop;
     pl_backend *be = op->be;
     pl_gpu_xfer_destroy(&op->gx);
+    pl_op_block_free(op);
     if (be) {
         if (op->d_loc) be->mat_destroy(be, op->d_loc);
         if (op->d_rem) be->mat_destroy(be, op->d_rem);
@@ -146,6 +147,20 @@ int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r)
         return PL_OK;
     }
     PL_MPI(MPI_Allreduce(&loc, r, 1, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of a dot product");
+    return PL_OK;
+}
+
+int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r)
+{
+    PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX && r, PL_ERR_ARG, "pl_vec_bdot: R = %d outside 1..%d", R, PL_SPMM_RMAX);
+    PL_CHECK(op->be->bdot, PL_ERR_NOTSUP, "the %s backend has no block dot product", op->be->name);
+    double loc[PL_SPMM_RMAX];
+    PL_CALL(op->be->bdot(op->be, (size_t)op->n, R, X, Y, loc));
+    if (op->size == 1) {
+        memcpy(r, loc, (size_t)R * sizeof *r);
+        return PL_OK;
+    }
+    PL_MPI(MPI_Allreduce(loc, r, R, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of block dot products");
     return PL_OK;
 }
 

@@ -56,7 +56,16 @@ struct pl_op {
     int nterms;
     double **d_term_loc, **d_term_rem; /* nterms each                    */
     double *term_rowsum;           /* host nterms x n                    */
+    /* block halo (op_block.c): buffers for blk_R vectors, made by the first
+     * pl_op_apply_block that needs them (grown for a larger R) */
+    int blk_R;
+    double *d_sendbuf_b, *d_halo_b;  /* backend memory, n_send / n_halo x R */
+    double *h_sendbuf_b, *h_halo_b;  /* host staging (== d_ on the cpu)     */
+    int blk_pinned;
+    int *rcnt_b, *roff_b, *scnt_b, *soff_b; /* the halo plan in values x R */
 };
+/* op_block.c: free the block halo buffers (pl_op_destroy).  Can't fail. */
+void pl_op_block_free(pl_op *op);
 
 /* Temporaries of the local build. */
 typedef struct build_tmp {

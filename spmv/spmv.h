@@ -151,8 +151,20 @@ struct pl_backend {
      * host, local partial sums).  Lanczos' local step reads its three
      * columns once with it. */
     int (*gram)(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *h_G);
+    /* SpMMV (issue 14), optional (NULL: pl_op_apply_block fails with
+     * PL_ERR_NOTSUP): Y = A X for 1 <= R <= PL_SPMM_RMAX vectors in row-major
+     * blocks (the R values of row i contiguous at X + i R; the halo block
+     * likewise), each matrix entry loaded once for all R; a remote part
+     * (row_map) adds into its rows as spmv does.  gather_block: buf[i R + r]
+     * = X[idx[i] R + r].  bdot: h[r] = sum_i X[i R + r] Y[i R + r], r < R
+     * (local partial sums, host).  Asynchronous like spmv; bdot returns
+     * after the device finished. */
+    int (*spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
+    int (*gather_block)(pl_backend *be, size_t n, int R, const int32_t *idx, const double *X, double *buf);
+    int (*bdot)(pl_backend *be, size_t n, int R, const double *X, const double *Y, double *h);
 };
 #define PL_GRAM_KMAX 4
+#define PL_SPMM_RMAX 64
 
 /* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`
  * fit into the free memory of the backend's device (always PL_OK for host
@@ -243,6 +255,16 @@ int pl_op_apply(pl_op *op, const double *x, double *y);
  * pl_op_apply.  Lanczos' partial-reorthogonalisation steps use it (one
  * synchronisation per step). */
 int pl_op_apply_queued(pl_op *op, const double *x, double *y);
+/* Y = A X for R vectors (1 <= R <= PL_SPMM_RMAX) in row-major blocks of
+ * n_local rows (X + i R holds the R values of permuted row i): one SpMMV of
+ * the local part, one halo exchange of R values per halo row for the whole
+ * block (every exchange mode; transport mpi and nccl as configured, ipc
+ * through host-staged MPI: its mapped buffers hold one vector), one SpMMV of
+ * the remote part.  Collective.  X and Y must not overlap.  Returns after
+ * the backend is synchronised.  Counts R applies in the counters' n_apply;
+ * the time samples are not taken (the median is the single SpMV's).
+ * PL_ERR_NOTSUP when the backend has no spmm. */
+int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
 void pl_op_get_info(const pl_op *op, pl_op_info *info);
 /* Value refill for sweeps that change only matrix values (README,
  * "Sweeps").  When the CSR block given to pl_op_create has value terms
@@ -294,6 +316,9 @@ int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w,
 /* G = V^T V (k x k, column-major, host) of k <= PL_GRAM_KMAX columns of V,
  * global: one reduction (be->gram, else k gemv_t calls).  Collective. */
 int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G);
+/* r[c] = sum over all rows of X[i R + c] Y[i R + c], c < R (row-major
+ * blocks of n_local rows; be->bdot, one MPI_Allreduce).  Collective. */
+int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r);
 /* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
  * with global sums; PL_ERR_NOTSUP when the backend has none. */
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);

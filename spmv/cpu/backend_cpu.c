@@ -312,6 +312,12 @@ static int cpu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
     return PL_OK;
 }
 
+static int cpu_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y)
+{
+    const cpu_mat *m = mat;
+    return cpu_spmm_mat(be, m->p, m->nparts, m->part, R, X, Y);
+}
+
 static int cpu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx)
 {
     (void)be;
@@ -382,6 +388,9 @@ int pl_backend_cpu_create(pl_backend **out)
     be->mat_values = cpu_mat_values;
     be->mat_destroy = cpu_mat_destroy;
     be->spmv = cpu_spmv;
+    be->spmm = cpu_spmm;
+    be->gather_block = cpu_gather_block;
+    be->bdot = cpu_bdot;
     be->idx_create = cpu_idx_create;
     be->idx_destroy = cpu_idx_destroy;
     be->gather = cpu_gather;

@@ -20,3 +20,8 @@ int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld,
 int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
                  double *h_out);
 int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy);
+/* cpu_spmm.c: SpMMV of one pJDS matrix over its thread partition, the block
+ * gather and the block dot product (spmv.h be->spmm, gather_block, bdot) */
+int cpu_spmm_mat(pl_backend *be, const pjds *p, int nparts, const int32_t *part, int R, const double *X, double *Y);
+int cpu_gather_block(pl_backend *be, size_t n, int R, const int32_t *idx, const double *X, double *buf);
+int cpu_bdot(pl_backend *be, size_t n, int R, const double *X, const double *Y, double *h);

@@ -1,0 +1,186 @@
+/* op_block.c — Y = A X for R vectors of the distributed operator
+ * (pl_op_apply_block, spmv.h): the SpMMV counterpart of op_apply.c.
+ *
+ * The halo plan of the single vector serves the block: the send list and
+ * the halo are the same rows, each now R contiguous values, so every count
+ * and offset is multiplied by R and one exchange moves the whole block.
+ * Modes as in op_apply.c:
+ *  - vector:  gather, exchange, local and remote SpMMV;
+ *  - overlap: gather, post the messages, local SpMMV, wait, remote SpMMV;
+ *  - task:    the communication thread posts and waits while the calling
+ *    thread runs the local SpMMV (cuda: the kernel is queued first and runs
+ *    while the host does MPI).
+ * Transports on the cuda backend: nccl moves the block device to device
+ * (the comm stream under overlap/task, as for one vector); mpi stages it
+ * through pinned host buffers; ipc also stages through MPI, because its
+ * mapped peer buffers are sized for one vector (README "SpMMV"). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pl_error.h"
+#include "spmv.h"
+#include "spmv_impl.h"
+#include "op_impl.h"
+
+#define PL_BLOCK_TAG 7402
+
+void pl_op_block_free(pl_op *op)
+{
+    pl_backend *be = op->be;
+    if (be) {
+        if (op->d_sendbuf_b) be->vec_free(be, op->d_sendbuf_b);
+        if (op->d_halo_b) be->vec_free(be, op->d_halo_b);
+        if (op->blk_pinned) {
+            if (op->h_sendbuf_b) be->host_free(be, op->h_sendbuf_b);
+            if (op->h_halo_b) be->host_free(be, op->h_halo_b);
+        } else if (!op->host_shared) {
+            free(op->h_sendbuf_b);
+            free(op->h_halo_b);
+        }
+    }
+    free(op->rcnt_b);
+    free(op->roff_b);
+    free(op->scnt_b);
+    free(op->soff_b);
+    op->d_sendbuf_b = op->d_halo_b = op->h_sendbuf_b = op->h_halo_b = NULL;
+    op->rcnt_b = op->roff_b = op->scnt_b = op->soff_b = NULL;
+    op->blk_R = 0;
+    op->blk_pinned = 0;
+}
+
+/* Buffers and the scaled plan for R vectors (kept for later applies). */
+static int block_setup(pl_op *op, int R)
+{
+    if (op->blk_R >= R) {
+        if (op->blk_R != R) { /* rescale the plan to this R, keep the buffers */
+            for (int i = 0; i < op->n_rnb; i++) op->rcnt_b[i] = op->rcnt[i] * R, op->roff_b[i] = op->roff[i] * R;
+            for (int i = 0; i < op->n_snb; i++) op->scnt_b[i] = op->scnt[i] * R, op->soff_b[i] = op->soff[i] * R;
+        }
+        return PL_OK;
+    }
+    pl_op_block_free(op);
+    pl_backend *be = op->be;
+    const size_t ns = (size_t)op->n_send * (size_t)R, nh = (size_t)op->n_halo * (size_t)R;
+    PL_CHECK((int64_t)op->n_send * R < INT32_MAX && (int64_t)op->n_halo * R < INT32_MAX, PL_ERR_NOTSUP,
+             "the halo of %d vectors (%lld values) is too large for one MPI message", R,
+             (long long)((int64_t)op->n_halo * R));
+    PL_CALL(be->vec_alloc(be, ns ? ns : 1, &op->d_sendbuf_b));
+    PL_CALL(be->vec_alloc(be, nh ? nh : 1, &op->d_halo_b));
+    if (op->host_shared) {
+        op->h_sendbuf_b = op->d_sendbuf_b;
+        op->h_halo_b = op->d_halo_b;
+    } else if (be->host_alloc && be->host_alloc(be, ns ? ns : 1, &op->h_sendbuf_b) == PL_OK &&
+               be->host_alloc(be, nh ? nh : 1, &op->h_halo_b) == PL_OK) {
+        op->blk_pinned = 1;
+    } else {
+        if (op->h_sendbuf_b && be->host_free) be->host_free(be, op->h_sendbuf_b);
+        op->h_sendbuf_b = malloc((ns ? ns : 1) * sizeof(double));
+        op->h_halo_b = malloc((nh ? nh : 1) * sizeof(double));
+        PL_CHECK(op->h_sendbuf_b && op->h_halo_b, PL_ERR_MEM, "out of host memory for the block halo");
+    }
+    op->rcnt_b = malloc(((size_t)op->n_rnb + 1) * sizeof(int));
+    op->roff_b = malloc(((size_t)op->n_rnb + 1) * sizeof(int));
+    op->scnt_b = malloc(((size_t)op->n_snb + 1) * sizeof(int));
+    op->soff_b = malloc(((size_t)op->n_snb + 1) * sizeof(int));
+    PL_CHECK(op->rcnt_b && op->roff_b && op->scnt_b && op->soff_b, PL_ERR_MEM, "out of host memory for the block halo");
+    for (int i = 0; i < op->n_rnb; i++) op->rcnt_b[i] = op->rcnt[i] * R, op->roff_b[i] = op->roff[i] * R;
+    for (int i = 0; i < op->n_snb; i++) op->scnt_b[i] = op->scnt[i] * R, op->soff_b[i] = op->soff[i] * R;
+    op->blk_R = R;
+    return PL_OK;
+}
+
+static int block_post(pl_op *op)
+{
+    int e = MPI_SUCCESS;
+    for (int i = 0; i < op->n_rnb && e == MPI_SUCCESS; i++)
+        e = MPI_Irecv(op->h_halo_b + op->roff_b[i], op->rcnt_b[i], MPI_DOUBLE, op->rnb[i], PL_BLOCK_TAG, op->comm,
+                      &op->req[i]);
+    for (int i = 0; i < op->n_snb && e == MPI_SUCCESS; i++)
+        e = MPI_Isend(op->h_sendbuf_b + op->soff_b[i], op->scnt_b[i], MPI_DOUBLE, op->snb[i], PL_BLOCK_TAG, op->comm,
+                      &op->req[op->n_rnb + i]);
+    return e;
+}
+
+static int block_wait(pl_op *op) { return MPI_Waitall(op->n_rnb + op->n_snb, op->req, MPI_STATUSES_IGNORE); }
+
+typedef struct block_task {
+    pl_op *op;
+    int mpi_err;
+} block_task;
+
+static void *block_thread(void *arg)
+{
+    block_task *t = arg;
+    t->mpi_err = block_post(t->op);
+    if (t->mpi_err == MPI_SUCCESS) t->mpi_err = block_wait(t->op);
+    return NULL;
+}
+
+static int mpi_ok(int e, const char *what)
+{
+    PL_MPI(e, what);
+    return PL_OK;
+}
+
+int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
+{
+    PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block: R = %d outside 1..%d", R,
+             PL_SPMM_RMAX);
+    pl_backend *be = op->be;
+    PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
+    const double t0 = pl_wtime();
+    const int nb = op->n_rnb + op->n_snb;
+    if (nb == 0) {
+        PL_CALL(be->spmm(be, op->d_loc, R, X, Y)); /* no neighbours: no remote part */
+    } else {
+        PL_CALL(block_setup(op, R));
+        const size_t ns = (size_t)op->n_send * (size_t)R, nh = (size_t)op->n_halo * (size_t)R;
+        double tc = pl_wtime();
+        if (op->n_send) PL_CALL(be->gather_block(be, (size_t)op->n_send, R, op->d_send_idx, X, op->d_sendbuf_b));
+        op->bytes_sent += (double)ns * sizeof(double);
+        if (op->nccl && op->gx) {
+            const int side = op->exchange != PL_EXCHANGE_VECTOR;
+            PL_CALL(pl_gpu_nccl_exchange(op->gx, side, op->n_rnb, op->rnb, op->rcnt_b, op->roff_b, op->d_halo_b,
+                                         op->n_snb, op->snb, op->scnt_b, op->soff_b, op->d_sendbuf_b));
+            op->t_comm += pl_wtime() - tc;
+            PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
+            if (side) PL_CALL(pl_gpu_join(op->gx));
+        } else {
+            if (!op->host_shared && ns) PL_CALL(be->download(be, op->h_sendbuf_b, op->d_sendbuf_b, ns));
+            if (op->exchange == PL_EXCHANGE_VECTOR) {
+                PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
+                PL_CALL(mpi_ok(block_wait(op), "MPI_Waitall of the block halo"));
+                if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
+                op->t_comm += pl_wtime() - tc;
+                PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
+            } else if (op->exchange == PL_EXCHANGE_OVERLAP || op->gx) {
+                /* overlap; task on the GPU: the queued local kernel runs while the host does MPI */
+                PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
+                op->t_comm += pl_wtime() - tc;
+                PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
+                tc = pl_wtime();
+                PL_CALL(mpi_ok(block_wait(op), "MPI_Waitall of the block halo"));
+                if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
+                op->t_comm += pl_wtime() - tc;
+            } else { /* task on the CPU: a communication thread */
+                block_task t = {op, MPI_SUCCESS};
+                pthread_t th;
+                PL_CHECK(pthread_create(&th, NULL, block_thread, &t) == 0, PL_ERR_INTERNAL,
+                         "cannot start the communication thread");
+                op->t_comm += pl_wtime() - tc;
+                const int rc = be->spmm(be, op->d_loc, R, X, Y);
+                tc = pl_wtime();
+                pthread_join(th, NULL); /* always join, even if the local part failed */
+                PL_CALL(rc);
+                PL_CALL(mpi_ok(t.mpi_err, "block halo exchange of the communication thread"));
+                op->t_comm += pl_wtime() - tc;
+            }
+        }
+        if (op->rem.nrows) PL_CALL(be->spmm(be, op->d_rem, R, op->d_halo_b, Y));
+    }
+    PL_CALL(be->sync(be));
+    op->n_apply += R;
+    op->t_total += pl_wtime() - t0;
+    return PL_OK;
+}

@@ -1,0 +1,162 @@
+/* test_spmm.c — Y = A X for R vectors (pl_op_apply_block) against R single
+ * SpMVs (pl_op_apply) of the same operator, and pl_vec_bdot against
+ * pl_vec_dot per column.
+ *
+ * A random symmetric matrix with a band (neighbouring ranks share halos) is
+ * split by pl_partition_by_nnz over the ranks of MPI_COMM_WORLD; for each
+ * exchange mode (vector, overlap, task), chunk height C in {32, 4} and R in
+ * {1, 2, 3, 5, 8, 13, 16, 32, 64} (in an order that grows and shrinks the
+ * block buffers) every entry of Y must equal the single-vector result to
+ * 1e-14 relative to (|A| |x|) of its row.  Bad R is PL_ERR_ARG.
+ * usage: test_spmm [cpu|cuda]   (cuda without a GPU: exit 77, skipped) */
+#include <math.h>
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pl_error.h"
+#include "spmv.h"
+#include "spmv_testmat.h"
+#include "testutil.h"
+
+static int lengths_of(void *arg, int64_t r0, int64_t r1, int32_t *len)
+{
+    const tm_csr *a = arg;
+    for (int64_t r = r0; r < r1; r++) len[r - r0] = (int32_t)(a->ptr[r + 1] - a->ptr[r]);
+    return PL_OK;
+}
+
+static double x_of(int64_t g, int r) { return sin(0.37 * (double)g + 1.1 * r + 0.3) + 0.01 * (double)((g + r) % 7); }
+
+static void block_of(const tm_csr *a, int64_t r0, int64_t r1, pl_csr *b)
+{
+    int64_t nnz = a->ptr[r1] - a->ptr[r0];
+    TU_OK(pl_csr_alloc(b, a->n, r0, r1 - r0, nnz));
+    b->ncols_global = a->n;
+    for (int64_t r = r0; r <= r1; r++) b->row_ptr[r - r0] = a->ptr[r] - a->ptr[r0];
+    memcpy(b->col, a->col + a->ptr[r0], (size_t)nnz * sizeof *b->col);
+    memcpy(b->val, a->val + a->ptr[r0], (size_t)nnz * sizeof *b->val);
+}
+
+static void run(const tm_csr *a, int kind, pl_backend *be)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int64_t *bounds = malloc((size_t)(size + 1) * sizeof *bounds);
+    TU_OK(pl_partition_by_nnz(a->n, lengths_of, (void *)a, MPI_COMM_WORLD, bounds));
+    pl_csr blk;
+    block_of(a, bounds[rank], bounds[rank + 1], &blk);
+    const int64_t n = blk.nrows;
+    /* |A| |x| per global row for the error scale (|x| <= 1.07) */
+    double *scale = malloc((size_t)a->n * sizeof *scale);
+    for (int64_t g = 0; g < a->n; g++) {
+        double s = 0.0;
+        for (int64_t e = a->ptr[g]; e < a->ptr[g + 1]; e++) s += fabs(a->val[e]) * 1.07;
+        scale[g] = s > 0 ? s : 1.0;
+    }
+    const int modes[] = {PL_EXCHANGE_VECTOR, PL_EXCHANGE_OVERLAP, PL_EXCHANGE_TASK};
+    const int Cs[] = {32, 4};
+    const int Rs[] = {1, 8, 2, 32, 3, 5, 64, 13, 16};
+    const int nR = (int)(sizeof Rs / sizeof *Rs);
+    for (int mi = 0; mi < 3; mi++)
+        for (int ci = 0; ci < 2; ci++) {
+            pl_spmv_cfg cfg = {0};
+            cfg.backend = kind;
+            cfg.chunk_height = Cs[ci];
+            cfg.sort_window = 0;
+            cfg.exchange = modes[mi];
+            cfg.transport = PL_TRANSPORT_MPI;
+            pl_op *op = NULL;
+            TU_OK(pl_op_create(&blk, &cfg, be, MPI_COMM_WORLD, &op));
+            if (!op) continue;
+            const int64_t *gi = pl_op_global_index(op);
+            const size_t nn = (size_t)n * PL_SPMM_RMAX + 1;
+            double *hX = malloc(nn * sizeof *hX), *hY = malloc(nn * sizeof *hY), *hx = malloc(((size_t)n + 1) * sizeof *hx),
+                   *hy = malloc(((size_t)n + 1) * sizeof *hy);
+            double *X = NULL, *Y = NULL, *x = NULL, *y = NULL;
+            TU_OK(be->vec_alloc(be, nn, &X));
+            TU_OK(be->vec_alloc(be, nn, &Y));
+            TU_OK(be->vec_alloc(be, (size_t)n + 1, &x));
+            TU_OK(be->vec_alloc(be, (size_t)n + 1, &y));
+            for (int ri = 0; ri < nR; ri++) {
+                const int R = Rs[ri];
+                for (int64_t i = 0; i < n; i++)
+                    for (int r = 0; r < R; r++) hX[i * R + r] = x_of(gi[i], r);
+                TU_OK(be->upload(be, X, hX, (size_t)n * R));
+                TU_OK(be->set(be, (size_t)n * R, NAN, Y));
+                TU_OK(pl_op_apply_block(op, R, X, Y));
+                TU_OK(be->download(be, hY, Y, (size_t)n * R));
+                double err = 0.0;
+                for (int r = 0; r < R; r++) {
+                    for (int64_t i = 0; i < n; i++) hx[i] = hX[i * R + r];
+                    TU_OK(be->upload(be, x, hx, (size_t)n));
+                    TU_OK(pl_op_apply(op, x, y));
+                    TU_OK(be->download(be, hy, y, (size_t)n));
+                    for (int64_t i = 0; i < n; i++) {
+                        const double d = fabs(hY[i * R + r] - hy[i]) / scale[gi[i]];
+                        if (!(d <= err)) err = d;
+                    }
+                }
+                TU_CHECK_MSG(err <= 1e-14, "np=%d mode=%d C=%d R=%d rank %d: max relative deviation %.2e", size,
+                             modes[mi], Cs[ci], R, rank, err);
+                /* block dot products against single ones */
+                double bd[PL_SPMM_RMAX];
+                TU_OK(pl_vec_bdot(op, R, X, Y, bd));
+                for (int r = 0; r < R; r += R > 4 ? R / 4 : 1) {
+                    for (int64_t i = 0; i < n; i++) hx[i] = hX[i * R + r], hy[i] = hY[i * R + r];
+                    TU_OK(be->upload(be, x, hx, (size_t)n));
+                    TU_OK(be->upload(be, y, hy, (size_t)n));
+                    double d1 = 0.0;
+                    TU_OK(pl_vec_dot(op, x, y, &d1));
+                    TU_CLOSE(bd[r], d1, 1e-12);
+                }
+            }
+            pl_log_init(0, PL_LOG_QUIET);
+            TU_CHECK(pl_op_apply_block(op, 0, X, Y) == PL_ERR_ARG);
+            TU_CHECK(pl_op_apply_block(op, PL_SPMM_RMAX + 1, X, Y) == PL_ERR_ARG);
+            be->vec_free(be, X);
+            be->vec_free(be, Y);
+            be->vec_free(be, x);
+            be->vec_free(be, y);
+            free(hX);
+            free(hY);
+            free(hx);
+            free(hy);
+            pl_op_destroy(&op);
+        }
+    pl_csr_destroy(&blk);
+    free(bounds);
+    free(scale);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    pl_log_init(0, PL_LOG_QUIET);
+    const int cuda = argc > 1 && !strcmp(argv[1], "cuda");
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 2) omp_set_num_threads(1);
+    pl_backend *be = NULL;
+    if (cuda) {
+        if (pl_backend_create(PL_BACKEND_CUDA, 0, &be) != PL_OK) {
+            printf("test_spmm: no CUDA device, skipped\n");
+            MPI_Finalize();
+            return 77;
+        }
+    } else {
+        TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
+    }
+    tm_csr a;
+    tm_random(2000, 14, 3, 1, 7, &a);
+    run(&a, cuda ? PL_BACKEND_CUDA : PL_BACKEND_CPU, be);
+    tm_free(&a);
+    pl_backend_destroy(&be);
+    int rc = tu_result("test_spmm");
+    MPI_Finalize();
+    return rc;
+}
