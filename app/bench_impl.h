@@ -42,6 +42,7 @@ typedef struct bench_row {
 
 /* One row of the vector-ops table: a dense backend op at the matrix's n. */
 #define BENCH_MAX_VOPS 16
+#define BENCH_SPMM_MAX 8
 #define BENCH_VOP_REPEATS 20
 typedef struct bench_vop {
     char op[16];       /* gemv_t, gemv_n, gemm, dot, axpy */
@@ -78,6 +79,14 @@ typedef struct bench {
     /* vector-ops table (GPU, one rank): [op][impl] with impl 0 = ours, 1 = cuBLAS */
     bench_vop vops[BENCH_MAX_VOPS];
     int nvops;
+    /* SpMMV table (bench_spmm.c): R = 1, 2, 4, 8, 16, 32 */
+    int nspmm;
+    int spmm_R[BENCH_SPMM_MAX];
+    double spmm_ms[BENCH_SPMM_MAX];     /* ours: pl_op_apply_block, median ms per block */
+    double spmm_cus_ms[BENCH_SPMM_MAX]; /* cusparseSpMM (CSR, row-major), < 0: n/a */
+    double spmm_err[BENCH_SPMM_MAX];    /* max relative error of ours against the reference */
+    double spmm_single_ms;              /* one pl_op_apply (the SpMV of the same operator) */
+    char spmm_alg[16];
 } bench;
 
 typedef int (*launch_fn)(void *arg);
@@ -157,6 +166,11 @@ void bench_run_vecops(bench *b);
 #endif
 
 /* ---- bench_report.c ---- */
+/* ---- bench_spmm.c ---- */
+/* The SpMMV table: pl_op_apply_block for R = 1..32 against R single
+ * SpMVs of the operator and (GPU) cusparseSpMM; one rank. */
+void bench_run_spmm(bench *b);
+void bench_print_spmm(const bench *b, FILE *f);
 void bench_print_report(bench *b, FILE *f);
 int bench_write_json(bench *b, const char *path);
 

@@ -121,6 +121,7 @@ void bench_print_report(bench *b, FILE *f)
             fprintf(f, "%-7s %3s %3s %9s | %s | %s | %7s %9s\n", r->op, kk, mm, by, c[0], c[1], sp, df);
         }
     }
+    bench_print_spmm(b, f);
     fflush(f);
 }
 

@@ -172,6 +172,8 @@ static int bench_local(bench *b)
 #endif
     pl_info("bench: operator");
     bench_run_op(b);
+    pl_info("bench: SpMMV");
+    bench_run_spmm(b);
 #if PJDS_HAVE_CUDA
     if (b->on_gpu) {
         pl_info("bench: vector ops");

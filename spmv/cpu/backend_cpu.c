@@ -314,6 +314,7 @@ static int cpu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 
 static int cpu_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y)
 {
+    if (R == 1) return cpu_spmv(be, mat, X, Y); /* one vector: the SpMV kernel (row-major = plain) */
     const cpu_mat *m = mat;
     return cpu_spmm_mat(be, m->p, m->nparts, m->part, R, X, Y);
 }

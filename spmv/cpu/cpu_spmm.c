@@ -12,31 +12,60 @@
 #include "cpu_ts.h"
 #include "pl_error.h"
 
-static void spmm_chunks(const pjds *p, int32_t c0, int32_t c1, int R, const double *restrict X, double *restrict Y)
+/* rows of chunks [c0, c1); RR > 0: R fixed at compile time (the inner loop
+ * unrolls and vectorises), RR = 0: any R */
+#define SPMM_BODY(RR)                                                                                           \
+    const int32_t C = p->C, n = p->nrows;                                                                       \
+    const int Rv = (RR) > 0 ? (RR) : R;                                                                         \
+    double s[PL_SPMM_RMAX];                                                                                     \
+    for (int32_t c = c0; c < c1; c++) {                                                                         \
+        const int32_t r0 = c * C, rn = n - r0 < C ? n - r0 : C;                                                 \
+        const int32_t *restrict col = p->col + p->chunk_start[c];                                               \
+        const double *restrict val = p->val + p->chunk_start[c];                                                \
+        for (int32_t r = 0; r < rn; r++) {                                                                      \
+            for (int k = 0; k < Rv; k++) s[k] = 0.0;                                                            \
+            const int32_t l = p->row_len[r0 + r];                                                               \
+            for (int32_t j = 0; j < l; j++) {                                                                   \
+                const double v = val[(int64_t)j * C + r];                                                       \
+                const double *restrict xr = X + (int64_t)col[(int64_t)j * C + r] * Rv;                          \
+                for (int k = 0; k < Rv; k++) s[k] += v * xr[k];                                                 \
+            }                                                                                                   \
+            double *restrict yr = Y + (int64_t)(p->row_map ? p->row_map[r0 + r] : r0 + r) * Rv;                 \
+            if (p->row_map)                                                                                     \
+                for (int k = 0; k < Rv; k++) yr[k] += s[k];                                                     \
+            else                                                                                                \
+                for (int k = 0; k < Rv; k++) yr[k] = s[k];                                                      \
+        }                                                                                                       \
+    }
+
+#define SPMM_FIXED(RR)                                                                                          \
+    static void spmm_##RR(const pjds *p, int32_t c0, int32_t c1, int R, const double *restrict X,               \
+                          double *restrict Y)                                                                   \
+    {                                                                                                           \
+        (void)R;                                                                                                \
+        SPMM_BODY(RR)                                                                                           \
+    }
+SPMM_FIXED(2)
+SPMM_FIXED(4)
+SPMM_FIXED(8)
+SPMM_FIXED(16)
+SPMM_FIXED(32)
+static void spmm_any(const pjds *p, int32_t c0, int32_t c1, int R, const double *restrict X, double *restrict Y)
 {
-    const int32_t C = p->C, n = p->nrows;
-    double s[PL_SPMM_RMAX];
-    for (int32_t c = c0; c < c1; c++) {
-        const int32_t r0 = c * C, rn = n - r0 < C ? n - r0 : C;
-        const int32_t *restrict col = p->col + p->chunk_start[c];
-        const double *restrict val = p->val + p->chunk_start[c];
-        for (int32_t r = 0; r < rn; r++) {
-            for (int k = 0; k < R; k++) s[k] = 0.0;
-            const int32_t l = p->row_len[r0 + r];
-            for (int32_t j = 0; j < l; j++) {
-                const double v = val[(int64_t)j * C + r];
-                const double *restrict xr = X + (int64_t)col[(int64_t)j * C + r] * R;
-#pragma omp simd
-                for (int k = 0; k < R; k++) s[k] += v * xr[k];
-            }
-            if (p->row_map) {
-                double *restrict yr = Y + (int64_t)p->row_map[r0 + r] * R;
-                for (int k = 0; k < R; k++) yr[k] += s[k];
-            } else {
-                double *restrict yr = Y + (int64_t)(r0 + r) * R;
-                for (int k = 0; k < R; k++) yr[k] = s[k];
-            }
-        }
+    SPMM_BODY(0)
+}
+
+typedef void (*spmm_fn)(const pjds *, int32_t, int32_t, int, const double *restrict, double *restrict);
+
+static spmm_fn spmm_pick(int R)
+{
+    switch (R) {
+    case 2: return spmm_2;
+    case 4: return spmm_4;
+    case 8: return spmm_8;
+    case 16: return spmm_16;
+    case 32: return spmm_32;
+    default: return spmm_any;
     }
 }
 
@@ -45,14 +74,15 @@ int cpu_spmm_mat(pl_backend *be, const pjds *p, int nparts, const int32_t *part,
     (void)be;
     PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "spmm: R = %d outside 1..%d", R, PL_SPMM_RMAX);
     if (p->nrows == 0) return PL_OK;
+    const spmm_fn f = spmm_pick(R);
     if (nparts == 1 || p->nent < 4096) {
-        spmm_chunks(p, 0, p->nchunks, R, X, Y);
+        f(p, 0, p->nchunks, R, X, Y);
         return PL_OK;
     }
 #pragma omp parallel num_threads(nparts)
     {
         const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        for (int k = t; k < nparts; k += nt) spmm_chunks(p, part[k], part[k + 1], R, X, Y);
+        for (int k = t; k < nparts; k += nt) f(p, part[k], part[k + 1], R, X, Y);
     }
     return PL_OK;
 }

@@ -541,6 +541,21 @@ static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
     return PL_OK;
 }
 
+static int cu_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y)
+{
+    return pl_cuda_spmm(pl_cuda_ctx_of(be), (const pl_cuda_mat *)mat, R, X, Y);
+}
+
+static int cu_gather_block(pl_backend *be, size_t n, int R, const int32_t *idx, const double *X, double *buf)
+{
+    return pl_cuda_gather_block(pl_cuda_ctx_of(be), n, R, idx, X, buf);
+}
+
+static int cu_bdot(pl_backend *be, size_t n, int R, const double *X, const double *Y, double *h)
+{
+    return pl_cuda_bdot(pl_cuda_ctx_of(be), n, R, X, Y, h);
+}
+
 static int cu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
@@ -698,6 +713,9 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->host_free = cu_host_free;
     be->cgs_step = cu_cgs_step;
     be->gram = cu_gram;
+    be->spmm = cu_spmm;
+    be->gather_block = cu_gather_block;
+    be->bdot = cu_bdot;
     be->basis_update = cu_basis_update;
     int e = ctx_init(cx, device % n);
     if (e != PL_OK) {

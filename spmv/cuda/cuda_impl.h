@@ -131,6 +131,11 @@ int pl_cuda_nvariants_impl(void);
 const pl_cuda_variant *pl_cuda_variant_get(int v);
 int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x);
 int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
+/* spmm_kernels.cu: SpMMV (R <= 64), block gather, block dot products
+ * (be->spmm, gather_block, bdot), on cx->stream; bdot waits for the result */
+int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y);
+int pl_cuda_gather_block(pl_cuda_ctx *cx, size_t n, int R, const int32_t *idx, const double *X, double *buf);
+int pl_cuda_bdot(pl_cuda_ctx *cx, size_t n, int R, const double *X, const double *Y, double *h_out);
 /* The same on stream s (transport.cu: the comm stream). */
 int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the

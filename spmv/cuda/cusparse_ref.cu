@@ -250,3 +250,83 @@ extern "C" int pl_cusparse_spmv(pl_backend *be, pl_cusparse_mat *m, const double
 }
 
 extern "C" size_t pl_cusparse_bytes(const pl_cusparse_mat *m) { return m ? m->bytes : 0; }
+
+/* ---- SpMM: Y = A X with row-major dense blocks (bench's SpMMV table) ---- */
+
+struct pl_cusparse_spmm {
+    int R;
+    cusparseDnMatDescr_t X, Y;
+    void *d_buf;
+    size_t buf_bytes;
+    cusparseSpMMAlg_t alg;
+};
+
+extern "C" void pl_cusparse_spmm_destroy(pl_cusparse_spmm **pp)
+{
+    if (!pp || !*pp) return;
+    pl_cusparse_spmm *p = *pp;
+    if (p->X) (void)cusparseDestroyDnMat(p->X);
+    if (p->Y) (void)cusparseDestroyDnMat(p->Y);
+    if (p->d_buf) (void)cudaFree(p->d_buf);
+    free(p);
+    *pp = NULL;
+}
+
+/* Descriptors and buffer for Y (nrows x R) = A (CSR) X (ncols x R), both
+ * row-major (ld = R), with CUSPARSE_SPMM_CSR_ALG2 (the row-major algorithm;
+ * ALG_DEFAULT where the library refuses it). */
+extern "C" int pl_cusparse_spmm_create(pl_backend *be, pl_cusparse_mat *m, int R, const double *d_X, double *d_Y,
+                                       pl_cusparse_spmm **out)
+{
+    PL_CHECK_CUDA_BE(be);
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CALL(cusparse_handle(cx));
+    pl_cusparse_spmm *p = (pl_cusparse_spmm *)calloc(1, sizeof *p);
+    PL_CHECK(p, PL_ERR_MEM, "out of host memory");
+    p->R = R;
+    const double one = 1.0, zero = 0.0;
+    cusparseStatus_t s = cusparseCreateDnMat(&p->X, m->ncols, R, R, (void *)d_X, CUDA_R_64F, CUSPARSE_ORDER_ROW);
+    if (s == CUSPARSE_STATUS_SUCCESS) s = cusparseCreateDnMat(&p->Y, m->nrows, R, R, d_Y, CUDA_R_64F, CUSPARSE_ORDER_ROW);
+    const cusparseSpMMAlg_t algs[2] = {CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_ALG_DEFAULT};
+    for (int a = 0; a < 2 && s == CUSPARSE_STATUS_SUCCESS; a++) {
+        p->alg = algs[a];
+        s = cusparseSpMM_bufferSize(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                    &one, m->A, p->X, &zero, p->Y, CUDA_R_64F, p->alg, &p->buf_bytes);
+        if (s == CUSPARSE_STATUS_SUCCESS && p->buf_bytes && !p->d_buf &&
+            cudaMalloc(&p->d_buf, p->buf_bytes) != cudaSuccess) {
+            pl_cusparse_spmm_destroy(&p);
+            return PL_ERROR(PL_ERR_CUDA, "cudaMalloc of the cuSPARSE SpMM buffer (%zu bytes)", (size_t)0);
+        }
+        if (s == CUSPARSE_STATUS_SUCCESS)
+            s = cusparseSpMM(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                             m->A, p->X, &zero, p->Y, CUDA_R_64F, p->alg, p->d_buf);
+        if (s == CUSPARSE_STATUS_SUCCESS) break;
+        if (a == 0) {
+            if (p->d_buf) (void)cudaFree(p->d_buf);
+            p->d_buf = NULL;
+            s = CUSPARSE_STATUS_SUCCESS; /* try the default algorithm */
+        }
+    }
+    if (s != CUSPARSE_STATUS_SUCCESS) {
+        pl_cusparse_spmm_destroy(&p);
+        return PL_ERROR(PL_ERR_CUDA, "cuSPARSE SpMM set-up (R = %d): %s", R, cusparseGetErrorString(s));
+    }
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    *out = p;
+    return PL_OK;
+}
+
+extern "C" int pl_cusparse_spmm_run(pl_backend *be, pl_cusparse_mat *m, pl_cusparse_spmm *p)
+{
+    PL_CHECK_CUDA_BE(be);
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const double one = 1.0, zero = 0.0;
+    PL_CUSPARSE(cusparseSpMM(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A,
+                             p->X, &zero, p->Y, CUDA_R_64F, p->alg, p->d_buf));
+    return PL_OK;
+}
+
+extern "C" const char *pl_cusparse_spmm_alg(const pl_cusparse_spmm *p)
+{
+    return p && p->alg == CUSPARSE_SPMM_CSR_ALG2 ? "CSR_ALG2" : "ALG_DEFAULT";
+}

@@ -66,4 +66,15 @@ int pl_cusparse_spmv(pl_backend *be, pl_cusparse_mat *m, const double *d_x, doub
 size_t pl_cusparse_bytes(const pl_cusparse_mat *m);
 void pl_cusparse_destroy(pl_backend *be, pl_cusparse_mat **m);
 
+
+/* cuSPARSE SpMM of a CSR reference matrix with row-major dense blocks:
+ * Y (nrows x R) = A X (ncols x R), ld = R; create binds the device blocks
+ * and runs one trial product; run queues one product on the stream. */
+typedef struct pl_cusparse_spmm pl_cusparse_spmm;
+int pl_cusparse_spmm_create(pl_backend *be, pl_cusparse_mat *m, int R, const double *d_X, double *d_Y,
+                            pl_cusparse_spmm **p);
+int pl_cusparse_spmm_run(pl_backend *be, pl_cusparse_mat *m, pl_cusparse_spmm *p);
+void pl_cusparse_spmm_destroy(pl_cusparse_spmm **p);
+const char *pl_cusparse_spmm_alg(const pl_cusparse_spmm *p);
+
 #endif

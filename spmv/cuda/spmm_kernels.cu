@@ -1,0 +1,193 @@
+/* spmm_kernels.cu — SpMMV of the cuda backend (be->spmm, gather_block,
+ * bdot; spmv.h): Y = A X for R vectors in row-major blocks.
+ *
+ * T = min(32, R rounded up to a power of two) threads share a pJDS row;
+ * thread t of the row owns the columns t, t + T (R <= 64 = PL_SPMM_RMAX, so
+ * at most two accumulators).  Each step j loads the row's value and column
+ * index once per thread (the threads of one row read the same address; the
+ * 32 / T rows of a warp read consecutive addresses of the chunk) and the T
+ * threads gather R consecutive doubles of X's row: one or two full 32-byte
+ * sectors per 4 columns, coalesced.  Matrix data is streamed (__ldcs: read
+ * once, do not keep it in L2); X is read through the read-only path.  The
+ * entry loop is unrolled by 4 (four loads in flight), with j ascending and
+ * one accumulator per column, so every column is rounded as the single SpMV
+ * rounds it.  A remote part (row_map) adds into its rows. */
+#include <stdint.h>
+
+#include "cuda_impl.h"
+#include "pl_error.h"
+
+namespace {
+
+struct spmm_args {
+    int32_t nrows, C;
+    const int64_t *__restrict__ chunk_start;
+    const int32_t *__restrict__ row_len;
+    const int32_t *__restrict__ col;
+    const double *__restrict__ val;
+    const int32_t *__restrict__ row_map;
+    int R;
+    const double *__restrict__ X;
+    double *__restrict__ Y;
+};
+
+template <int T, int NC>
+__global__ void __launch_bounds__(256) k_spmm(const spmm_args a)
+{
+    const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int32_t row = (int32_t)(gt / T);
+    const int lane = (int)(gt % T);
+    if (row >= a.nrows) return;
+    const int32_t c = row / a.C, rr = row - c * a.C;
+    const int64_t base = a.chunk_start[c] + rr, C = a.C;
+    const int32_t len = a.row_len[row];
+    const int R = a.R;
+    double acc[NC];
+#pragma unroll
+    for (int k = 0; k < NC; k++) acc[k] = 0.0;
+    int32_t j = 0;
+    for (; j + 4 <= len; j += 4) {
+        double v[4];
+        int32_t cc[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            v[u] = __ldcs(a.val + base + (int64_t)(j + u) * C);
+            cc[u] = __ldcs(a.col + base + (int64_t)(j + u) * C);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const double *xr = a.X + (int64_t)cc[u] * R;
+#pragma unroll
+            for (int k = 0; k < NC; k++) {
+                const int r = lane + k * T;
+                if (r < R) acc[k] += v[u] * __ldg(xr + r);
+            }
+        }
+    }
+    for (; j < len; j++) {
+        const double v = __ldcs(a.val + base + (int64_t)j * C);
+        const double *xr = a.X + (int64_t)__ldcs(a.col + base + (int64_t)j * C) * R;
+#pragma unroll
+        for (int k = 0; k < NC; k++) {
+            const int r = lane + k * T;
+            if (r < R) acc[k] += v * __ldg(xr + r);
+        }
+    }
+    if (a.row_map) {
+        double *yr = a.Y + (int64_t)a.row_map[row] * R;
+#pragma unroll
+        for (int k = 0; k < NC; k++) {
+            const int r = lane + k * T;
+            if (r < R) yr[r] += acc[k];
+        }
+    } else {
+        double *yr = a.Y + (int64_t)row * R;
+#pragma unroll
+        for (int k = 0; k < NC; k++) {
+            const int r = lane + k * T;
+            if (r < R) yr[r] = acc[k];
+        }
+    }
+}
+
+template <int T, int NC>
+static int launch(const spmm_args &a, cudaStream_t s)
+{
+    const int64_t threads = (int64_t)a.nrows * T;
+    const unsigned nb = (unsigned)((threads + 255) / 256);
+    k_spmm<T, NC><<<nb, 256, 0, s>>>(a);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+/* one thread per element: buf[i R + r] = X[idx[i] R + r] */
+__global__ void k_gather_block(int64_t n, int R, const int32_t *__restrict__ idx, const double *__restrict__ X,
+                               double *__restrict__ buf)
+{
+    const int64_t tot = n * R;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < tot; e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = e / R;
+        const int r = (int)(e - i * R);
+        buf[e] = X[(int64_t)idx[i] * R + r];
+    }
+}
+
+/* h[r] += sum_i X[i R + r] Y[i R + r]: each block walks elements in a
+ * grid-stride loop whose stride is a multiple of R (so a thread keeps one
+ * column), reduces per column in shared memory, one atomicAdd per column
+ * and block */
+__global__ void __launch_bounds__(256) k_bdot(int64_t n, int R, const double *__restrict__ X,
+                                              const double *__restrict__ Y, double *h)
+{
+    __shared__ double sh[256];
+    const int per = 256 / R * R; /* threads in use: a multiple of R */
+    const int t = threadIdx.x;
+    double s = 0.0;
+    if (t < per) {
+        const int64_t tot = n * R, stride = (int64_t)gridDim.x * per;
+        for (int64_t e = (int64_t)blockIdx.x * per + t; e < tot; e += stride) s += X[e] * Y[e];
+    }
+    sh[t] = s;
+    __syncthreads();
+    if (t < R) {
+        double c = 0.0;
+        for (int i = t; i < per; i += R) c += sh[i];
+        atomicAdd(h + t, c);
+    }
+}
+
+} // namespace
+
+extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y)
+{
+    PL_CHECK(R >= 1 && R <= 64, PL_ERR_ARG, "spmm: R = %d outside 1..64", R);
+    if (m->nrows == 0) return PL_OK;
+    spmm_args a;
+    a.nrows = m->nrows;
+    a.C = m->C;
+    a.chunk_start = m->d_chunk_start;
+    a.row_len = m->d_row_len;
+    a.col = m->d_col;
+    a.val = m->d_val;
+    a.row_map = m->d_row_map;
+    a.R = R;
+    a.X = X;
+    a.Y = Y;
+    cudaStream_t s = cx->stream;
+    if (R == 1) return launch<1, 1>(a, s);
+    if (R == 2) return launch<2, 1>(a, s);
+    if (R <= 4) return launch<4, 1>(a, s);
+    if (R <= 8) return launch<8, 1>(a, s);
+    if (R <= 16) return launch<16, 1>(a, s);
+    if (R <= 32) return launch<32, 1>(a, s);
+    return launch<32, 2>(a, s);
+}
+
+extern "C" int pl_cuda_gather_block(pl_cuda_ctx *cx, size_t n, int R, const int32_t *idx, const double *X, double *buf)
+{
+    if (n == 0) return PL_OK;
+    int64_t tot = (int64_t)n * R, nb = (tot + 255) / 256;
+    if (nb > 65535 * 16) nb = 65535 * 16;
+    k_gather_block<<<(unsigned)nb, 256, 0, cx->stream>>>((int64_t)n, R, idx, X, buf);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_bdot(pl_cuda_ctx *cx, size_t n, int R, const double *X, const double *Y, double *h_out)
+{
+    PL_CHECK(R >= 1 && R <= 64, PL_ERR_ARG, "bdot: R = %d outside 1..64", R);
+    PL_CHECK(cx->d_ts_h, PL_ERR_INTERNAL, "bdot: no workspace");
+    double *d_h = cx->d_ts_h; /* PL_TS_KMAX >= 64 doubles of workspace */
+    PL_CUDA(cudaMemsetAsync(d_h, 0, (size_t)R * sizeof(double), cx->stream));
+    if (n > 0) {
+        const int per = 256 / R * R;
+        int64_t nb = ((int64_t)n * R + per - 1) / per;
+        const int64_t cap = (int64_t)(cx->nsm > 0 ? cx->nsm : 132) * 8;
+        if (nb > cap) nb = cap;
+        k_bdot<<<(unsigned)nb, 256, 0, cx->stream>>>((int64_t)n, R, X, Y, d_h);
+        PL_CUDA_LAUNCH();
+    }
+    PL_CUDA(cudaMemcpyAsync(h_out, d_h, (size_t)R * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    return PL_OK;
+}
