@@ -16,7 +16,8 @@
 # the HMEp coupling sweep against 11 separate solves, refill and warm-start figures),
 # speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores),
 # windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU),
-# physics (issue 13: observables and spectral functions on HMEp).
+# physics (issue 13: observables and spectral functions on HMEp),
+# spmm (issue 14: SpMMV GPU tests, the bench SpMMV table, KPM on HMEp).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -225,6 +226,21 @@ if [ $BUILD_OK = 1 ] && part physics; then
         done
     } > "$OUT/physics.log" 2>&1
     grep -E "^PHYS|observables of" "$OUT/physics.log" | cut -c1-300 | tee -a "$SUM"
+fi
+# ---- SpMMV and KPM (issue 14) -----------------------------------------------------------
+if [ $BUILD_OK = 1 ] && part spmm; then
+    step "SpMMV tests and the bench table on $CONFIG"
+    (cd "$BUILD" && timeout 200 ctest -R "gpu_spmm|gpu_kpm" --output-on-failure --timeout 150) > "$OUT/spmm_tests.log" 2>&1
+    note "spmm gpu tests: $(grep -E 'tests passed|tests failed' "$OUT/spmm_tests.log" | tail -1)"
+    grep -E '(Failed|Timeout)' "$OUT/spmm_tests.log" | head -5 | tee -a "$SUM"
+    timeout 300 "$BIN" bench "$CONFIG" --set spmv.backend=cuda --set spmv.repeats=50 > "$OUT/bench_spmm.log" 2>&1
+    echo "exit $?" >> "$OUT/bench_spmm.log"
+    sed -n '/^SpMMV/,$p' "$OUT/bench_spmm.log" | sed 's/^/SPMM /' | tee -a "$SUM"
+    if [ -f configs/kpm_hmep.ini ]; then
+        timeout 200 "$BIN" dos configs/kpm_hmep.ini --overwrite --set output.file=/tmp/kpm.h5 --set spmv.backend=cuda > "$OUT/kpm.log" 2>&1
+        echo "exit $?" >> "$OUT/kpm.log"
+        grep -E "dos:|exit" "$OUT/kpm.log" | sed 's/^/KPM /' | cut -c1-300 | tee -a "$SUM"
+    fi
 fi
 # ---- sweeps (issue 11): one-run sweep vs separate solves, refill, warm start ---------
 if [ $BUILD_OK = 1 ] && part sweep; then

@@ -13,6 +13,8 @@
  * one accumulator per column, so every column is rounded as the single SpMV
  * rounds it.  A remote part (row_map) adds into its rows. */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cuda_impl.h"
 #include "pl_error.h"
@@ -90,6 +92,72 @@ __global__ void __launch_bounds__(256) k_spmm(const spmm_args a)
     }
 }
 
+/* T threads per row, thread t owning the NC contiguous columns
+ * [t NC, t NC + NC) (R = T NC): one load of the entry per thread serves NC
+ * columns, and X is read with 16-byte vector loads (NC = 2 or 4). */
+template <int T, int NC>
+__global__ void __launch_bounds__(256) k_spmm_v(const spmm_args a)
+{
+    const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int32_t row = (int32_t)(gt / T);
+    const int lane = (int)(gt % T);
+    if (row >= a.nrows) return;
+    const int32_t c = row / a.C, rr = row - c * a.C;
+    const int64_t base = a.chunk_start[c] + rr, C = a.C;
+    const int32_t len = a.row_len[row];
+    const int R = T * NC;
+    double acc[NC];
+#pragma unroll
+    for (int k = 0; k < NC; k++) acc[k] = 0.0;
+    int32_t j = 0;
+    for (; j + 4 <= len; j += 4) {
+        double v[4];
+        int32_t cc[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            v[u] = __ldcs(a.val + base + (int64_t)(j + u) * C);
+            cc[u] = __ldcs(a.col + base + (int64_t)(j + u) * C);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const double2 *xr = reinterpret_cast<const double2 *>(a.X + (int64_t)cc[u] * R + lane * NC);
+#pragma unroll
+            for (int k = 0; k < NC / 2; k++) {
+                const double2 x2 = __ldg(xr + k);
+                acc[2 * k] += v[u] * x2.x;
+                acc[2 * k + 1] += v[u] * x2.y;
+            }
+        }
+    }
+    for (; j < len; j++) {
+        const double v = __ldcs(a.val + base + (int64_t)j * C);
+        const double2 *xr =
+            reinterpret_cast<const double2 *>(a.X + (int64_t)__ldcs(a.col + base + (int64_t)j * C) * R + lane * NC);
+#pragma unroll
+        for (int k = 0; k < NC / 2; k++) {
+            const double2 x2 = __ldg(xr + k);
+            acc[2 * k] += v * x2.x;
+            acc[2 * k + 1] += v * x2.y;
+        }
+    }
+    double *yr = a.Y + (int64_t)(a.row_map ? a.row_map[row] : row) * R + lane * NC;
+#pragma unroll
+    for (int k = 0; k < NC; k++) {
+        if (a.row_map) yr[k] += acc[k];
+        else yr[k] = acc[k];
+    }
+}
+
+template <int T, int NC>
+static int launch_v(const spmm_args &a, cudaStream_t s)
+{
+    const int64_t threads = (int64_t)a.nrows * T;
+    const unsigned nb = (unsigned)((threads + 255) / 256);
+    k_spmm_v<T, NC><<<nb, 256, 0, s>>>(a);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
 template <int T, int NC>
 static int launch(const spmm_args &a, cudaStream_t s)
 {
@@ -154,6 +222,41 @@ extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const 
     a.X = X;
     a.Y = Y;
     cudaStream_t s = cx->stream;
+    /* PJDS_SPMM_SCALAR=1: the one-column-per-thread kernel for every R (A/B timing) */
+    static int scalar = -1;
+    if (scalar < 0) {
+        const char *e = getenv("PJDS_SPMM_SCALAR");
+        scalar = e && e[0] == '1';
+    }
+    const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0);
+    /* PJDS_SPMM_NC=4|8: columns per thread of the vector kernel (A/B timing) */
+    static int nc = -1;
+    if (nc < 0) {
+        const char *e = getenv("PJDS_SPMM_NC");
+        nc = e && !strcmp(e, "4") ? 4 : 8;
+    }
+    if (!scalar && aligned && nc == 8) {
+        switch (R) {
+        case 2: return launch_v<1, 2>(a, s);
+        case 4: return launch_v<1, 4>(a, s);
+        case 8: return launch_v<1, 8>(a, s);
+        case 16: return launch_v<2, 8>(a, s);
+        case 32: return launch_v<4, 8>(a, s);
+        case 64: return launch_v<8, 8>(a, s);
+        default: break;
+        }
+    }
+    if (!scalar && aligned) {
+        switch (R) {
+        case 2: return launch_v<1, 2>(a, s);
+        case 4: return launch_v<1, 4>(a, s);
+        case 8: return launch_v<2, 4>(a, s);
+        case 16: return launch_v<4, 4>(a, s);
+        case 32: return launch_v<8, 4>(a, s);
+        case 64: return launch_v<16, 4>(a, s);
+        default: break;
+        }
+    }
     if (R == 1) return launch<1, 1>(a, s);
     if (R == 2) return launch<2, 1>(a, s);
     if (R <= 4) return launch<4, 1>(a, s);
