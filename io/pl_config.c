@@ -83,11 +83,19 @@ static const key_desc keys[] = {
     {"spectral", "omega_min", KT_DBL, F(spectral, omega_min), 0, NULL, 0, 0},
     {"spectral", "omega_max", KT_DBL, F(spectral, omega_max), 0, NULL, 0, 0},
     {"spectral", "points", KT_INT, F(spectral, points), 0, NULL, 0, 0},
+    {"kpm", "moments", KT_INT, F(kpm, moments), 0, NULL, 0, 0},
+    {"kpm", "random_vectors", KT_INT, F(kpm, random_vectors), 0, NULL, 0, 0},
+    {"kpm", "kernel", KT_ENUM, F(kpm, kernel), 0, "jackson|lorentz", 0, 0},
+    {"kpm", "lorentz_lambda", KT_DBL, F(kpm, lorentz_lambda), 0, NULL, 0, 0},
+    {"kpm", "points", KT_INT, F(kpm, points), 0, NULL, 0, 0},
+    {"kpm", "seed", KT_U64, F(kpm, seed), 0, NULL, 0, 0},
+    {"kpm", "block", KT_INT, F(kpm, block), 0, NULL, 0, 0},
+    {"kpm", "vectors", KT_ENUM, F(kpm, vectors), 0, "random|unit", 0, 0},
     {"sweep", "combine", KT_ENUM, F(sweep, combine), 0, "grid|zip", 0, 0},
     {"sweep", "warm_start", KT_BOOL, F(sweep, warm_start), 0, NULL, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-static const char *sections[] = {"model", "matrix", "solver", "spmv", "output", "sweep", "spectral"};
+static const char *sections[] = {"model", "matrix", "solver", "spmv", "output", "sweep", "spectral", "kpm"};
 
 typedef struct where_t {
     int line[NKEYS]; /* >0: line in file; -1: set by --set; 0: default */
@@ -129,6 +137,14 @@ void pl_config_defaults(pl_config *cfg)
     cfg->spectral.omega_min = 0.0;
     cfg->spectral.omega_max = 10.0;
     cfg->spectral.points = 1000;
+    cfg->kpm.moments = 1024;
+    cfg->kpm.random_vectors = 16;
+    cfg->kpm.kernel = PL_KPM_JACKSON;
+    cfg->kpm.lorentz_lambda = 4.0;
+    cfg->kpm.points = 0;
+    cfg->kpm.seed = 1;
+    cfg->kpm.block = 0;
+    cfg->kpm.vectors = PL_KPM_RANDOM;
     cfg->sweep.warm_start = 1;
     cfg->where_ = calloc(1, sizeof(where_t));
 }
@@ -492,6 +508,17 @@ int pl_config_check(pl_config *cfg)
     if (cfg->output.observables == PL_OBS_TRUE && cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD)
         BAD("output", "observables", "needs a generated holstein-hubbard model (an imported or block-stencil matrix has "
             "no basis to measure in)");
+    {
+        const pl_kpm_cfg *k = &cfg->kpm;
+        if (k->moments < 2 || k->moments > 1000000) BAD("kpm", "moments", "must be in 2..1000000 (got %d)", k->moments);
+        if (k->random_vectors < 1 || k->random_vectors > 100000)
+            BAD("kpm", "random_vectors", "must be in 1..100000 (got %d)", k->random_vectors);
+        if (k->block < 0 || k->block > 64)
+            BAD("kpm", "block", "must be in 1..64 vectors per SpMMV, or 0 = min(random_vectors, 32) (got %d)", k->block);
+        if (!(k->lorentz_lambda > 0) || !isfinite(k->lorentz_lambda))
+            BAD("kpm", "lorentz_lambda", "must be > 0 (got %g)", k->lorentz_lambda);
+        if (k->points < 0 || k->points > 100000000) BAD("kpm", "points", "must be >= 0, 0 = 4 moments (got %d)", k->points);
+    }
     {
         const pl_spectral_cfg *q = &cfg->spectral;
         if (q->steps < 1 || q->steps > 100000) BAD("spectral", "steps", "must be in 1..100000 (got %d)", q->steps);

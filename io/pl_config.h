@@ -133,6 +133,21 @@ typedef struct pl_sweep_cfg {
     int warm_start;          /* warm_start: true | false = true                 */
 } pl_sweep_cfg;
 
+/* [kpm]: `pjds-lanczos dos` (README "Density of states"). */
+enum pl_kpm_kernel { PL_KPM_JACKSON = 0, PL_KPM_LORENTZ = 1 };
+enum pl_kpm_vectors { PL_KPM_RANDOM = 0, PL_KPM_UNIT = 1 };
+typedef struct pl_kpm_cfg {
+    int moments;             /* moments: N >= 2 = 1024                            */
+    int random_vectors;      /* random_vectors: R >= 1 = 16                       */
+    int kernel;              /* kernel: jackson | lorentz = jackson               */
+    double lorentz_lambda;   /* lorentz_lambda: > 0 = 4                           */
+    int points;              /* points: energies in the output, 0 = 4 N = 0       */
+    uint64_t seed;           /* seed: of the random vectors = 1                   */
+    int block;               /* block: vectors per SpMMV, 0 = min(R, 32) = 0       */
+    int vectors;             /* vectors: random | unit (all N unit vectors: the   */
+                             /* exact trace, for tests on small matrices) = random */
+} pl_kpm_cfg;
+
 typedef struct pl_config {
     pl_model_cfg model;
     pl_matrix_cfg matrix;
@@ -141,6 +156,7 @@ typedef struct pl_config {
     pl_output_cfg output;
     pl_sweep_cfg sweep;
     pl_spectral_cfg spectral;
+    pl_kpm_cfg kpm;
     char path[1024];         /* the config file's path                          */
     char *text;              /* the config file's text plus the --set lines     */
     void *where_;            /* internal: where each key was set                */

@@ -184,3 +184,37 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
     op->t_total += pl_wtime() - t0;
     return PL_OK;
 }
+
+int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
+                          double *W, double *dots)
+{
+    PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block_aug: R = %d outside 1..%d", R,
+             PL_SPMM_RMAX);
+    pl_backend *be = op->be;
+    const size_t nr = (size_t)op->n * (size_t)R;
+    if (op->n_rnb + op->n_snb == 0 && be->spmm_aug && !op->loc.row_map) {
+        const double t0 = pl_wtime();
+        double loc[2 * PL_SPMM_RMAX];
+        const int e = be->spmm_aug(be, op->d_loc, R, alpha, gamma, beta, X, Y, loc);
+        if (e == PL_ERR_NOTSUP) goto composed; /* the backend does not fuse this R */
+        PL_CALL(e);
+        op->n_apply += R;
+        op->t_total += pl_wtime() - t0;
+        if (dots) {
+            if (op->size == 1) memcpy(dots, loc, 2 * (size_t)R * sizeof *dots);
+            else PL_MPI(MPI_Allreduce(loc, dots, 2 * R, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of KPM dots");
+        }
+        return PL_OK;
+    }
+composed:
+    PL_CHECK(W, PL_ERR_ARG, "pl_op_apply_block_aug: the composed path needs the scratch block W");
+    PL_CALL(pl_op_apply_block(op, R, X, W));
+    if (beta != 1.0) PL_CALL(be->scal(be, nr, beta, Y));
+    PL_CALL(be->axpy(be, nr, alpha, W, Y));
+    if (gamma != 0.0) PL_CALL(be->axpy(be, nr, gamma, X, Y));
+    if (dots) {
+        PL_CALL(pl_vec_bdot(op, R, X, X, dots));
+        PL_CALL(pl_vec_bdot(op, R, Y, X, dots + R));
+    }
+    return PL_OK;
+}

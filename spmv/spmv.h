@@ -162,6 +162,14 @@ struct pl_backend {
     int (*spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
     int (*gather_block)(pl_backend *be, size_t n, int R, const int32_t *idx, const double *X, double *buf);
     int (*bdot)(pl_backend *be, size_t n, int R, const double *X, const double *Y, double *h);
+    /* spmm_aug, optional (the KPM step fused into the SpMMV; NULL: the
+     * callers compose spmm, scal, axpy and bdot): for a square matrix
+     * without row_map, Y = alpha A X + gamma X + beta Y row by row (Y may
+     * not overlap X), and h_dots[c] = sum_i X[i R + c]^2,
+     * h_dots[R + c] = sum_i Y_new[i R + c] X[i R + c] (local sums, host);
+     * returns after the device finished. */
+    int (*spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta, const double *X,
+                    double *Y, double *h_dots);
 };
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64
@@ -265,6 +273,14 @@ int pl_op_apply_queued(pl_op *op, const double *x, double *y);
  * the time samples are not taken (the median is the single SpMV's).
  * PL_ERR_NOTSUP when the backend has no spmm. */
 int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
+/* The augmented block product of the kernel polynomial method:
+ * Y = alpha A X + gamma X + beta Y and, when dots != NULL, the global
+ * column sums dots[c] = <X_c, X_c>, dots[R + c] = <Y_c, X_c> (after the
+ * update), c < R.  One rank with a backend spmm_aug: one fused pass;
+ * otherwise pl_op_apply_block into W (n_local x R scratch, required then),
+ * the update and pl_vec_bdot.  Collective. */
+int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
+                          double *W, double *dots);
 void pl_op_get_info(const pl_op *op, pl_op_info *info);
 /* Value refill for sweeps that change only matrix values (README,
  * "Sweeps").  When the CSR block given to pl_op_create has value terms

@@ -319,6 +319,13 @@ static int cpu_spmm(pl_backend *be, const void *mat, int R, const double *X, dou
     return cpu_spmm_mat(be, m->p, m->nparts, m->part, R, X, Y);
 }
 
+static int cpu_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
+                        const double *X, double *Y, double *h_dots)
+{
+    const cpu_mat *m = mat;
+    return cpu_spmm_aug_mat(be, m->p, R, alpha, gamma, beta, X, Y, h_dots);
+}
+
 static int cpu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx)
 {
     (void)be;
@@ -392,6 +399,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->spmm = cpu_spmm;
     be->gather_block = cpu_gather_block;
     be->bdot = cpu_bdot;
+    be->spmm_aug = cpu_spmm_aug;
     be->idx_create = cpu_idx_create;
     be->idx_destroy = cpu_idx_destroy;
     be->gather = cpu_gather;

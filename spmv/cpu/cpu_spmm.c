@@ -114,3 +114,43 @@ int cpu_bdot(pl_backend *be, size_t n, int R, const double *X, const double *Y, 
     memcpy(h, acc, (size_t)R * sizeof *h);
     return PL_OK;
 }
+
+int cpu_spmm_aug_mat(pl_backend *be, const pjds *p, int R, double alpha, double gamma, double beta, const double *X,
+                     double *Y, double *h_dots)
+{
+    (void)be;
+    PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX && !p->row_map, PL_ERR_ARG, "spmm_aug: bad arguments");
+    double acc[2 * PL_SPMM_RMAX] = {0};
+    const int32_t C = p->C, n = p->nrows;
+#pragma omp parallel if (p->nent > 4096)
+    {
+        double loc[2 * PL_SPMM_RMAX] = {0}, s[PL_SPMM_RMAX];
+#pragma omp for schedule(static)
+        for (int32_t c = 0; c < p->nchunks; c++) {
+            const int32_t r0 = c * C, rn = n - r0 < C ? n - r0 : C;
+            const int32_t *restrict col = p->col + p->chunk_start[c];
+            const double *restrict val = p->val + p->chunk_start[c];
+            for (int32_t r = 0; r < rn; r++) {
+                for (int k = 0; k < R; k++) s[k] = 0.0;
+                const int32_t l = p->row_len[r0 + r];
+                for (int32_t j = 0; j < l; j++) {
+                    const double v = val[(int64_t)j * C + r];
+                    const double *restrict xr = X + (int64_t)col[(int64_t)j * C + r] * R;
+                    for (int k = 0; k < R; k++) s[k] += v * xr[k];
+                }
+                const double *restrict xo = X + (int64_t)(r0 + r) * R;
+                double *restrict yr = Y + (int64_t)(r0 + r) * R;
+                for (int k = 0; k < R; k++) {
+                    const double y = alpha * s[k] + gamma * xo[k] + beta * yr[k];
+                    yr[k] = y;
+                    loc[k] += xo[k] * xo[k];
+                    loc[R + k] += y * xo[k];
+                }
+            }
+        }
+#pragma omp critical
+        for (int k = 0; k < 2 * R; k++) acc[k] += loc[k];
+    }
+    memcpy(h_dots, acc, 2 * (size_t)R * sizeof *h_dots);
+    return PL_OK;
+}

@@ -25,3 +25,5 @@ int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t l
 int cpu_spmm_mat(pl_backend *be, const pjds *p, int nparts, const int32_t *part, int R, const double *X, double *Y);
 int cpu_gather_block(pl_backend *be, size_t n, int R, const int32_t *idx, const double *X, double *buf);
 int cpu_bdot(pl_backend *be, size_t n, int R, const double *X, const double *Y, double *h);
+int cpu_spmm_aug_mat(pl_backend *be, const pjds *p, int R, double alpha, double gamma, double beta, const double *X,
+                     double *Y, double *h_dots);

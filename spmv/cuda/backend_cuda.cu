@@ -556,6 +556,16 @@ static int cu_bdot(pl_backend *be, size_t n, int R, const double *X, const doubl
     return pl_cuda_bdot(pl_cuda_ctx_of(be), n, R, X, Y, h);
 }
 
+/* PL_ERR_NOTSUP (no message) when the fused kernel does not cover R or the
+ * layout: pl_op_apply_block_aug then composes the step */
+static int cu_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
+                       const double *X, double *Y, double *h_dots)
+{
+    int done = 0;
+    PL_CALL(pl_cuda_spmm_aug(pl_cuda_ctx_of(be), (const pl_cuda_mat *)mat, R, alpha, gamma, beta, X, Y, h_dots, &done));
+    return done ? PL_OK : PL_ERR_NOTSUP;
+}
+
 static int cu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
@@ -716,6 +726,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->spmm = cu_spmm;
     be->gather_block = cu_gather_block;
     be->bdot = cu_bdot;
+    be->spmm_aug = cu_spmm_aug;
     be->basis_update = cu_basis_update;
     int e = ctx_init(cx, device % n);
     if (e != PL_OK) {

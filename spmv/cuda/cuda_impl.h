@@ -136,6 +136,11 @@ int pl_cuda_gather(pl_cuda_ctx *cx, size_t n, const int32_t *d_idx, const double
 int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y);
 int pl_cuda_gather_block(pl_cuda_ctx *cx, size_t n, int R, const int32_t *idx, const double *X, double *buf);
 int pl_cuda_bdot(pl_cuda_ctx *cx, size_t n, int R, const double *X, const double *Y, double *h_out);
+/* The fused KPM step for R in {2, 4, 8, 16, 32} on a local matrix (no
+ * row_map) with 16-byte aligned blocks; *done = 0 (and nothing happened)
+ * otherwise, then the caller composes it. */
+int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha, double gamma, double beta,
+                     const double *X, double *Y, double *h_dots, int *done);
 /* The same on stream s (transport.cu: the comm stream). */
 int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the

@@ -204,6 +204,141 @@ __global__ void __launch_bounds__(256) k_bdot(int64_t n, int R, const double *__
     }
 }
 
+/* The KPM step fused into the vector kernel (R = T NC, square local
+ * matrix): Y = alpha A X + gamma X + beta Y row by row, and per block the
+ * column sums of X.X and Y_new.X into part[block][2 R] (a second kernel
+ * adds the blocks). */
+template <int T, int NC>
+__global__ void __launch_bounds__(256) k_spmm_aug(const spmm_args a, double alpha, double gamma, double beta,
+                                                  double *__restrict__ part)
+{
+    __shared__ double sh[256 * 2 * NC];
+    const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int32_t row = (int32_t)(gt / T);
+    const int lane = (int)(gt % T);
+    const int R = T * NC;
+    double d1[NC], d2[NC];
+#pragma unroll
+    for (int k = 0; k < NC; k++) d1[k] = d2[k] = 0.0;
+    if (row < a.nrows) {
+        const int32_t c = row / a.C, rr = row - c * a.C;
+        const int64_t base = a.chunk_start[c] + rr, C = a.C;
+        const int32_t len = a.row_len[row];
+        double acc[NC];
+#pragma unroll
+        for (int k = 0; k < NC; k++) acc[k] = 0.0;
+        int32_t j = 0;
+        for (; j + 4 <= len; j += 4) {
+            double v[4];
+            int32_t cc[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                v[u] = __ldcs(a.val + base + (int64_t)(j + u) * C);
+                cc[u] = __ldcs(a.col + base + (int64_t)(j + u) * C);
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const double2 *xr = reinterpret_cast<const double2 *>(a.X + (int64_t)cc[u] * R + lane * NC);
+#pragma unroll
+                for (int k = 0; k < NC / 2; k++) {
+                    const double2 x2 = __ldg(xr + k);
+                    acc[2 * k] += v[u] * x2.x;
+                    acc[2 * k + 1] += v[u] * x2.y;
+                }
+            }
+        }
+        for (; j < len; j++) {
+            const double v = __ldcs(a.val + base + (int64_t)j * C);
+            const double2 *xr =
+                reinterpret_cast<const double2 *>(a.X + (int64_t)__ldcs(a.col + base + (int64_t)j * C) * R + lane * NC);
+#pragma unroll
+            for (int k = 0; k < NC / 2; k++) {
+                const double2 x2 = __ldg(xr + k);
+                acc[2 * k] += v * x2.x;
+                acc[2 * k + 1] += v * x2.y;
+            }
+        }
+        const double2 *xo = reinterpret_cast<const double2 *>(a.X + (int64_t)row * R + lane * NC);
+        double2 *yo = reinterpret_cast<double2 *>(a.Y + (int64_t)row * R + lane * NC);
+#pragma unroll
+        for (int k = 0; k < NC / 2; k++) {
+            const double2 x2 = xo[k], y2 = yo[k];
+            double2 n2;
+            n2.x = alpha * acc[2 * k] + gamma * x2.x + beta * y2.x;
+            n2.y = alpha * acc[2 * k + 1] + gamma * x2.y + beta * y2.y;
+            yo[k] = n2;
+            d1[2 * k] = x2.x * x2.x;
+            d1[2 * k + 1] = x2.y * x2.y;
+            d2[2 * k] = n2.x * x2.x;
+            d2[2 * k + 1] = n2.y * x2.y;
+        }
+    }
+    /* block reduction over the rows of the block, per column */
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < NC; k++) {
+        sh[k * 256 + t] = d1[k];
+        sh[(NC + k) * 256 + t] = d2[k];
+    }
+    __syncthreads();
+    for (int stride = 128; stride >= T; stride >>= 1) {
+        if (t < stride)
+#pragma unroll
+            for (int k = 0; k < 2 * NC; k++) sh[k * 256 + t] += sh[k * 256 + t + stride];
+        __syncthreads();
+    }
+    if (t < T) {
+        double *pb = part + (int64_t)blockIdx.x * 2 * R;
+#pragma unroll
+        for (int k = 0; k < NC; k++) {
+            pb[lane * NC + k] = sh[k * 256 + t];
+            pb[R + lane * NC + k] = sh[(NC + k) * 256 + t];
+        }
+    }
+}
+
+/* out[c] = sum_b part[b][c], c < m (one block per column) */
+__global__ void __launch_bounds__(256) k_sum_cols(int64_t nb, int m, const double *__restrict__ part, double *out)
+{
+    __shared__ double sh[256];
+    const int c = blockIdx.x;
+    double s = 0.0;
+    for (int64_t b = threadIdx.x; b < nb; b += 256) s += part[b * m + c];
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (int st = 128; st > 0; st >>= 1) {
+        if (threadIdx.x < st) sh[threadIdx.x] += sh[threadIdx.x + st];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[c] = sh[0];
+}
+
+template <int T, int NC>
+static int launch_aug(const spmm_args &a, double alpha, double gamma, double beta, cudaStream_t s, double *d_out,
+                      double *h_dots)
+{
+    const int64_t threads = (int64_t)a.nrows * T;
+    const int64_t nb = (threads + 255) / 256;
+    const int R = T * NC;
+    double *part = NULL;
+    PL_CUDA(cudaMallocAsync((void **)&part, (size_t)(nb > 0 ? nb : 1) * 2 * R * sizeof(double), s));
+    int rc = PL_OK;
+    if (nb > 0) {
+        k_spmm_aug<T, NC><<<(unsigned)nb, 256, 0, s>>>(a, alpha, gamma, beta, part);
+        if (cudaGetLastError() != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "k_spmm_aug launch failed");
+        if (rc == PL_OK) k_sum_cols<<<2 * R, 256, 0, s>>>(nb, 2 * R, part, d_out);
+        if (rc == PL_OK && cudaGetLastError() != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "k_sum_cols launch failed");
+    } else if (cudaMemsetAsync(d_out, 0, 2 * (size_t)R * sizeof(double), s) != cudaSuccess) {
+        rc = PL_ERROR(PL_ERR_CUDA, "cudaMemsetAsync failed");
+    }
+    if (rc == PL_OK &&
+        cudaMemcpyAsync(h_dots, d_out, 2 * (size_t)R * sizeof(double), cudaMemcpyDeviceToHost, s) != cudaSuccess)
+        rc = PL_ERROR(PL_ERR_CUDA, "cudaMemcpyAsync of the KPM dots failed");
+    (void)cudaFreeAsync(part, s);
+    PL_CUDA(cudaStreamSynchronize(s));
+    return rc;
+}
+
 } // namespace
 
 extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y)
@@ -293,4 +428,36 @@ extern "C" int pl_cuda_bdot(pl_cuda_ctx *cx, size_t n, int R, const double *X, c
     PL_CUDA(cudaMemcpyAsync(h_out, d_h, (size_t)R * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
     PL_CUDA(cudaStreamSynchronize(cx->stream));
     return PL_OK;
+}
+
+extern "C" int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha, double gamma, double beta,
+                                const double *X, double *Y, double *h_dots, int *done)
+{
+    *done = 0;
+    const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0);
+    if (m->d_row_map || !aligned || !cx->d_ts_h) return PL_OK; /* the caller composes the step */
+    spmm_args a;
+    a.nrows = m->nrows;
+    a.C = m->C;
+    a.chunk_start = m->d_chunk_start;
+    a.row_len = m->d_row_len;
+    a.col = m->d_col;
+    a.val = m->d_val;
+    a.row_map = NULL;
+    a.R = R;
+    a.X = X;
+    a.Y = Y;
+    cudaStream_t s = cx->stream;
+    double *d_out = cx->d_ts_h; /* 64 doubles: 2 R <= 64 for R <= 32 */
+    int rc = PL_OK;
+    switch (R) {
+    case 2: rc = launch_aug<1, 2>(a, alpha, gamma, beta, s, d_out, h_dots); break;
+    case 4: rc = launch_aug<1, 4>(a, alpha, gamma, beta, s, d_out, h_dots); break;
+    case 8: rc = launch_aug<1, 8>(a, alpha, gamma, beta, s, d_out, h_dots); break;
+    case 16: rc = launch_aug<2, 8>(a, alpha, gamma, beta, s, d_out, h_dots); break;
+    case 32: rc = launch_aug<4, 8>(a, alpha, gamma, beta, s, d_out, h_dots); break;
+    default: return PL_OK;
+    }
+    if (rc == PL_OK) *done = 1;
+    return rc;
 }

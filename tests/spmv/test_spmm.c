@@ -113,6 +113,38 @@ static void run(const tm_csr *a, int kind, pl_backend *be)
                     TU_OK(pl_vec_dot(op, x, y, &d1));
                     TU_CLOSE(bd[r], d1, 1e-12);
                 }
+                /* the fused KPM step: Y = alpha A X + gamma X + beta Y0, dots of X.X and Y.X */
+                {
+                    const double al = 0.7, ga = -0.3, bt = -1.0;
+                    double *W = NULL, *Z = NULL, dots[2 * PL_SPMM_RMAX];
+                    TU_OK(be->vec_alloc(be, (size_t)n * R + 1, &W));
+                    TU_OK(be->vec_alloc(be, (size_t)n * R + 1, &Z));
+                    double *hZ0 = malloc(((size_t)n * R + 1) * sizeof *hZ0), *hZ = malloc(((size_t)n * R + 1) * sizeof *hZ);
+                    for (int64_t i = 0; i < n * R; i++) hZ0[i] = cos(0.01 * (double)(gi[i / R] * R + i % R));
+                    TU_OK(be->upload(be, Z, hZ0, (size_t)n * R));
+                    TU_OK(pl_op_apply_block_aug(op, R, al, ga, bt, X, Z, W, dots));
+                    TU_OK(be->download(be, hZ, Z, (size_t)n * R));
+                    double e2 = 0.0, xx[PL_SPMM_RMAX] = {0}, yx[PL_SPMM_RMAX] = {0};
+                    for (int64_t i = 0; i < n; i++)
+                        for (int r = 0; r < R; r++) {
+                            const double ref = al * hY[i * R + r] + ga * hX[i * R + r] + bt * hZ0[i * R + r];
+                            const double d = fabs(hZ[i * R + r] - ref) / (scale[gi[i]] + 2.0);
+                            if (!(d <= e2)) e2 = d;
+                            xx[r] += hX[i * R + r] * hX[i * R + r];
+                            yx[r] += hZ[i * R + r] * hX[i * R + r];
+                        }
+                    MPI_Allreduce(MPI_IN_PLACE, xx, R, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                    MPI_Allreduce(MPI_IN_PLACE, yx, R, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                    TU_CHECK_MSG(e2 <= 1e-14, "aug np=%d mode=%d C=%d R=%d: deviation %.2e", size, modes[mi], Cs[ci], R, e2);
+                    for (int r = 0; r < R; r++) {
+                        TU_CLOSE(dots[r], xx[r], 1e-12);
+                        TU_CLOSE(dots[R + r], yx[r], 1e-12);
+                    }
+                    be->vec_free(be, W);
+                    be->vec_free(be, Z);
+                    free(hZ0);
+                    free(hZ);
+                }
             }
             pl_log_init(0, PL_LOG_QUIET);
             TU_CHECK(pl_op_apply_block(op, 0, X, Y) == PL_ERR_ARG);
