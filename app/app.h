@@ -69,6 +69,7 @@ int cmd_bench(app_ctx *ctx);
 int cmd_export(app_ctx *ctx);
 int cmd_merge(app_ctx *ctx);
 int cmd_spectral(app_ctx *ctx);
+int cmd_dos(app_ctx *ctx);
 
 /* 1 if ctx says the output file may be (over)written; PL_ERR_INPUT with a
  * clear message otherwise (exists without --overwrite, directory missing or

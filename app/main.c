@@ -41,6 +41,11 @@ static const command commands[] = {
      "Lanczos recursion on H from O psi0; the continued fraction gives\n"
      "A(w) = -(1/pi) Im <psi0|O+ (w + i eta + E0 - H)^-1 O|psi0> on the [spectral] omega grid.  The result\n"
      "file is solve's plus /spectral (README, \"Spectral functions\").\n"},
+    {"dos", cmd_dos, "the density of states by the kernel polynomial method", "",
+     "Builds the matrix, estimates its spectral bounds with a short Lanczos run and computes the\n"
+     "Chebyshev moments of [kpm] random_vectors random vectors, [kpm] block of them per SpMMV, two\n"
+     "moments per product; writes the damped density (Jackson or Lorentz kernel), the raw moments and\n"
+     "the bounds to [output] file (README, \"Density of states\").  Symmetric matrices only.\n"},
     {"bench", cmd_bench, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "",
      "Times y = A x on the configured matrix for each storage format on the configured backend\n"
      "(median of [spmv] repeats runs) and reports GF/s, effective GB/s and %% of the memory floor.\n"},
@@ -74,7 +79,8 @@ static void command_help(const command *c)
            "  --set section.key=value  override a config key (repeatable), e.g. --set solver.nev=8\n"
            "  --quiet                  no progress or summary on stderr (warnings and errors still print)\n"
            "  --verbose                debug messages on stderr\n");
-    if (!strcmp(c->name, "solve") || !strcmp(c->name, "export") || !strcmp(c->name, "spectral"))
+    if (!strcmp(c->name, "solve") || !strcmp(c->name, "export") || !strcmp(c->name, "spectral") ||
+        !strcmp(c->name, "dos"))
         printf("  --overwrite              replace an existing output file\n");
     if (!strcmp(c->name, "solve"))
         printf("  --resume                 continue from the checkpoint, or the points of a sweep not yet done\n"
@@ -96,7 +102,7 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) ctx->quiet = 1;
         else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) *verbose = 1;
         else if (!strcmp(a, "--overwrite") && (!strcmp(c->name, "solve") || !strcmp(c->name, "export") ||
-                                                 !strcmp(c->name, "spectral") ||
+                                                 !strcmp(c->name, "spectral") || !strcmp(c->name, "dos") ||
                                                  !strcmp(c->name, "merge")))
             ctx->overwrite = 1;
         else if (!strcmp(a, "--resume") && !strcmp(c->name, "solve")) ctx->resume = 1;

@@ -241,3 +241,41 @@ int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double 
  * into intensity.  Can't fail. */
 void lz_continued_fraction(int n, const double *alpha, const double *beta, double e0, double eta, int points,
                            const double *omega, double *intensity);
+
+/* ---- the kernel polynomial method (kpm.c; README "Density of states") ----
+ * H~ = (H - b) / a maps the spectrum into (-1, 1).  kpm_moments: the
+ * Chebyshev moments mu_m = (1/R) sum_r <r|T_m(H~)|r> / <r|r>, m < N, of R
+ * start vectors that depend on (seed, vector index, global row) only
+ * (unit = 1: the N unit vectors e_i, mu_m = Tr T_m(H~) / N exactly), in
+ * blocks of `block` vectors through pl_op_apply_block_aug with the doubling
+ * mu_2n = 2 <v_n|v_n> - mu_0, mu_2n+1 = 2 <v_n+1|v_n> - mu_1 (N / 2 block
+ * products per block).  Collective. */
+typedef struct kpm_options {
+    int moments;      /* N >= 2                                         */
+    int nvec;         /* R >= 1 random vectors (unit: ignored)          */
+    int block;        /* 1..PL_SPMM_RMAX vectors per block product      */
+    int unit;         /* 1: all unit vectors (small matrices, tests)    */
+    uint64_t seed;
+    double a, b;      /* H~ = (H - b) / a                               */
+    int quiet;        /* no progress lines                              */
+} kpm_options;
+typedef struct kpm_stats {
+    int64_t block_products; /* pl_op_apply_block_aug calls             */
+    int64_t vector_products; /* their columns: SpMV equivalents        */
+    double seconds;         /* wall time of kpm_moments                */
+    int fused;              /* 1: the backend's fused step ran         */
+} kpm_stats;
+int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st);
+/* Spectral bounds from `steps` Lanczos steps (lz_recursion from the
+ * random vector of seed): the extreme Ritz values widened by their
+ * residual bounds |beta_m s_m| and then by 1 % of the width on each side.
+ * Collective. */
+int kpm_bounds(pl_op *op, uint64_t seed, int steps, double *emin, double *emax);
+/* Damping factors g_0..g_{N-1}: kind 0 Jackson, 1 Lorentz(lambda).  Can't fail. */
+void kpm_damping(int kind, double lambda, int N, double *g);
+/* The density at the P Chebyshev nodes x_k = cos(pi (k + 1/2) / P) mapped
+ * to energies E = a x + b, ascending: energy[P], rho[P] (integrates to
+ * g_0 mu_0 exactly by Gauss-Chebyshev quadrature, returned in *integral).
+ * Can't fail. */
+void kpm_density(int N, const double *mu, const double *g, double a, double b, int P, double *energy, double *rho,
+                 double *integral);

@@ -9,6 +9,7 @@ Panels, each drawn when the file has its data:
   phonons     phonon distribution P(n) of each eigenvector (/observables)
   correlations <n_0 n_r>, <S^z_0 S^z_r>, <n_0 x_r> (periodic) or the rows i = 0 (open)
   spectral    the spectral function A(w) with the sum rule (/spectral)
+  dos         the density of states of `dos` (/dos)
 Energies and frequencies are in units of the hopping t.  Needs matplotlib
 (python3-matplotlib, installed by tools/setup-deps.sh).  Exit 2 for a file
 that is not a pjds-lanczos result or holds nothing to draw."""
@@ -29,6 +30,8 @@ def panels_of(f):
         p += ["phonons", "correlations"]
     if "spectral" in f:
         p.append("spectral")
+    if "dos" in f:
+        p.append("dos")
     return p
 
 
@@ -103,8 +106,22 @@ def draw_spectral(ax, f):
             transform=ax.transAxes, ha="right", va="top", fontsize=8)
 
 
+def draw_dos(ax, f):
+    g = f["dos"]
+    E, rho = g["energy"][:], g["density"][:]
+    kern = g.attrs.get("kernel", "")
+    if isinstance(kern, bytes):
+        kern = kern.decode()
+    ax.plot(E, rho, lw=1.0)
+    ax.set_xlabel("E / t")
+    ax.set_ylabel("density of states rho(E) t")
+    ax.set_title("KPM: N = %d moments, R = %d vectors, %s kernel" % (int(g.attrs["N"]), int(g.attrs["R"]), kern))
+    ax.text(0.98, 0.95, "integral = %.6f" % g.attrs["integral"], transform=ax.transAxes, ha="right", va="top",
+            fontsize=8)
+
+
 DRAW = {"sweep": draw_sweep, "convergence": draw_convergence, "phonons": draw_phonons,
-        "correlations": draw_correlations, "spectral": draw_spectral}
+        "correlations": draw_correlations, "spectral": draw_spectral, "dos": draw_dos}
 
 
 def main():

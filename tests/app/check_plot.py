@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_plot.py -- tools/plot.py draws a non-empty PNG of the expected size
 for each kind of result file: a solve (convergence, phonons, correlations),
-a sweep (eigenvalues against the parameter) and a spectral run (+ A(w)).
+a sweep (eigenvalues against the parameter), a spectral run (+ A(w)) and a
+dos run (the density of states).
 usage: check_plot.py PJDS_BIN SRC_DIR   (exit 77 = skipped: no matplotlib)"""
 import os
 import struct
@@ -40,6 +41,7 @@ with tempfile.TemporaryDirectory() as d:
         "solve": ([exe, "solve", cfg], (1200, 800), "convergence, phonons, correlations"),
         "sweep": ([exe, "solve", cfg, "--set", "sweep.coupling=0.0, 0.5, 1.0"], (600, 400), "sweep"),
         "spectral": ([exe, "spectral", cfg, "--set", "spectral.steps=50"], (1200, 800), "spectral"),
+        "dos": ([exe, "dos", cfg, "--set", "kpm.moments=128"], (600, 400), "dos"),
     }
     for name, (cmd, size, panels) in runs.items():
         h5 = os.path.join(d, name + ".h5")

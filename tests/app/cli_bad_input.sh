@@ -52,6 +52,11 @@ case $case_name in
                    expect="\[spectral\] momentum: 0 with operator = phonon_displacement needs phonon_basis = site" ;;
   obs_import)      printf '[model]\ntype = hdf5\n[matrix]\nfile = m.h5\n[output]\nobservables = true\n' >"$cfg"
                    expect="bad.ini:6: \[output\] observables: needs a generated holstein-hubbard model" ;;
+  kpm_moments)     base "max_phonons = 2" $'[kpm]\nmoments = 1'; cmd=dos; expect="bad.ini:11: \[kpm\] moments: must be in 2..1000000" ;;
+  kpm_vectors)     base "max_phonons = 2" $'[kpm]\nrandom_vectors = 0'; cmd=dos; expect="bad.ini:11: \[kpm\] random_vectors: must be in 1..100000" ;;
+  kpm_block)       base "max_phonons = 2" $'[kpm]\nblock = 65'; cmd=dos; expect="bad.ini:11: \[kpm\] block: must be in 1..64" ;;
+  kpm_nonsym)      printf '[model]\ntype = block-stencil\nnx = 3\nny = 3\nnz = 3\nblock_size = 2\nconvection = 0.2\n[spmv]\nbackend = cpu\n' >"$cfg"
+                   cmd=dos; args=(--set output.file="$dir/out.h5"); expect="dos: .* is nonsymmetric; the kernel polynomial method needs a real spectrum" ;;
   bad_reorth)      base "max_phonons = 2" $'[solver]\nreorthogonalization = none'; expect="bad.ini:11: \[solver\] reorthogonalization" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
   *) echo "unknown case $case_name"; exit 1 ;;

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""check_kpm.py -- `pjds-lanczos dos` (the kernel polynomial method) against
+independent references.
+
+usage: check_kpm.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
+  traces   a small Holstein-Hubbard matrix (exported, dense in NumPy), [kpm]
+           vectors = unit: the moments equal Tr T_n(H~) / N of the dense
+           eigenvalues (1e-12); the density integrates to 1 (the file's
+           Gauss-Chebyshev sum to 1e-12, the trapezoid over the grid to 2e-3)
+  known    a diagonal matrix with a known spectrum (HDF5 import, symmetric = 1),
+           unit vectors: the Jackson- and Lorentz-damped densities equal the
+           exact eigenvalue histogram expanded with the same kernel (1e-10 of
+           the peak), computed here from the eigenvalues
+  random   random vectors: the moments are estimates (mu_0 = 1 exactly, the
+           others within 5 standard errors of the exact traces)
+  ranks    the same moments and density (1e-12) on 1, 2 and 3 ranks
+Exit 0 = pass, 1 = fail."""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HH = """[model]
+type = holstein-hubbard
+sites = 4
+n_up = 2
+n_down = 1
+hubbard_u = 3
+coupling = 0.6
+phonon_frequency = 1.0
+max_phonons = 3
+phonon_basis = site
+boundary = periodic
+[spmv]
+backend = cpu
+"""
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        print("FAIL: %s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+        sys.exit(1)
+    return p
+
+
+def read_dos(path):
+    with h5py.File(path) as f:
+        g = f["dos"]
+        return {k: g[k][:] for k in g} | {k: g.attrs[k] for k in g.attrs}
+
+
+def dense_of(h5):
+    with h5py.File(h5) as f:
+        g = f["/"]
+        n = int(g.attrs["rows"])
+        rp, ci, v = g["row_ptr"][:], g["col_idx"][:], g["values"][:]
+    A = np.zeros((n, n))
+    for i in range(n):
+        A[i, ci[rp[i]:rp[i + 1]]] = v[rp[i]:rp[i + 1]]
+    if str(g_storage(h5)) == "lower":
+        A = A + A.T - np.diag(np.diag(A))
+    return A
+
+
+def g_storage(h5):
+    with h5py.File(h5) as f:
+        s = f["/"].attrs.get("storage", b"full")
+        return s.decode() if isinstance(s, bytes) else s
+
+
+def exact_moments(lam, a, b, N):
+    x = np.clip((lam - b) / a, -1, 1)
+    th = np.arccos(x)
+    return np.array([np.mean(np.cos(n * th)) for n in range(N)])
+
+
+def damping(kind, lam_l, N):
+    n = np.arange(N)
+    if kind == "lorentz":
+        return np.sinh(lam_l * (1 - n / N)) / math.sinh(lam_l)
+    q = math.pi / (N + 1)
+    return ((N - n + 1) * np.cos(q * n) + np.sin(q * n) / math.tan(q)) / (N + 1)
+
+
+def density(mu, g, a, b, E):
+    x = (E - b) / a
+    th = np.arccos(np.clip(x, -1, 1))
+    f = g[0] * mu[0] + 2 * sum(g[n] * mu[n] * np.cos(n * th) for n in range(1, len(mu)))
+    return f / (math.pi * a * np.sqrt(1 - x * x))
+
+
+def case_traces(exe, tmp):
+    cfg = os.path.join(tmp, "hh.ini")
+    open(cfg, "w").write(HH)
+    mat = os.path.join(tmp, "hh.h5")
+    run([exe, "export", cfg, mat, "--overwrite", "--quiet"])
+    out = os.path.join(tmp, "d.h5")
+    N = 200
+    run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set", "kpm.vectors=unit",
+         "--set", "kpm.moments=%d" % N, "--set", "kpm.block=7"])
+    d = read_dos(out)
+    lam = np.linalg.eigvalsh(dense_of(mat))
+    fail = 0
+    if not (d["emin"] < lam[0] and lam[-1] < d["emax"]):
+        print("FAIL: bounds [%g, %g] do not contain the spectrum [%g, %g]" % (d["emin"], d["emax"], lam[0], lam[-1]))
+        fail = 1
+    ref = exact_moments(lam, d["a"], d["b"], N)
+    e = np.max(np.abs(d["moments"] - ref))
+    if e > 1e-12:
+        print("FAIL: moments deviate from Tr T_n(H~)/N by %.2e" % e)
+        fail = 1
+    trap = np.trapz(d["density"], d["energy"]) if hasattr(np, "trapz") else np.trapezoid(d["density"], d["energy"])
+    if abs(d["integral"] - 1) > 1e-12 or abs(trap - 1) > 2e-3:
+        print("FAIL: integral %.15f (Gauss-Chebyshev), %.6f (trapezoid)" % (d["integral"], trap))
+        fail = 1
+    print("traces: N = %d rows, %d moments, max deviation %.2e; integral %.15f, trapezoid %.6f" %
+          (len(lam), N, e, d["integral"], trap))
+    return fail
+
+
+def write_diag(path, lam):
+    n = len(lam)
+    with h5py.File(path, "w") as f:
+        g = f["/"]
+        g.attrs["pjds_matrix_schema"] = np.int64(1)
+        g.attrs["rows"] = np.int64(n)
+        g.attrs["cols"] = np.int64(n)
+        g.attrs["nnz"] = np.int64(n)
+        g.attrs["symmetric"] = np.int64(1)
+        g.create_dataset("row_ptr", data=np.arange(n + 1, dtype=np.int64))
+        g.create_dataset("col_idx", data=np.arange(n, dtype=np.int32))
+        g.create_dataset("values", data=np.asarray(lam, dtype=np.float64))
+
+
+def case_known(exe, tmp):
+    rng = np.random.default_rng(5)
+    lam = np.concatenate([rng.normal(-2.0, 0.3, 300), rng.normal(1.5, 0.1, 150), np.full(50, 3.0)])
+    mat = os.path.join(tmp, "diag.h5")
+    write_diag(mat, lam)
+    cfg = os.path.join(tmp, "diag.ini")
+    open(cfg, "w").write("[model]\ntype = hdf5\n[matrix]\nfile = %s\n[spmv]\nbackend = cpu\n" % mat)
+    fail = 0
+    for kern in ("jackson", "lorentz"):
+        out = os.path.join(tmp, "k_%s.h5" % kern)
+        N = 128
+        run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set", "kpm.vectors=unit",
+             "--set", "kpm.moments=%d" % N, "--set", "kpm.kernel=" + kern, "--set", "kpm.points=777"])
+        d = read_dos(out)
+        mu = exact_moments(lam, d["a"], d["b"], N)
+        ref = density(mu, damping(kern, 4.0, N), d["a"], d["b"], d["energy"])
+        e = np.max(np.abs(d["density"] - ref)) / np.max(ref)
+        if e > 1e-10 or len(d["energy"]) != 777:
+            print("FAIL: %s density deviates by %.2e of the peak (%d points)" % (kern, e, len(d["energy"])))
+            fail = 1
+        # and it is a smoothed histogram: the weight near each cluster matches
+        E, rho = d["energy"], d["density"]
+        for lo, hi, w in ((-3.5, -0.5, 300 / 500), (1.0, 2.0, 150 / 500), (2.7, 3.3, 50 / 500)):
+            m = (E >= lo) & (E <= hi)
+            wi = np.trapz(rho[m], E[m]) if hasattr(np, "trapz") else np.trapezoid(rho[m], E[m])
+            if abs(wi - w) > 0.03:
+                print("FAIL: %s: weight in [%g, %g] = %.4f, expected %.4f" % (kern, lo, hi, wi, w))
+                fail = 1
+        print("known (%s): max deviation %.2e of the peak" % (kern, e))
+    return fail
+
+
+def case_random(exe, tmp):
+    cfg = os.path.join(tmp, "hh.ini")
+    open(cfg, "w").write(HH)
+    mat = os.path.join(tmp, "hh.h5")
+    run([exe, "export", cfg, mat, "--overwrite", "--quiet"])
+    out = os.path.join(tmp, "r.h5")
+    N, R = 64, 40
+    run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set", "kpm.moments=%d" % N,
+         "--set", "kpm.random_vectors=%d" % R, "--set", "kpm.block=16"])
+    d = read_dos(out)
+    lam = np.linalg.eigvalsh(dense_of(mat))
+    ref = exact_moments(lam, d["a"], d["b"], N)
+    # the stochastic error of one vector's moment is about sqrt(2 / N_rows); over R vectors / sqrt(R)
+    se = math.sqrt(2.0 / len(lam) / R)
+    e = np.max(np.abs(d["moments"][1:] - ref[1:]))
+    fail = 0
+    if abs(d["moments"][0] - 1) > 1e-14 or e > 5 * se:
+        print("FAIL: random moments: mu_0 = %.16f, max deviation %.3e > 5 x %.3e" % (d["moments"][0], e, se))
+        fail = 1
+    print("random: %d vectors, max deviation %.3e (standard error %.3e)" % (R, e, se))
+    return fail
+
+
+def case_ranks(exe, mpi, tmp):
+    cfg = os.path.join(tmp, "hh.ini")
+    open(cfg, "w").write(HH)
+    res = []
+    for np_ in (1, 2, 3):
+        out = os.path.join(tmp, "p%d.h5" % np_)
+        cmd = ([mpi[0], mpi[1], str(np_)] + mpi[2:]) if mpi else []
+        if np_ > 1 and not mpi:
+            continue
+        run(cmd + [exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set",
+                   "kpm.moments=128", "--set", "kpm.random_vectors=6", "--set", "kpm.block=4"])
+        res.append(read_dos(out))
+    fail = 0
+    for d in res[1:]:
+        for k in ("moments", "density", "energy"):
+            e = np.max(np.abs(d[k] - res[0][k])) / max(1.0, np.max(np.abs(res[0][k])))
+            if e > 1e-12:
+                print("FAIL: %s differs by %.2e between rank counts" % (k, e))
+                fail = 1
+    print("ranks: %d runs compared" % len(res))
+    return fail
+
+
+def main():
+    exe, case = sys.argv[1], sys.argv[2]
+    mpi = sys.argv[3:]
+    with tempfile.TemporaryDirectory() as tmp:
+        if case == "traces":
+            return case_traces(exe, tmp)
+        if case == "known":
+            return case_known(exe, tmp)
+        if case == "random":
+            return case_random(exe, tmp)
+        if case == "ranks":
+            return case_ranks(exe, mpi, tmp)
+    print("unknown case", case)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
