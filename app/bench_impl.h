@@ -85,6 +85,7 @@ typedef struct bench {
     double spmm_ms[BENCH_SPMM_MAX];     /* ours: pl_op_apply_block, median ms per block */
     double spmm_cus_ms[BENCH_SPMM_MAX]; /* cusparseSpMM (CSR, row-major), < 0: n/a */
     double spmm_err[BENCH_SPMM_MAX];    /* max relative error of ours against the reference */
+    double spmm_aug_ms[BENCH_SPMM_MAX]; /* the KPM step pl_op_apply_block_aug, < 0: n/a */
     double spmm_single_ms;              /* one pl_op_apply (the SpMV of the same operator) */
     char spmm_alg[16];
 } bench;

@@ -5,7 +5,9 @@
  * SpMM of the CSR reference with row-major dense blocks on the same matrix.
  * Column r of X is (1 + r / 8) x, so every column of Y is checked against
  * the host CSR reference.  The block floor: 12 B/nnz + 16 R B/row (matrix
- * once, X read once, Y written once; the gathers of X rows counted once). */
+ * once, X read once, Y written once; the gathers of X rows counted once).
+ * kpm_step_ms: the fused step of the kernel polynomial method
+ * (pl_op_apply_block_aug: Y = 2 A X - Y and the column dots). */
 #include "bench_impl.h"
 
 #define SPMM_NR 6
@@ -22,6 +24,21 @@ static int launch_block(void *p)
 {
     blk_arg *a = p;
     return pl_op_apply_block(a->op, a->R, a->X, a->Y);
+}
+
+typedef struct aug_arg {
+    pl_op *op;
+    int R;
+    const double *X;
+    double *Y, *W;
+} aug_arg;
+
+/* the KPM step: Y = 2 A X - Y with the column dots */
+static int launch_aug(void *p)
+{
+    aug_arg *a = p;
+    double d[2 * PL_SPMM_RMAX];
+    return pl_op_apply_block_aug(a->op, a->R, 2.0, 0.0, -1.0, a->X, a->Y, a->W, d);
 }
 
 #if PJDS_HAVE_CUDA
@@ -47,7 +64,7 @@ void bench_run_spmm(bench *b)
     const int64_t n = b->n;
     const size_t nn = (size_t)(n ? n : 1) * 32;
     pl_op *op = NULL;
-    double *hX = NULL, *hY = NULL, *X = NULL, *Y = NULL;
+    double *hX = NULL, *hY = NULL, *X = NULL, *Y = NULL, *W = NULL;
     int rc = pl_op_create(b->A, &b->ctx->cfg.spmv, be, b->ctx->comm, &op);
     if (rc == PL_OK) {
         hX = malloc(nn * sizeof *hX);
@@ -56,6 +73,7 @@ void bench_run_spmm(bench *b)
     }
     if (rc == PL_OK) rc = be->vec_alloc(be, nn, &X);
     if (rc == PL_OK) rc = be->vec_alloc(be, nn, &Y);
+    if (rc == PL_OK) rc = be->vec_alloc(be, nn, &W);
     if (rc == PL_OK) { /* the single SpMV of the same operator */
         for (int64_t i = 0; i < n; i++) hX[i] = b->x[pl_op_global_index(op)[i]];
         rc = be->upload(be, X, hX, (size_t)n);
@@ -77,7 +95,7 @@ void bench_run_spmm(bench *b)
         const int R = spmm_Rs[k];
         const int i_row = b->nspmm++;
         b->spmm_R[i_row] = R;
-        b->spmm_ms[i_row] = b->spmm_cus_ms[i_row] = b->spmm_err[i_row] = -1.0;
+        b->spmm_ms[i_row] = b->spmm_cus_ms[i_row] = b->spmm_err[i_row] = b->spmm_aug_ms[i_row] = -1.0;
         for (int64_t i = 0; i < n; i++)
             for (int r = 0; r < R; r++) hX[i * R + r] = factor(r) * b->x[g[i]];
         rc = be->upload(be, X, hX, (size_t)n * R);
@@ -90,6 +108,12 @@ void bench_run_spmm(bench *b)
             for (int64_t i = 0; i < n; i++)
                 for (int r = 0; r < R; r++) err = fmax(err, fabs(hY[i * R + r] - factor(r) * b->yref[g[i]]));
             b->spmm_err[i_row] = ymax > 0 ? err / (ymax * factor(R - 1)) : err;
+        }
+        if (rc == PL_OK) { /* the KPM step on a copy of Y (Y alternates sign; no overflow) */
+            aug_arg ag = {op, R, X, W, Y};
+            int e = be->copy(be, (size_t)n * R, Y, W);
+            if (e == PL_OK) e = bench_time_launch(be, launch_aug, &ag, b->repeats, &b->spmm_aug_ms[i_row]);
+            if (e != PL_OK) pl_info("bench: KPM step at R = %d failed (%s)", R, pl_error_message());
         }
 #if PJDS_HAVE_CUDA
         if (rc == PL_OK && cm && oX && oY) {
@@ -114,6 +138,7 @@ void bench_run_spmm(bench *b)
 #endif
     if (X) be->vec_free(be, X);
     if (Y) be->vec_free(be, Y);
+    if (W) be->vec_free(be, W);
     free(hX);
     free(hY);
     pl_op_destroy(&op);
@@ -126,8 +151,8 @@ void bench_print_spmm(const bench *b, FILE *f)
     fprintf(f, "\nSpMMV: Y = A X for R vectors, row-major blocks (operator of the solve path; median of %d)\n", b->repeats);
     fprintf(f, "single SpMV of the same operator: %.4f ms; block floor 12 B/nnz + 16 R B/row at %.0f GB/s\n",
             b->spmm_single_ms, gbs_floor);
-    fprintf(f, "%3s %10s %12s %8s %7s %7s | %12s %12s %8s | %9s\n", "R", "ours_ms", "per_vec_ms", "vs_SpMV", "GB/s",
-            "%floor", "cusparse_ms", "per_vec_ms", "speedup", "max_err");
+    fprintf(f, "%3s %10s %12s %8s %7s %7s | %12s %12s %8s | %9s | %11s\n", "R", "ours_ms", "per_vec_ms", "vs_SpMV", "GB/s",
+            "%floor", "cusparse_ms", "per_vec_ms", "speedup", "max_err", "kpm_step_ms");
     for (int i = 0; i < b->nspmm; i++) {
         const int R = b->spmm_R[i];
         const double bytes = 12.0 * (double)b->nnz + 16.0 * R * (double)b->n;
@@ -144,7 +169,9 @@ void bench_print_spmm(const bench *b, FILE *f)
         } else {
             snprintf(cus, sizeof cus, "%12s %12s", "-", "-");
         }
-        fprintf(f, "%3d %s | %s %8s | %9.1e\n", R, ours, cus, sp, b->spmm_err[i]);
+        char aug[24] = "-";
+        if (b->spmm_aug_ms[i] > 0) snprintf(aug, sizeof aug, "%.4f", b->spmm_aug_ms[i]);
+        fprintf(f, "%3d %s | %s %8s | %9.1e | %11s\n", R, ours, cus, sp, b->spmm_err[i], aug);
     }
     if (b->spmm_alg[0]) fprintf(f, "cuSPARSE: cusparseSpMM, CSR (int32), %s, row-major X and Y\n", b->spmm_alg);
 }

@@ -99,6 +99,9 @@ typedef struct pl_cuda_ctx {
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
     double *h_ts_pin;          /* PL_TS_KMAX pinned: gemv_t download   */
+    double *d_aug;             /* spmm_aug per-block column sums (grown) */
+    size_t aug_n;              /* doubles in d_aug                     */
+    double *h_aug_pin;         /* 128 pinned doubles: spmm_aug dots    */
 } pl_cuda_ctx;
 
 /* Largest k (and m) of the tall-skinny kernels; cuBLAS above. */

@@ -212,7 +212,6 @@ template <int T, int NC>
 __global__ void __launch_bounds__(256) k_spmm_aug(const spmm_args a, double alpha, double gamma, double beta,
                                                   double *__restrict__ part)
 {
-    __shared__ double sh[256 * 2 * NC];
     const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int32_t row = (int32_t)(gt / T);
     const int lane = (int)(gt % T);
@@ -273,27 +272,31 @@ __global__ void __launch_bounds__(256) k_spmm_aug(const spmm_args a, double alph
             d2[2 * k + 1] = n2.y * x2.y;
         }
     }
-    /* block reduction over the rows of the block, per column */
-    const int t = threadIdx.x;
+    /* reduction per column: first inside the warp (the lanes with the same
+     * lane % T hold the same columns), then over the 8 warps of the block */
 #pragma unroll
     for (int k = 0; k < NC; k++) {
-        sh[k * 256 + t] = d1[k];
-        sh[(NC + k) * 256 + t] = d2[k];
-    }
-    __syncthreads();
-    for (int stride = 128; stride >= T; stride >>= 1) {
-        if (t < stride)
 #pragma unroll
-            for (int k = 0; k < 2 * NC; k++) sh[k * 256 + t] += sh[k * 256 + t + stride];
-        __syncthreads();
+        for (int off = 16; off >= T; off >>= 1) {
+            d1[k] += __shfl_xor_sync(0xffffffffu, d1[k], off);
+            d2[k] += __shfl_xor_sync(0xffffffffu, d2[k], off);
+        }
     }
-    if (t < T) {
-        double *pb = part + (int64_t)blockIdx.x * 2 * R;
+    __shared__ double sh[8][128];
+    const int wl = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (wl < T) {
 #pragma unroll
         for (int k = 0; k < NC; k++) {
-            pb[lane * NC + k] = sh[k * 256 + t];
-            pb[R + lane * NC + k] = sh[(NC + k) * 256 + t];
+            sh[warp][wl * NC + k] = d1[k];
+            sh[warp][R + wl * NC + k] = d2[k];
         }
+    }
+    __syncthreads();
+    if (threadIdx.x < 2 * R) {
+        double sum = 0.0;
+#pragma unroll
+        for (int w = 0; w < 8; w++) sum += sh[w][threadIdx.x];
+        part[(int64_t)blockIdx.x * 2 * R + threadIdx.x] = sum;
     }
 }
 
@@ -314,29 +317,37 @@ __global__ void __launch_bounds__(256) k_sum_cols(int64_t nb, int m, const doubl
 }
 
 template <int T, int NC>
-static int launch_aug(const spmm_args &a, double alpha, double gamma, double beta, cudaStream_t s, double *d_out,
-                      double *h_dots)
+static int launch_aug(pl_cuda_ctx *cx, const spmm_args &a, double alpha, double gamma, double beta, double *h_dots)
 {
+    cudaStream_t s = cx->stream;
     const int64_t threads = (int64_t)a.nrows * T;
     const int64_t nb = (threads + 255) / 256;
     const int R = T * NC;
-    double *part = NULL;
-    PL_CUDA(cudaMallocAsync((void **)&part, (size_t)(nb > 0 ? nb : 1) * 2 * R * sizeof(double), s));
-    int rc = PL_OK;
+    /* the per-block sums live in a buffer of the context, grown when needed
+     * (a stream-ordered allocation per call went back to the driver at every
+     * synchronisation: ~1 ms a call) */
+    const size_t need = (size_t)(nb > 0 ? nb : 1) * 2 * R + 2 * (size_t)R;
+    if (cx->aug_n < need) {
+        if (cx->d_aug) PL_CUDA(cudaFree(cx->d_aug));
+        cx->d_aug = NULL;
+        cx->aug_n = 0;
+        PL_CUDA(cudaMalloc((void **)&cx->d_aug, need * sizeof(double)));
+        cx->aug_n = need;
+    }
+    if (!cx->h_aug_pin) PL_CUDA(cudaMallocHost((void **)&cx->h_aug_pin, 128 * sizeof(double)));
+    double *part = cx->d_aug, *d_out = cx->d_aug + (size_t)(nb > 0 ? nb : 1) * 2 * R;
     if (nb > 0) {
         k_spmm_aug<T, NC><<<(unsigned)nb, 256, 0, s>>>(a, alpha, gamma, beta, part);
-        if (cudaGetLastError() != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "k_spmm_aug launch failed");
-        if (rc == PL_OK) k_sum_cols<<<2 * R, 256, 0, s>>>(nb, 2 * R, part, d_out);
-        if (rc == PL_OK && cudaGetLastError() != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "k_sum_cols launch failed");
-    } else if (cudaMemsetAsync(d_out, 0, 2 * (size_t)R * sizeof(double), s) != cudaSuccess) {
-        rc = PL_ERROR(PL_ERR_CUDA, "cudaMemsetAsync failed");
+        PL_CUDA_LAUNCH();
+        k_sum_cols<<<2 * R, 256, 0, s>>>(nb, 2 * R, part, d_out);
+        PL_CUDA_LAUNCH();
+    } else {
+        PL_CUDA(cudaMemsetAsync(d_out, 0, 2 * (size_t)R * sizeof(double), s));
     }
-    if (rc == PL_OK &&
-        cudaMemcpyAsync(h_dots, d_out, 2 * (size_t)R * sizeof(double), cudaMemcpyDeviceToHost, s) != cudaSuccess)
-        rc = PL_ERROR(PL_ERR_CUDA, "cudaMemcpyAsync of the KPM dots failed");
-    (void)cudaFreeAsync(part, s);
+    PL_CUDA(cudaMemcpyAsync(cx->h_aug_pin, d_out, 2 * (size_t)R * sizeof(double), cudaMemcpyDeviceToHost, s));
     PL_CUDA(cudaStreamSynchronize(s));
-    return rc;
+    memcpy(h_dots, cx->h_aug_pin, 2 * (size_t)R * sizeof(double));
+    return PL_OK;
 }
 
 } // namespace
@@ -435,7 +446,7 @@ extern "C" int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, do
 {
     *done = 0;
     const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0);
-    if (m->d_row_map || !aligned || !cx->d_ts_h) return PL_OK; /* the caller composes the step */
+    if (m->d_row_map || !aligned) return PL_OK; /* the caller composes the step */
     spmm_args a;
     a.nrows = m->nrows;
     a.C = m->C;
@@ -447,15 +458,13 @@ extern "C" int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, do
     a.R = R;
     a.X = X;
     a.Y = Y;
-    cudaStream_t s = cx->stream;
-    double *d_out = cx->d_ts_h; /* 64 doubles: 2 R <= 64 for R <= 32 */
     int rc = PL_OK;
     switch (R) {
-    case 2: rc = launch_aug<1, 2>(a, alpha, gamma, beta, s, d_out, h_dots); break;
-    case 4: rc = launch_aug<1, 4>(a, alpha, gamma, beta, s, d_out, h_dots); break;
-    case 8: rc = launch_aug<1, 8>(a, alpha, gamma, beta, s, d_out, h_dots); break;
-    case 16: rc = launch_aug<2, 8>(a, alpha, gamma, beta, s, d_out, h_dots); break;
-    case 32: rc = launch_aug<4, 8>(a, alpha, gamma, beta, s, d_out, h_dots); break;
+    case 2: rc = launch_aug<1, 2>(cx, a, alpha, gamma, beta, h_dots); break;
+    case 4: rc = launch_aug<1, 4>(cx, a, alpha, gamma, beta, h_dots); break;
+    case 8: rc = launch_aug<1, 8>(cx, a, alpha, gamma, beta, h_dots); break;
+    case 16: rc = launch_aug<2, 8>(cx, a, alpha, gamma, beta, h_dots); break;
+    case 32: rc = launch_aug<4, 8>(cx, a, alpha, gamma, beta, h_dots); break;
     default: return PL_OK;
     }
     if (rc == PL_OK) *done = 1;

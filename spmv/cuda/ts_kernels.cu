@@ -530,6 +530,10 @@ extern "C" void pl_cuda_ts_free(pl_cuda_ctx *cx)
     if (cx->d_ts_h) (void)cudaFree(cx->d_ts_h);
     if (cx->d_ts_ticket) (void)cudaFree(cx->d_ts_ticket);
     if (cx->h_ts_pin) (void)cudaFreeHost(cx->h_ts_pin);
+    if (cx->d_aug) (void)cudaFree(cx->d_aug);
+    if (cx->h_aug_pin) (void)cudaFreeHost(cx->h_aug_pin);
+    cx->d_aug = cx->h_aug_pin = NULL;
+    cx->aug_n = 0;
     cx->d_ts_part = cx->d_ts_h = cx->h_ts_pin = NULL;
     cx->d_ts_ticket = NULL;
 }
