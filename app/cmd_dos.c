@@ -68,6 +68,7 @@ static int dos_write(app_ctx *ctx, const solve_facts *f, const dos_out *d)
     PL_CALL_GOTO(pl_spectrum_group_attr_double(sp, g, "integral", d->integral), out, rc);
     PL_CALL_GOTO(pl_spectrum_group_attr_double(sp, g, "moments_seconds", d->seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_group_attr_double(sp, g, "bounds_seconds", d->bound_seconds), out, rc);
+    PL_CALL_GOTO(pl_spectrum_group_attr_double(sp, g, "start_vector_seconds", d->st.start_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_group_attr_double(sp, g, "block_products", (double)d->st.block_products), out, rc);
     PL_CALL_GOTO(pl_spectrum_group_attr_double(sp, g, "spmv_median_seconds", d->spmv_median), out, rc);
     PL_CALL_GOTO(pl_spectrum_group_attr_string(sp, g, "convention",
@@ -160,11 +161,11 @@ int cmd_dos(app_ctx *ctx)
     if (ctx->rank == 0) {
         /* the reference of README "Density of states": the same products as single SpMVs (R x N/2) */
         const double equiv = d.spmv_median * (double)d.st.vector_products;
-        pl_info("dos: %lld block products (%lld vector products for %d moments of %d vectors) in %.3f s%s; as %lld "
-                "single SpMVs at the median %.3f ms: %.3f s, ratio %.3f; integral %.12f",
+        pl_info("dos: %lld block products (%lld vector products for %d moments of %d vectors) in %.3f s (start vectors "
+                "%.3f s)%s; as %lld single SpMVs at the median %.3f ms: %.3f s, ratio %.3f; integral %.12f",
                 (long long)d.st.block_products, (long long)d.st.vector_products, d.N, d.R, d.seconds,
-                d.st.fused ? " (fused SpMMV step)" : "", (long long)d.st.vector_products, 1e3 * d.spmv_median, equiv,
-                equiv > 0 ? d.seconds / equiv : 0.0, d.integral);
+                d.st.start_seconds, d.st.fused ? " (fused SpMMV step)" : "", (long long)d.st.vector_products,
+                1e3 * d.spmv_median, equiv, equiv > 0 ? d.seconds / equiv : 0.0, d.integral);
         int e = dos_write(ctx, &f, &d);
         if (e == PL_OK && !ctx->quiet) pl_info("dos: wrote %s", cfg->output.file);
         rc = e;

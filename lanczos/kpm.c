@@ -121,13 +121,16 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
     double last = t0;
     for (int64_t v0 = 0; v0 < total; v0 += B) {
         const int Bv = (int)(total - v0 < B ? total - v0 : B);
+        const double ts = pl_wtime();
         /* the start block, row-major: column c is vector v0 + c */
+#pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < n; i++)
             for (int c = 0; c < Bv; c++)
                 h[i * Bv + c] = o->unit ? (gi[i] == v0 + c ? 1.0 : 0.0)
                                         : lz_random_element(o->seed + (uint64_t)(v0 + c), gi[i]);
         PL_CALL_GOTO(be->upload(be, V0, h, (size_t)n * Bv), out, rc);
         PL_CALL_GOTO(be->set(be, (size_t)n * Bv, 0.0, V1), out, rc);
+        st->start_seconds += pl_wtime() - ts;
         double d[2 * PL_SPMM_RMAX], m0[PL_SPMM_RMAX], m1[PL_SPMM_RMAX];
         /* V1 = H~ V0; mu_0 = <V0, V0>, mu_1 = <V1, V0> */
         PL_CALL_GOTO(pl_op_apply_block_aug(op, Bv, ia, -ba, 0.0, V0, V1, W, d), out, rc);

@@ -263,6 +263,7 @@ typedef struct kpm_stats {
     int64_t block_products; /* pl_op_apply_block_aug calls             */
     int64_t vector_products; /* their columns: SpMV equivalents        */
     double seconds;         /* wall time of kpm_moments                */
+    double start_seconds;   /* of it: making and uploading start blocks */
     int fused;              /* 1: the backend's fused step ran         */
 } kpm_stats;
 int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st);
