@@ -7,6 +7,18 @@
 #include "pl_config.h"
 #include "pl_csr.h"
 
+/* The memory plan (mem_plan.c; README "Reliability"): per-rank estimates
+ * of the peak host and device bytes. */
+typedef struct app_mem_plan {
+    int64_t rows_local;
+    double nnz_local;        /* estimated from a sample of row lengths      */
+    int ncv, gpu;            /* gpu: the cuda backend will be used          */
+    double host_bytes, device_bytes;  /* per rank (host: incl. the resident) */
+    double host_resident;             /* VmRSS when the plan was made       */
+    double device_resident;           /* GPU memory in use then (context)   */
+    double host_avail, device_avail;  /* per rank, < 0: unknown             */
+} app_mem_plan;
+
 typedef struct app_ctx {
     pl_config cfg;        /* resolved and checked configuration               */
     const char *cfg_path; /* CONFIG argument                                  */
@@ -26,6 +38,10 @@ typedef struct app_ctx {
                           /* mask of the swept Hamiltonian terms (hh.h)      */
     int error_collective; /* the command's error was found by every rank alike */
                           /* (broadcast checks): rank 0 reports it, no abort  */
+    struct pl_backend *plan_be; /* the backend, when made before the build   */
+                          /* (the plan reads its free device memory)          */
+    app_mem_plan plan;    /* the memory plan of the last app_build_rows       */
+    int have_plan;
 } app_ctx;
 
 /* What app_build_rows learned about the matrix. */
@@ -55,6 +71,15 @@ int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info 
  * Collective. */
 struct pl_backend;
 int app_backend_create(app_ctx *ctx, struct pl_backend **be);
+/* The memory plan of n rows (this rank) with ~nnz_local non-zeros of an N-row
+ * matrix (mem_plan.c); check: collective, PL_ERR_INPUT with one line when
+ * the worst rank's needs exceed 90 % of its host memory or 95 % of its
+ * GPU's free memory (be may be NULL: no device check). */
+void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
+                          app_mem_plan *p);
+int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, struct pl_backend *be);
+/* "123", "4.5G", "800M" -> bytes (binary units); < 0 when malformed. */
+double app_parse_bytes(const char *s);
 
 /* Row lengths of this rank's block (into *len_out, malloc'ed, the caller
  * frees it; len_out NULL: not kept) and the global storage statistics with

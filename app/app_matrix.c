@@ -25,10 +25,35 @@ typedef struct gen_model {
 
 /* This rank's rows of a generated model of N rows: contiguous blocks
  * balanced by non-zeros (one rank: all), timings into mi.  Collective. */
+/* The memory plan before any row is generated: the mean length of up to
+ * 4096 evenly spaced rows (the same sample on every rank) times this
+ * rank's share of rows.  Collective. */
+static int plan_generated(app_ctx *ctx, const gen_model *g, int64_t N)
+{
+    const int64_t ns = N < 4096 ? N : 4096;
+    double sum = 0.0;
+    for (int64_t i = 0; i < ns; i++) {
+        const int64_t r = (int64_t)((double)i * (double)N / (double)ns);
+        int32_t len = 0;
+        PL_CALL(g->lengths(g->model, r, r + 1, &len));
+        sum += len;
+    }
+    const double mean = ns > 0 ? sum / (double)ns : 0.0;
+    const int64_t share = (N + ctx->size - 1) / ctx->size;
+    int gpu = ctx->cfg.spmv.backend == PL_BACKEND_CUDA ||
+              (ctx->cfg.spmv.backend == PL_BACKEND_AUTO && pl_cuda_device_count() > 0);
+    if (ctx->plan_be) gpu = strcmp(ctx->plan_be->name, "cpu") != 0;
+    app_mem_plan_compute(&ctx->cfg, N, share, mean * (double)share, gpu, &ctx->plan);
+    ctx->have_plan = 1;
+    PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
+    return PL_OK;
+}
+
 static int build_generated(app_ctx *ctx, const gen_model *g, int64_t N, pl_csr *rows, app_matrix_info *mi)
 {
     int rc = PL_OK;
     int64_t *bounds = NULL;
+    PL_CALL(plan_generated(ctx, g, N));
     PL_MALLOC(bounds, ctx->size + 1);
     double t0 = pl_wtime();
     if (ctx->size > 1) {

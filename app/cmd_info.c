@@ -48,6 +48,13 @@ int cmd_info(app_ctx *ctx)
         printf("build_seconds: %.3f\n", mi.build_seconds);
         printf("ranks: %d\n", ctx->size);
         printf("threads_per_rank: %d\n", omp_get_max_threads());
+        if (ctx->have_plan) { /* the memory plan (README "Reliability"), before the build */
+            const app_mem_plan *p = &ctx->plan;
+            printf("memory_plan_backend: %s\n", p->gpu ? "cuda" : "cpu");
+            printf("memory_host_bytes_per_rank: %.0f\n", p->host_bytes);
+            printf("memory_device_bytes_per_rank: %.0f\n", p->device_bytes + p->device_resident);
+            printf("memory_host_available_per_rank: %.0f\n", p->host_avail);
+        }
         fflush(stdout);
     }
 out:

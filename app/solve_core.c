@@ -27,13 +27,21 @@
 
 typedef struct progress {
     int rank, quiet;
-    double last; /* time of the last line */
+    double last;     /* time of the last line */
+    pl_backend *be;  /* GPU memory in use, sampled at each restart */
+    double dev_max;
 } progress;
 
 static void monitor(void *arg, const lz_monitor_info *mi)
 {
     progress *p = arg;
     double now = pl_wtime();
+    if (p->be && p->be->mem_info) { /* the basis is allocated now: the device peak */
+        int dev = 0;
+        size_t fr = 0, tot = 0;
+        if (p->be->mem_info(p->be, &dev, &fr, &tot) == PL_OK && (double)(tot - fr) > p->dev_max)
+            p->dev_max = (double)(tot - fr);
+    }
     if (p->quiet || p->rank != 0 || now - p->last < 1.0) return;
     p->last = now;
     pl_info("solve: restart %d, converged %d/%d, worst relative residual %.2e, %lld SpMVs, %lld full "
@@ -178,6 +186,13 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "mpi_init_seconds", ctx->t_mpi_init), out, rc);
+    if (ctx->have_plan) { /* the memory plan and what the device used (README "Reliability") */
+        PL_CALL_GOTO(pl_spectrum_attr_double(sp, "memory_plan_host_bytes", ctx->plan.host_bytes), out, rc);
+        PL_CALL_GOTO(pl_spectrum_attr_double(sp, "memory_plan_device_bytes",
+                                             ctx->plan.device_bytes + ctx->plan.device_resident),
+                     out, rc);
+    }
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "device_memory_used_bytes", f->device_used), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "backend_seconds", f->backend_seconds), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "residual_seconds", res->time.residual), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "build_seconds", f->mi.build_seconds + f->mi.partition_seconds), out, rc);
@@ -270,17 +285,22 @@ int solve_build(app_ctx *ctx, pl_csr *rows, pl_backend **be, solve_facts *f)
     const pl_config *cfg = &ctx->cfg;
     char where[1200];
     memset(rows, 0, sizeof *rows);
-    PL_CALL(app_build_rows(ctx, rows, &f->mi));
-    PL_CHECK(cfg->solver.nev < f->mi.rows, PL_ERR_INPUT, "%s: %d must be < N = %lld (the number of rows)",
-             pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f->mi.rows);
-    /* matrix statistics from the row lengths, before the CSR block is freed */
-    PL_CALL(app_row_stats(ctx, rows, NULL, &f->st));
-    PL_CALL(choose_method(ctx, rows, f));
+    /* the backend first: its CUDA context is made before the build, and the
+     * memory plan reads the GPU's free memory */
     if (!*be) {
         double t0 = pl_wtime();
         PL_CALL(app_backend_create(ctx, be));
         f->backend_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     }
+    ctx->plan_be = *be;
+    const int e = app_build_rows(ctx, rows, &f->mi);
+    ctx->plan_be = NULL;
+    PL_CALL(e);
+    PL_CHECK(cfg->solver.nev < f->mi.rows, PL_ERR_INPUT, "%s: %d must be < N = %lld (the number of rows)",
+             pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f->mi.rows);
+    /* matrix statistics from the row lengths, before the CSR block is freed */
+    PL_CALL(app_row_stats(ctx, rows, NULL, &f->st));
+    PL_CALL(choose_method(ctx, rows, f));
     return PL_OK;
 }
 
@@ -329,7 +349,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     o.reorth = cfg->solver.reorthogonalization == PL_REORTH_FULL ? LZ_REORTH_FULL : LZ_REORTH_PARTIAL;
     const char *vt = getenv("PJDS_VERIFY_TOL"); /* measurements only */
     if (vt && vt[0]) o.verify_tol = atof(vt);
-    progress prog = {ctx->rank, ctx->quiet, pl_wtime()};
+    progress prog = {ctx->rank, ctx->quiet, pl_wtime(), pl_op_backend(op), 0.0};
     o.monitor = monitor;
     o.monitor_arg = &prog;
     if (x) {
@@ -361,6 +381,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     f->spmv_gflops =
         f->spmv_seconds > 0 ? 2.0 * (double)f->mi.nnz * (double)f->spmv_count / f->spmv_seconds * 1e-9 : 0.0;
     f->spmv_median = app_max_over_ranks(ctx, ot.t_median);
+    f->device_used = app_max_over_ranks(ctx, prog.dev_max); /* the GPU peak seen at the restarts */
     f->spmv_first = app_max_over_ranks(ctx, ot.t_first);
     f->spmv_max = app_max_over_ranks(ctx, ot.t_max);
     return PL_OK;

@@ -22,6 +22,8 @@ typedef struct solve_facts {
     int exchange, transport;
     int method;             /* PL_METHOD_LANCZOS or PL_METHOD_KRYLOV_SCHUR       */
     int cplx;               /* nonsymmetric problem: complex output              */
+    double device_used;     /* GPU memory in use after the solve (total - free,  */
+                            /* the context included; max over ranks), 0: cpu    */
 } solve_facts;
 
 /* Build this rank's rows of ctx->cfg's matrix (with value terms when

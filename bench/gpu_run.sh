@@ -17,7 +17,8 @@
 # speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores),
 # windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU),
 # physics (issue 13: observables and spectral functions on HMEp),
-# spmm (issue 14: SpMMV GPU tests, the bench SpMMV table, KPM on HMEp).
+# spmm (issue 14: SpMMV GPU tests, the bench SpMMV table, KPM on HMEp),
+# memory (issue 15: the memory plan against max RSS and the GPU memory in use).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -241,6 +242,24 @@ if [ $BUILD_OK = 1 ] && part spmm; then
         echo "exit $?" >> "$OUT/kpm.log"
         grep -E "dos:|exit" "$OUT/kpm.log" | sed 's/^/KPM /' | cut -c1-300 | tee -a "$SUM"
     fi
+fi
+# ---- memory plan (issue 15): plan vs measured peak (max RSS, GPU memory at the restarts) -----
+if [ $BUILD_OK = 1 ] && part memory; then
+    step "memory plan vs measured peak"
+    {
+        timeout 60 "$BIN" solve configs/quickstart.ini --overwrite --quiet --set output.file=/tmp/mem0.h5 \
+            --set spmv.backend=cuda --set model.max_phonons=1 > /dev/null 2>&1
+        "$PY" -c "import h5py; a = h5py.File('/tmp/mem0.h5').attrs; print('MEM baseline cuda: device used %.0f MB' % (a['device_memory_used_bytes'] / 1e6))"
+        for run in "hmep cuda" "hmep cpu" "hh7 cuda" "dlr1_like cuda" "uhbr_like cuda"; do
+            set -- $run
+            /usr/bin/time -v timeout 300 "$BIN" solve configs/$1.ini --overwrite --quiet --set output.file=/tmp/mem.h5 \
+                --set spmv.backend=$2 --set solver.verify=false --set solver.max_restarts=30 > /tmp/mem.out 2> /tmp/mem.err
+            echo "exit $? $(grep -E 'Maximum resident' /tmp/mem.err)"
+            rss=$(grep -E 'Maximum resident' /tmp/mem.err | awk '{print $6}')
+            "$PY" -c "import h5py, sys; a = h5py.File('/tmp/mem.h5').attrs; rss = float(sys.argv[1]) * 1024; ph = a['memory_plan_host_bytes']; pd = a['memory_plan_device_bytes']; du = a['device_memory_used_bytes']; print('MEM $1 $2: host plan %.0f MB, max RSS %.0f MB (plan/measured %.2f); device plan %.0f MB, used at the restarts %.0f MB' % (ph / 1e6, rss / 1e6, ph / rss, pd / 1e6, du / 1e6))" "$rss" 2>&1 | tail -1
+        done
+    } > "$OUT/memory.log" 2>&1
+    grep -E "^MEM|^exit" "$OUT/memory.log" | tee -a "$SUM"
 fi
 # ---- sweeps (issue 11): one-run sweep vs separate solves, refill, warm start ---------
 if [ $BUILD_OK = 1 ] && part sweep; then

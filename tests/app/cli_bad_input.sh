@@ -57,6 +57,13 @@ case $case_name in
   kpm_block)       base "max_phonons = 2" $'[kpm]\nblock = 65'; cmd=dos; expect="bad.ini:11: \[kpm\] block: must be in 1..64" ;;
   kpm_nonsym)      printf '[model]\ntype = block-stencil\nnx = 3\nny = 3\nnz = 3\nblock_size = 2\nconvection = 0.2\n[spmv]\nbackend = cpu\n' >"$cfg"
                    cmd=dos; args=(--set output.file="$dir/out.h5"); expect="dos: .* is nonsymmetric; the kernel polynomial method needs a real spectrum" ;;
+  mem_huge)        printf '[model]\ntype = holstein-hubbard\nsites = 10\nn_up = 5\nn_down = 5\nmax_phonons = 40\n[spmv]\nbackend = cpu\n' >"$cfg"
+                   cmd=solve; args=(--set output.file="$dir/out.h5")
+                   expect="memory plan: each of the 1 rank\(s\) needs about [0-9.]+ PB of host memory .* but has .* available: reduce the model" ;;
+  mem_gpu_cap)     nvidia-smi -L > /dev/null 2>&1 || { echo "skipped: no GPU"; exit 77; }
+                   base "max_phonons = 6" $'[spmv]\nbackend = cuda'; cmd=solve; args=(--set output.file="$dir/out.h5")
+                   export PJDS_DEVICE_MEMORY_LIMIT=1M
+                   expect="memory plan: each of the 1 rank\(s\) needs about .* of GPU memory .* but the GPU has 1.05 MB free" ;;
   bad_reorth)      base "max_phonons = 2" $'[solver]\nreorthogonalization = none'; expect="bad.ini:11: \[solver\] reorthogonalization" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
   *) echo "unknown case $case_name"; exit 1 ;;

@@ -1,0 +1,162 @@
+/* mem_plan.c — the memory plan (README "Reliability"): before a generated
+ * matrix is built, every rank estimates its peak host and device bytes from
+ * what is known (rows, the mean row length of a sample of rows, ncv, the
+ * backend) and the run stops with exit status 2 and one line when that
+ * exceeds what is available, instead of dying late.
+ *
+ * Per rank, n rows and z non-zeros (12 B per stored pJDS entry, padding and
+ * windows ~5 %), k = ncv + 1 basis columns:
+ *   CSR block       8 (n + 1) + 16 z          (int64 columns, values)
+ *   pJDS            12.6 z + 4 n              (int32 columns, values, row lengths)
+ *   build temps     40 n                      (permutation, lengths, global index)
+ *   basis + work    8 n (k + 6)
+ * Host: what the process holds already (VmRSS: libraries, MPI, the CUDA
+ * context) + cpu backend max(CSR + pJDS + temps, pJDS + 8 n + basis), cuda
+ * backend CSR + temps (the entries stream to the device chunk by chunk).
+ * Device (cuda): pJDS (+2 B per entry for the block-mode run columns) +
+ * basis + halo, compared with the free memory; reported with what the
+ * device holds already (the context).  Available: MemAvailable of /proc/meminfo shared by the
+ * ranks of the node; the device's free memory (PJDS_DEVICE_MEMORY_LIMIT
+ * caps it, for tests). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "pl_error.h"
+#include "spmv.h"
+
+/* bytes of a size string "123", "4.5G", "800M", "64k" (binary units); <0 bad */
+double app_parse_bytes(const char *s)
+{
+    if (!s || !*s) return -1.0;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0)) return -1.0;
+    switch (*end) {
+    case 'k': case 'K': v *= 1024.0; end++; break;
+    case 'm': case 'M': v *= 1048576.0; end++; break;
+    case 'g': case 'G': v *= 1073741824.0; end++; break;
+    case 't': case 'T': v *= 1099511627776.0; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b') end++;
+    return *end ? -1.0 : v;
+}
+
+/* resident bytes of this process now (VmRSS): libraries, MPI, the CUDA
+ * context; the plan adds what the matrix and the solver will take */
+static double host_resident(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0.0;
+    char line[256];
+    double kb = 0.0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) {
+            kb = strtod(line + 6, NULL);
+            break;
+        }
+    fclose(f);
+    return kb * 1024.0;
+}
+
+static double host_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1.0;
+    char line[256];
+    double kb = -1.0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "MemAvailable:", 13)) {
+            kb = strtod(line + 13, NULL);
+            break;
+        }
+    fclose(f);
+    return kb >= 0 ? kb * 1024.0 : -1.0;
+}
+
+void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
+                          app_mem_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * (int64_t)cfg->solver.nev + 10;
+    if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
+    if (ncv > N) ncv = N;
+    const double n = (double)rows_local, z = nnz_local, k = (double)ncv + 1.0;
+    const double csr = 8.0 * (n + 1.0) + 16.0 * z, pj = 12.6 * z + 4.0 * n, temps = 40.0 * n;
+    const double basis = 8.0 * n * (k + 6.0);
+    p->rows_local = rows_local;
+    p->nnz_local = z;
+    p->ncv = (int)ncv;
+    p->gpu = gpu;
+    if (gpu) {
+        p->host_bytes = csr + temps;
+        p->device_bytes = pj + 2.0 * z + basis + 16.0 * n;
+    } else {
+        const double a = csr + pj + temps, b = pj + 8.0 * n + basis;
+        p->host_bytes = a > b ? a : b;
+        p->device_bytes = 0.0;
+    }
+    p->host_resident = host_resident();
+    p->host_bytes += p->host_resident;
+    p->host_avail = p->device_avail = -1.0;
+}
+
+static void fmt(double b, char *s, size_t n)
+{
+    const char *u[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+    int i = 0;
+    while (b >= 1000.0 && i < 6) b /= 1000.0, i++;
+    snprintf(s, n, "%.3g %s", b, u[i]);
+}
+
+int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be)
+{
+    /* available per rank: the node's MemAvailable over its ranks */
+    double ha = host_available();
+    if (ha >= 0 && ctx->local_size > 0) ha /= ctx->local_size;
+    double da = -1.0;
+    if (p->gpu && be && be->mem_info) {
+        int dev = 0;
+        size_t fr = 0, tot = 0;
+        if (be->mem_info(be, &dev, &fr, &tot) == PL_OK) {
+            da = (double)fr;
+            /* in use already (the CUDA context, libraries): part of the
+             * peak the plan reports, not of what it still needs */
+            p->device_resident = (double)(tot - fr);
+        }
+    }
+    const double cap = app_parse_bytes(getenv("PJDS_DEVICE_MEMORY_LIMIT"));
+    if (p->gpu && cap >= 0) da = da < 0 ? cap : fmin(da, cap);
+    p->host_avail = ha;
+    p->device_avail = da;
+    /* the worst rank decides, every rank reports the same line */
+    double v[4] = {p->host_bytes, p->device_bytes, ha >= 0 ? -ha : -INFINITY, da >= 0 ? -da : -INFINITY};
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce of the memory plan failed");
+    const double need_h = v[0], need_d = v[1], have_h = -v[2], have_d = -v[3];
+    const int bad_h = isfinite(have_h) && need_h > 0.9 * have_h;
+    const int bad_d = p->gpu && isfinite(have_d) && need_d > 0.95 * have_d;
+    if (!bad_h && !bad_d) return PL_OK;
+    char nh[32], hh[32], nd[32], hd[32], rows[32];
+    fmt(need_h, nh, sizeof nh);
+    fmt(have_h, hh, sizeof hh);
+    fmt(need_d, nd, sizeof nd);
+    fmt(have_d, hd, sizeof hd);
+    snprintf(rows, sizeof rows, "%.3g", (double)p->rows_local);
+    ctx->error_collective = 1;
+    if (bad_h)
+        return PL_ERROR(PL_ERR_INPUT,
+                        "memory plan: each of the %d rank(s) needs about %s of host memory (%s rows, ~%.3g non-zeros, "
+                        "ncv %d) but has %s available: reduce the model ([model] max_phonons, sites), use more ranks, "
+                        "or a smaller [solver] ncv",
+                        ctx->size, nh, rows, p->nnz_local, p->ncv, hh);
+    return PL_ERROR(PL_ERR_INPUT,
+                    "memory plan: each of the %d rank(s) needs about %s of GPU memory (%s rows, ~%.3g non-zeros, ncv %d) "
+                    "but the GPU has %s free: reduce the model, use more ranks (one GPU each), a smaller [solver] ncv, "
+                    "or [spmv] backend = cpu",
+                    ctx->size, nd, rows, p->nnz_local, p->ncv, hd);
+}
