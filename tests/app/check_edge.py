@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""check_edge.py -- edge cases of the mathematics and determinism
+(README "Reliability").
+
+usage: check_edge.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
+  edge         N = 1 (exit 2, one line naming nev), N = 2, nev = N - 1, a
+               diagonal matrix (Lanczos meets an invariant subspace at once),
+               empty rows, a zero matrix, all eigenvalues equal, a random
+               symmetric matrix; Lanczos and Krylov-Schur; n_up = 0 of the
+               Holstein-Hubbard model.  Every returned eigenvalue equals the
+               lowest ones of numpy.linalg.eigvalsh to 1e-9 max(1, |A|).
+  determinism  the same config, seed, rank count and backend twice: bitwise
+               identical eigenvalues (1 and 2 ranks) and KPM moments.
+Exit 0 = pass, 1 = fail."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+
+def write_matrix(path, A):
+    n = A.shape[0]
+    rp, ci, v = [0], [], []
+    for i in range(n):
+        nz = np.nonzero(A[i])[0]
+        ci += list(nz)
+        v += list(A[i, nz])
+        rp.append(len(ci))
+    with h5py.File(path, "w") as f:
+        g = f["/"]
+        for k, val in (("pjds_matrix_schema", 1), ("rows", n), ("cols", n), ("nnz", len(ci)), ("symmetric", 1)):
+            g.attrs[k] = np.int64(val)
+        g.create_dataset("row_ptr", data=np.array(rp, dtype=np.int64))
+        g.create_dataset("col_idx", data=np.array(ci, dtype=np.int32))
+        g.create_dataset("values", data=np.array(v, dtype=np.float64))
+
+
+def solve(cmd, cfg_text, tmp, out="o.h5"):
+    cfg = os.path.join(tmp, "e.ini")
+    open(cfg, "w").write(cfg_text)
+    path = os.path.join(tmp, out)
+    p = subprocess.run(cmd + ["solve", cfg, "--overwrite", "--quiet", "--set", "output.file=" + path],
+                       capture_output=True, text=True, timeout=120)
+    return p, path
+
+
+def case_edge(exe, tmp):
+    rng = np.random.default_rng(3)
+    mats = {}
+    mats["n2"] = np.array([[1.0, 0.5], [0.5, -1.0]])
+    mats["diagonal"] = np.diag(np.arange(1.0, 41.0))
+    M = rng.normal(size=(30, 30))
+    M = M + M.T
+    for r in (5, 17):
+        M[r, :] = 0
+        M[:, r] = 0
+    mats["empty_rows"] = M
+    mats["zero"] = np.zeros((20, 20))
+    mats["all_equal"] = 3.0 * np.eye(25)
+    M = rng.normal(size=(12, 12))
+    mats["random"] = M + M.T
+    fail = 0
+    for name, A in mats.items():
+        path = os.path.join(tmp, name + ".h5")
+        write_matrix(path, A)
+        lam = np.linalg.eigvalsh(A)
+        n = A.shape[0]
+        scale = max(1.0, np.max(np.abs(lam)))
+        for method in ("lanczos", "krylov-schur"):
+            for nev in sorted({1, min(4, n - 1), n - 1}):
+                p, out = solve([exe], "[model]\ntype = hdf5\n[matrix]\nfile = %s\n[solver]\nnev = %d\nmethod = %s\n"
+                               "[spmv]\nbackend = cpu\n" % (path, nev, method), tmp)
+                if p.returncode != 0:
+                    print("FAIL: %s nev=%d %s: exit %d: %s" % (name, nev, method, p.returncode, p.stderr[-300:]))
+                    fail = 1
+                    continue
+                with h5py.File(out) as f:
+                    got = np.real(f["eigenvalues"][:])
+                e = np.max(np.abs(np.sort(got)[:nev] - lam[:nev])) / scale
+                if len(got) < nev or e > 1e-9:
+                    print("FAIL: %s nev=%d %s: %d values, deviation %.2e" % (name, nev, method, len(got), e))
+                    fail = 1
+        print("edge: %s (N = %d) ok" % (name, n) if not fail else "edge: %s" % name)
+    # N = 1: nev must be < N: exit 2, one line naming [solver] nev
+    path = os.path.join(tmp, "n1.h5")
+    write_matrix(path, np.array([[2.0]]))
+    p, out = solve([exe], "[model]\ntype = hdf5\n[matrix]\nfile = %s\n[solver]\nnev = 1\n" % path, tmp, "n1_out.h5")
+    if p.returncode != 2 or len(p.stderr.strip().splitlines()) != 1 or "[solver] nev" not in p.stderr or os.path.exists(out):
+        print("FAIL: N = 1: exit %d, stderr %r" % (p.returncode, p.stderr))
+        fail = 1
+    # n_up = 0 of the Holstein-Hubbard model against the dense matrix of `export`
+    hh = ("[model]\ntype = holstein-hubbard\nsites = 4\nn_up = 0\nn_down = 2\nhubbard_u = 4\ncoupling = 0.5\n"
+          "max_phonons = 3\n[solver]\nnev = 4\n[spmv]\nbackend = cpu\n")
+    p, out = solve([exe], hh, tmp)
+    cfg = os.path.join(tmp, "e.ini")
+    mat = os.path.join(tmp, "u0.h5")
+    q = subprocess.run([exe, "export", cfg, mat, "--overwrite", "--quiet"], capture_output=True, text=True)
+    if p.returncode or q.returncode:
+        print("FAIL: n_up = 0: exit %d / export %d: %s" % (p.returncode, q.returncode, p.stderr + q.stderr))
+        return 1
+    with h5py.File(mat) as f:
+        n = int(f["/"].attrs["rows"])
+        rp, ci, v = f["row_ptr"][:], f["col_idx"][:], f["values"][:]
+    A = np.zeros((n, n))
+    for i in range(n):
+        A[i, ci[rp[i]:rp[i + 1]]] = v[rp[i]:rp[i + 1]]
+    lam = np.linalg.eigvalsh(A)
+    with h5py.File(out) as f:
+        got = f["eigenvalues"][:]
+    e = np.max(np.abs(got - lam[:4])) / max(1.0, np.max(np.abs(lam)))
+    if e > 1e-9:
+        print("FAIL: n_up = 0: deviation %.2e" % e)
+        fail = 1
+    print("edge: N = 1 refused, n_up = 0 (N = %d) deviation %.1e" % (n, e))
+    return fail
+
+
+def case_determinism(exe, mpi, tmp):
+    hh = ("[model]\ntype = holstein-hubbard\nsites = 4\nn_up = 2\nn_down = 2\nhubbard_u = 4\ncoupling = 0.5\n"
+          "max_phonons = 5\n[solver]\nnev = 4\nseed = 7\n[spmv]\nbackend = cpu\n[kpm]\nmoments = 64\nrandom_vectors = 4\n")
+    fail = 0
+    for np_ in (1, 2):
+        cmd = [exe] if np_ == 1 else ([mpi[0], mpi[1], "2"] + mpi[2:] + [exe] if mpi else None)
+        if cmd is None:
+            continue
+        runs = []
+        for rep in range(2):
+            p, out = solve(cmd, hh, tmp, "det%d_%d.h5" % (np_, rep))
+            if p.returncode:
+                print("FAIL: determinism run: exit %d %s" % (p.returncode, p.stderr[-300:]))
+                return 1
+            with h5py.File(out) as f:
+                runs.append(f["eigenvalues"][:].tobytes())
+            cfg = os.path.join(tmp, "e.ini")
+            d = os.path.join(tmp, "dos%d_%d.h5" % (np_, rep))
+            q = subprocess.run(cmd[:-1] + [cmd[-1], "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + d],
+                               capture_output=True, text=True)
+            if q.returncode:
+                print("FAIL: dos: exit %d %s" % (q.returncode, q.stderr[-300:]))
+                return 1
+            with h5py.File(d) as f:
+                runs.append(f["dos/moments"][:].tobytes())
+        if runs[0] != runs[2] or runs[1] != runs[3]:
+            print("FAIL: %d rank(s): repeated runs differ (eigenvalues %s, moments %s)" %
+                  (np_, runs[0] == runs[2], runs[1] == runs[3]))
+            fail = 1
+        else:
+            print("determinism: %d rank(s): eigenvalues and KPM moments bitwise identical" % np_)
+    return fail
+
+
+def main():
+    exe, case = sys.argv[1], sys.argv[2]
+    mpi = sys.argv[3:]
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
+    with tempfile.TemporaryDirectory() as tmp:
+        if case == "edge":
+            return case_edge(exe, tmp)
+        if case == "determinism":
+            return case_determinism(exe, mpi, tmp)
+    print("unknown case", case)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
