@@ -29,6 +29,10 @@ static void close_id(hid_t id, herr_t (*fn)(hid_t))
 
 void pl_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+static int h5_unclean;
+void pl_h5_mark_unclean(void) { h5_unclean = 1; }
+int pl_h5_unclean(void) { return h5_unclean; }
+
 int pl_h5_exists(hid_t loc, const char *name)
 {
     /* check each component, as H5Lexists requires */

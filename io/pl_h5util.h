@@ -14,6 +14,12 @@
 #include <stdint.h>
 
 void pl_h5_quiet(void);
+/* A file that HDF5 could not close (its last writes failed: disk full, a
+ * file size limit) stays open inside the library, whose exit handler then
+ * crashes closing it again.  Writers mark that here; main() leaves through
+ * _exit() after MPI_Finalize when it is set.  Can't fail. */
+void pl_h5_mark_unclean(void);
+int pl_h5_unclean(void);
 /* Create and write a whole 1-D or 2-D dataset (dims[rank]); zero-size allowed. */
 int pl_h5_write(hid_t loc, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data,
                 const char *file);

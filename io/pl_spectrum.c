@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pl_spectrum.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,19 +29,34 @@ struct pl_spectrum {
     int64_t N;
 };
 
+/* Why a write failed, when the system said so: a full disk, a quota or a
+ * file size limit ("" otherwise). */
+static const char *io_hint(void)
+{
+    const int e = errno;
+    if (e == ENOSPC) return " (no space left on the device)";
+    if (e == EFBIG) return " (file too large: a file size limit)";
+    if (e == EDQUOT) return " (disk quota exceeded)";
+    if (e == EIO) return " (input/output error)";
+    return "";
+}
+
 /* Check an HDF5 return (hid_t or herr_t < 0 is a failure). */
 #define PL_H5(call, what)                                                                                   \
     do {                                                                                                    \
+        errno = 0;                                                                                          \
         if ((int64_t)(call) < 0)                                                                            \
-            return pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to %s", sp->tmp, \
-                                what);                                                                      \
+            return pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to %s%s", sp->tmp, \
+                                what, io_hint());                                                           \
     } while (0)
 
 /* Variant for functions that release identifiers on the way out. */
 #define PL_H5_GOTO(call, what)                                                                                 \
     do {                                                                                                       \
+        errno = 0;                                                                                             \
         if ((int64_t)(call) < 0) {                                                                             \
-            rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to %s", sp->tmp, what); \
+            rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to %s%s", sp->tmp, what, \
+                              io_hint());                                                                      \
             goto out;                                                                                          \
         }                                                                                                      \
     } while (0)
@@ -318,6 +334,7 @@ int pl_spectrum_commit(pl_spectrum **psp)
     if (rc == PL_OK && H5Fflush(sp->file, H5F_SCOPE_GLOBAL) < 0)
         rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to flush the file", sp->tmp);
     herr_t e = H5Fclose(sp->file);
+    if (e < 0) pl_h5_mark_unclean();
     sp->file = -1;
     if (rc == PL_OK && e < 0)
         rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to close the file", sp->tmp);
@@ -334,7 +351,7 @@ void pl_spectrum_abort(pl_spectrum **psp)
     if (!psp || !*psp) return;
     pl_spectrum *sp = *psp;
     if (sp->vec >= 0) H5Dclose(sp->vec);
-    if (sp->file >= 0) H5Fclose(sp->file);
+    if (sp->file >= 0 && H5Fclose(sp->file) < 0) pl_h5_mark_unclean();
     unlink(sp->tmp);
     free(sp);
     *psp = NULL;
