@@ -612,7 +612,7 @@ static int rows_impl(const hh_model *model, int64_t r0, int64_t r1, unsigned swe
     PL_CALL(gen_csr_from_lengths(r, model->N, r0, nrows, len, out));
     const int64_t nnz = pl_csr_nnz(out);
     double coef[HH_NTERMS];
-    int K = 0, which[HH_NTERMS]; /* output term q >= 1 is H_{which[q]} */
+    int K = 0, which[HH_NTERMS + 1]; /* output term q >= 1 is H_{which[q]}: 1 + HH_NTERMS at most */
     hh_term_coefs(&model->par, coef);
     if (model->terms) {
         K = 1;
