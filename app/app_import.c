@@ -16,6 +16,18 @@ int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
     pl_h5m_info info;
     /* every rank validates the metadata alike, so a bad file fails everywhere */
     PL_CALL(pl_h5m_open_info(m->file, m->group, &info));
+    { /* the memory plan from the file's attributes, before any row is read
+       * (lower storage: the full matrix has up to twice the stored entries) */
+        const double nnz = info.lower ? 2.0 * (double)info.nnz_stored : (double)info.nnz_stored;
+        const int64_t share = (info.rows + ctx->size - 1) / ctx->size;
+        int gpu = ctx->cfg.spmv.backend == PL_BACKEND_CUDA ||
+                  (ctx->cfg.spmv.backend == PL_BACKEND_AUTO && pl_cuda_device_count() > 0);
+        if (ctx->plan_be) gpu = strcmp(ctx->plan_be->name, "cpu") != 0;
+        app_mem_plan_compute(&ctx->cfg, info.rows, share, info.rows > 0 ? nnz * (double)share / (double)info.rows : 0.0,
+                             gpu, &ctx->plan);
+        ctx->have_plan = 1;
+        PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
+    }
     int64_t *bounds = NULL;
     PL_MALLOC(bounds, ctx->size + 1);
     int rc = PL_OK;
