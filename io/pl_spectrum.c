@@ -130,28 +130,28 @@ int pl_spectrum_write_array(pl_spectrum *sp, const char *group, const char *name
     return write_dataset(sp, path, H5T_NATIVE_DOUBLE, rank, d, data);
 }
 
-int pl_spectrum_group_attr_double(pl_spectrum *sp, const char *group, const char *name, double value)
+/* open /group, write one attribute with fn, close */
+static int group_attr(pl_spectrum *sp, const char *group, const char *name, int is_string, double v, const char *str)
 {
-    PL_CHECK(sp && group && name, PL_ERR_ARG, "pl_spectrum_group_attr_double: bad arguments");
     char path[400];
     snprintf(path, sizeof path, "/%s", group);
     hid_t g;
     PL_H5(g = H5Gopen2(sp->file, path, H5P_DEFAULT), "open group");
-    int rc = pl_h5_attr_double(g, name, value, sp->path);
+    int rc = is_string ? pl_h5_attr_string(g, name, str, sp->path) : pl_h5_attr_double(g, name, v, sp->path);
     H5Gclose(g);
     return rc;
+}
+
+int pl_spectrum_group_attr_double(pl_spectrum *sp, const char *group, const char *name, double value)
+{
+    PL_CHECK(sp && group && name, PL_ERR_ARG, "pl_spectrum_group_attr_double: bad arguments");
+    return group_attr(sp, group, name, 0, value, NULL);
 }
 
 int pl_spectrum_group_attr_string(pl_spectrum *sp, const char *group, const char *name, const char *value)
 {
     PL_CHECK(sp && group && name && value, PL_ERR_ARG, "pl_spectrum_group_attr_string: bad arguments");
-    char path[400];
-    snprintf(path, sizeof path, "/%s", group);
-    hid_t g;
-    PL_H5(g = H5Gopen2(sp->file, path, H5P_DEFAULT), "open group");
-    int rc = pl_h5_attr_string(g, name, value, sp->path);
-    H5Gclose(g);
-    return rc;
+    return group_attr(sp, group, name, 1, 0.0, value);
 }
 
 int pl_spectrum_write_results(pl_spectrum *sp, int nev, const double *eigenvalues, const double *residual_norms)

@@ -95,18 +95,15 @@ __global__ void __launch_bounds__(256) k_spmm(const spmm_args a)
 /* T threads per row, thread t owning the NC contiguous columns
  * [t NC, t NC + NC) (R = T NC): one load of the entry per thread serves NC
  * columns, and X is read with 16-byte vector loads (NC = 2 or 4). */
+/* acc[k] = sum_j A(row, j) X(col_j, lane NC + k), k < NC: the entry loop of
+ * the vector kernels (R = T NC), unrolled by 4, X through 16-byte loads */
 template <int T, int NC>
-__global__ void __launch_bounds__(256) k_spmm_v(const spmm_args a)
+__device__ __forceinline__ void row_acc_v(const spmm_args &a, int32_t row, int lane, double (&acc)[NC])
 {
-    const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const int32_t row = (int32_t)(gt / T);
-    const int lane = (int)(gt % T);
-    if (row >= a.nrows) return;
     const int32_t c = row / a.C, rr = row - c * a.C;
     const int64_t base = a.chunk_start[c] + rr, C = a.C;
     const int32_t len = a.row_len[row];
     const int R = T * NC;
-    double acc[NC];
 #pragma unroll
     for (int k = 0; k < NC; k++) acc[k] = 0.0;
     int32_t j = 0;
@@ -140,6 +137,18 @@ __global__ void __launch_bounds__(256) k_spmm_v(const spmm_args a)
             acc[2 * k + 1] += v * x2.y;
         }
     }
+}
+
+template <int T, int NC>
+__global__ void __launch_bounds__(256) k_spmm_v(const spmm_args a)
+{
+    const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int32_t row = (int32_t)(gt / T);
+    const int lane = (int)(gt % T);
+    if (row >= a.nrows) return;
+    const int R = T * NC;
+    double acc[NC];
+    row_acc_v<T, NC>(a, row, lane, acc);
     double *yr = a.Y + (int64_t)(a.row_map ? a.row_map[row] : row) * R + lane * NC;
 #pragma unroll
     for (int k = 0; k < NC; k++) {
@@ -220,43 +229,8 @@ __global__ void __launch_bounds__(256) k_spmm_aug(const spmm_args a, double alph
 #pragma unroll
     for (int k = 0; k < NC; k++) d1[k] = d2[k] = 0.0;
     if (row < a.nrows) {
-        const int32_t c = row / a.C, rr = row - c * a.C;
-        const int64_t base = a.chunk_start[c] + rr, C = a.C;
-        const int32_t len = a.row_len[row];
         double acc[NC];
-#pragma unroll
-        for (int k = 0; k < NC; k++) acc[k] = 0.0;
-        int32_t j = 0;
-        for (; j + 4 <= len; j += 4) {
-            double v[4];
-            int32_t cc[4];
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                v[u] = __ldcs(a.val + base + (int64_t)(j + u) * C);
-                cc[u] = __ldcs(a.col + base + (int64_t)(j + u) * C);
-            }
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const double2 *xr = reinterpret_cast<const double2 *>(a.X + (int64_t)cc[u] * R + lane * NC);
-#pragma unroll
-                for (int k = 0; k < NC / 2; k++) {
-                    const double2 x2 = __ldg(xr + k);
-                    acc[2 * k] += v[u] * x2.x;
-                    acc[2 * k + 1] += v[u] * x2.y;
-                }
-            }
-        }
-        for (; j < len; j++) {
-            const double v = __ldcs(a.val + base + (int64_t)j * C);
-            const double2 *xr =
-                reinterpret_cast<const double2 *>(a.X + (int64_t)__ldcs(a.col + base + (int64_t)j * C) * R + lane * NC);
-#pragma unroll
-            for (int k = 0; k < NC / 2; k++) {
-                const double2 x2 = __ldg(xr + k);
-                acc[2 * k] += v * x2.x;
-                acc[2 * k + 1] += v * x2.y;
-            }
-        }
+        row_acc_v<T, NC>(a, row, lane, acc);
         const double2 *xo = reinterpret_cast<const double2 *>(a.X + (int64_t)row * R + lane * NC);
         double2 *yo = reinterpret_cast<double2 *>(a.Y + (int64_t)row * R + lane * NC);
 #pragma unroll

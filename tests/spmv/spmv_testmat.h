@@ -115,4 +115,23 @@ static inline void tm_spmv(const tm_csr *a, const double *x, double *y, double *
         if (ay) ay[i] = t;
     }
 }
+
+/* Row lengths of rows [r0, r1) of a (a pl_row_lengths_fn: arg = the tm_csr). */
+static inline int tm_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
+{
+    const tm_csr *a = (const tm_csr *)arg;
+    for (int64_t r = r0; r < r1; r++) len[r - r0] = (int32_t)(a->ptr[r + 1] - a->ptr[r]);
+    return 0;
+}
+
+/* Rows [r0, r1) of a as the pieces of a pl_csr block: row_ptr (r1 - r0 + 1,
+ * from 0), col and val (the block's nnz = ptr[r1] - ptr[r0] entries). */
+static inline void tm_block_copy(const tm_csr *a, int64_t r0, int64_t r1, int64_t *row_ptr, int64_t *col, double *val)
+{
+    const int64_t nnz = a->ptr[r1] - a->ptr[r0];
+    for (int64_t r = r0; r <= r1; r++) row_ptr[r - r0] = a->ptr[r] - a->ptr[r0];
+    memcpy(col, a->col + a->ptr[r0], (size_t)nnz * sizeof *col);
+    memcpy(val, a->val + a->ptr[r0], (size_t)nnz * sizeof *val);
+}
+
 #endif

@@ -53,9 +53,7 @@ static void csr_of(const tm_csr *a, pl_csr *b)
 {
     TU_OK(pl_csr_alloc(b, a->n, 0, a->n, a->nnz));
     b->ncols_global = a->n;
-    memcpy(b->row_ptr, a->ptr, (size_t)(a->n + 1) * sizeof *b->row_ptr);
-    memcpy(b->col, a->col, (size_t)a->nnz * sizeof *b->col);
-    memcpy(b->val, a->val, (size_t)a->nnz * sizeof *b->val);
+    tm_block_copy(a, 0, a->n, b->row_ptr, b->col, b->val);
 }
 
 /* The operator with the configured window: reported window, the layout's

@@ -20,23 +20,13 @@
 #include "spmv_testmat.h"
 #include "testutil.h"
 
-static int lengths_of(void *arg, int64_t r0, int64_t r1, int32_t *len)
-{
-    const tm_csr *a = arg;
-    for (int64_t r = r0; r < r1; r++) len[r - r0] = (int32_t)(a->ptr[r + 1] - a->ptr[r]);
-    return PL_OK;
-}
-
 static double x_of(int64_t g, int r) { return sin(0.37 * (double)g + 1.1 * r + 0.3) + 0.01 * (double)((g + r) % 7); }
 
 static void block_of(const tm_csr *a, int64_t r0, int64_t r1, pl_csr *b)
 {
-    int64_t nnz = a->ptr[r1] - a->ptr[r0];
-    TU_OK(pl_csr_alloc(b, a->n, r0, r1 - r0, nnz));
+    TU_OK(pl_csr_alloc(b, a->n, r0, r1 - r0, a->ptr[r1] - a->ptr[r0]));
     b->ncols_global = a->n;
-    for (int64_t r = r0; r <= r1; r++) b->row_ptr[r - r0] = a->ptr[r] - a->ptr[r0];
-    memcpy(b->col, a->col + a->ptr[r0], (size_t)nnz * sizeof *b->col);
-    memcpy(b->val, a->val + a->ptr[r0], (size_t)nnz * sizeof *b->val);
+    tm_block_copy(a, r0, r1, b->row_ptr, b->col, b->val);
 }
 
 static void run(const tm_csr *a, int kind, pl_backend *be)
@@ -45,7 +35,7 @@ static void run(const tm_csr *a, int kind, pl_backend *be)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int64_t *bounds = malloc((size_t)(size + 1) * sizeof *bounds);
-    TU_OK(pl_partition_by_nnz(a->n, lengths_of, (void *)a, MPI_COMM_WORLD, bounds));
+    TU_OK(pl_partition_by_nnz(a->n, tm_lengths_cb, (void *)a, MPI_COMM_WORLD, bounds));
     pl_csr blk;
     block_of(a, bounds[rank], bounds[rank + 1], &blk);
     const int64_t n = blk.nrows;
