@@ -212,18 +212,22 @@ void bench_run_cusparse_sell(bench *b, double *d_x, double *d_y)
 }
 #endif
 
-/* The operator of `solve` (configured sort window and kernel), one rank. */
-void bench_run_op(bench *b)
+/* The operator of `solve` built with [spmv] format = fmt (configured sort
+ * window and kernel), one rank: one row, or on the GPU with the compressed
+ * format one row per compressed kernel variant (the same operator, the
+ * variant switched between timings).  The compressed rows carry their own
+ * floor: 4 B per non-zero + 20 B per row (the tables stay in cache). */
+static void run_op_rows(bench *b, int fmt, const char *label)
 {
-    bench_row *r = bench_add_row(b, "pJDS operator (solve path)", NULL, b->ctx->cfg.spmv.sort_window);
-    if (!r) return;
+    pl_spmv_cfg sc = b->ctx->cfg.spmv;
+    sc.format = fmt;
     pl_op *op = NULL;
     double *d_x = NULL, *d_y = NULL, *hx = NULL, *hy = NULL;
-    int rc = pl_op_create(b->A, &b->ctx->cfg.spmv, b->be, b->ctx->comm, &op);
+    int rc = pl_op_create(b->A, &sc, b->be, b->ctx->comm, &op);
+    pl_op_info info;
+    memset(&info, 0, sizeof info);
     if (rc == PL_OK) {
-        pl_op_info info;
         pl_op_get_info(op, &info);
-        r->bytes_dev = (double)info.device_bytes;
         const int64_t *g = pl_op_global_index(op);
         hx = malloc((size_t)(b->n ? b->n : 1) * sizeof *hx);
         hy = malloc((size_t)(b->n ? b->n : 1) * sizeof *hy);
@@ -234,12 +238,40 @@ void bench_run_op(bench *b)
             for (int64_t i = 0; i < b->n; i++) hx[i] = b->x[g[i]];
             rc = b->be->upload(b->be, d_x, hx, (size_t)b->n);
         }
-        if (rc == PL_OK) {
-            op_arg a = {op, d_x, d_y};
-            rc = bench_time_launch(b->be, bench_launch_op, &a, b->repeats, &r->ms);
+    }
+    const int cmp = rc == PL_OK && info.format == PL_FORMAT_COMPRESSED;
+    int nvar = 1, v0 = 0;
+#if PJDS_HAVE_CUDA
+    if (cmp && bench_is_gpu(b->be)) {
+        nvar = pl_cuda_cpjds_nvariants();
+        (void)pl_cuda_get_cpjds_variant(b->be, &v0);
+    }
+#endif
+    for (int v = 0; v < nvar; v++) {
+        bench_row *r = bench_add_row(b, label, NULL, info.sort_window);
+        if (!r) break;
+        if (rc != PL_OK) {
+            bench_row_fail(r, rc);
+            break;
         }
-        if (rc == PL_OK) rc = b->be->download(b->be, hy, d_y, (size_t)b->n);
-        if (rc == PL_OK) {
+        r->bytes_dev = (double)info.device_bytes;
+        if (cmp) r->bmin = 4.0 * (double)b->nnz + 20.0 * (double)b->n;
+#if PJDS_HAVE_CUDA
+        int cv = 0;
+        if (bench_is_gpu(b->be)) {
+            if (cmp) {
+                (void)pl_cuda_set_cpjds_variant(b->be, v);
+                snprintf(r->variant, sizeof r->variant, "%s", pl_cuda_cpjds_variant_name(v));
+            } else if (pl_cuda_get_variant(b->be, &cv) == PL_OK) {
+                snprintf(r->variant, sizeof r->variant, "%s", pl_cuda_spmv_variant_name(cv));
+            }
+        }
+#endif
+        op_arg a = {op, d_x, d_y};
+        int e = bench_time_launch(b->be, bench_launch_op, &a, b->repeats, &r->ms);
+        if (e == PL_OK) e = b->be->download(b->be, hy, d_y, (size_t)b->n);
+        if (e == PL_OK) {
+            const int64_t *g = pl_op_global_index(op);
             double num = 0.0, den = 0.0;
             for (int64_t i = 0; i < b->n; i++) {
                 double d = hy[i] - b->yref[g[i]];
@@ -248,17 +280,29 @@ void bench_run_op(bench *b)
             }
             r->relerr = den > 0 ? sqrt(num / den) : sqrt(num);
         }
-#if PJDS_HAVE_CUDA
-        int v = 0;
-        if (bench_is_gpu(b->be) && pl_cuda_get_variant(b->be, &v) == PL_OK)
-            snprintf(r->variant, sizeof r->variant, "%s", pl_cuda_spmv_variant_name(v));
-#endif
-        snprintf(r->note, sizeof r->note, "includes the apply overhead (sync, counters)");
+        if (cmp)
+            snprintf(r->note, sizeof r->note, "%lld values, %lld offsets (%d + %d bits); floor 4 B/nnz%s",
+                     (long long)info.cmp_nval, (long long)info.cmp_noff, info.cmp_vbits, info.cmp_obits,
+                     v == v0 ? "; the solve's kernel" : "");
+        else
+            snprintf(r->note, sizeof r->note, "includes the apply overhead%s%s", info.format_note[0] ? "; " : "",
+                     info.format_note);
+        if (e != PL_OK) bench_row_fail(r, e);
     }
-    if (rc != PL_OK) bench_row_fail(r, rc);
+#if PJDS_HAVE_CUDA
+    if (cmp && bench_is_gpu(b->be)) (void)pl_cuda_set_cpjds_variant(b->be, v0);
+#endif
+    if (rc != PL_OK) pl_error_clear();
     if (d_x) b->be->vec_free(b->be, d_x);
     if (d_y) b->be->vec_free(b->be, d_y);
     free(hx);
     free(hy);
     pl_op_destroy(&op);
+}
+
+/* The operator of `solve` in both formats (issue 16). */
+void bench_run_op(bench *b)
+{
+    run_op_rows(b, PL_FORMAT_PJDS, "pJDS operator (format pjds)");
+    run_op_rows(b, PL_FORMAT_COMPRESSED, "compressed operator");
 }

@@ -28,6 +28,11 @@ int cmd_info(app_ctx *ctx)
     for (int64_t i = 0; i < rows.nrows; i++) hist[len[i]]++;
     PL_CHECK_GOTO(MPI_Reduce(hist, ghist, (int)st.row_len_max + 1, MPI_INT64_T, MPI_SUM, 0, ctx->comm) == MPI_SUCCESS,
                   PL_ERR_MPI, out, rc, "MPI_Reduce failed");
+    /* compressed format (issue 16): the tables each rank's local part needs */
+    int64_t cnt[2] = {0, 0}, gcnt[2] = {0, 0};
+    PL_CALL_GOTO(pl_cpjds_count(&rows, &cnt[0], &cnt[1]), out, rc);
+    PL_CHECK_GOTO(MPI_Reduce(cnt, gcnt, 2, MPI_INT64_T, MPI_MAX, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
+                  "MPI_Reduce failed");
     if (ctx->rank == 0) {
         printf("matrix: %s\n", mi.name);
         printf("rows: %lld\n", (long long)st.rows);
@@ -45,6 +50,17 @@ int cmd_info(app_ctx *ctx)
         for (int64_t l = 0; l <= st.row_len_max; l++)
             if (ghist[l]) printf(" %lld:%lld", (long long)l, (long long)ghist[l]);
         printf("\n");
+        {
+            const int vb = pl_cpjds_bits(gcnt[0]), ob = pl_cpjds_bits(gcnt[1]);
+            const int over = gcnt[0] > PL_CPJDS_COUNT_MAX || gcnt[1] > PL_CPJDS_COUNT_MAX;
+            printf("compressed_values: %lld%s\n", (long long)gcnt[0], over ? " (or more)" : "");
+            printf("compressed_offsets: %lld%s\n", (long long)gcnt[1], over ? " (or more)" : "");
+            printf("compressed_value_bits: %d\n", vb);
+            printf("compressed_offset_bits: %d\n", ob);
+            printf("compressed_table_bytes: %.0f\n", 8.0 * (double)gcnt[0] + 4.0 * (double)gcnt[1]);
+            printf("compressed_fits: %s\n", !over && vb + ob <= 32 && ob <= 31 ? "yes" : "no");
+            printf("compressed_bytes_per_entry: 4 (pjds: 12)\n");
+        }
         printf("build_seconds: %.3f\n", mi.build_seconds);
         printf("ranks: %d\n", ctx->size);
         printf("threads_per_rank: %d\n", omp_get_max_threads());

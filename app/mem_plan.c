@@ -8,6 +8,8 @@
  * windows ~5 %), k = ncv + 1 basis columns:
  *   CSR block       8 (n + 1) + 16 z          (int64 columns, values)
  *   pJDS            12.6 z + 4 n              (int32 columns, values, row lengths)
+ *   compressed      4.4 z + 4 n               (32-bit words, ~10 % padding in row order;
+ *                                              generated models outside sweeps, issue 16)
  *   build temps     40 n                      (permutation, lengths, global index)
  *   basis + work    8 n (k + 6)
  * Host: what the process holds already (VmRSS: libraries, MPI, the CUDA
@@ -86,15 +88,23 @@ void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, d
     if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
     if (ncv > N) ncv = N;
     const double n = (double)rows_local, z = nnz_local, k = (double)ncv + 1.0;
-    const double csr = 8.0 * (n + 1.0) + 16.0 * z, pj = 12.6 * z + 4.0 * n, temps = 40.0 * n;
+    /* a generated Hamiltonian outside a sweep gets the compressed format
+     * under format = auto (op_format.c): 4 B per entry, ~10 % padding in row
+     * order; imported matrices are planned as pJDS (their tables are not
+     * known before the rows are read) */
+    const int cmp = cfg->spmv.format != PL_FORMAT_PJDS && cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD &&
+                    cfg->sweep.nkeys == 0;
+    const double csr = 8.0 * (n + 1.0) + 16.0 * z, pj = cmp ? 4.4 * z + 4.0 * n : 12.6 * z + 4.0 * n,
+                 temps = 40.0 * n;
     const double basis = 8.0 * n * (k + 6.0);
     p->rows_local = rows_local;
     p->nnz_local = z;
     p->ncv = (int)ncv;
     p->gpu = gpu;
     if (gpu) {
-        p->host_bytes = csr + temps;
-        p->device_bytes = pj + 2.0 * z + basis + 16.0 * n;
+        /* compressed: the words are built on the host, then uploaded */
+        p->host_bytes = csr + temps + (cmp ? pj : 0.0);
+        p->device_bytes = pj + (cmp ? 0.0 : 2.0 * z) + basis + 16.0 * n;
     } else {
         const double a = csr + pj + temps, b = pj + 8.0 * n + basis;
         p->host_bytes = a > b ? a : b;

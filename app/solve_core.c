@@ -149,6 +149,12 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_max", f->st.row_len_max), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "chunk_height", cfg->spmv.chunk_height), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "sort_window", f->sort_window), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format", f->format == PL_FORMAT_COMPRESSED ? "compressed" : "pjds"),
+                 out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format_note", f->format_note), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "compressed_values", f->cmp_nval), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "compressed_offsets", f->cmp_noff), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "matrix_bytes", f->matrix_bytes), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_pjds_entries", f->st.pjds_entries), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_ellpack_entries", f->st.ellpack_entries), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "storage_operator_entries", f->stored_entries), out, rc);
@@ -330,6 +336,23 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     f->exchange = info.exchange;
     f->sort_window = info.sort_window;
     f->transport = info.transport;
+    f->format = info.format;
+    f->cmp_nval = info.cmp_nval;
+    f->cmp_noff = info.cmp_noff;
+    f->cmp_vbits = info.cmp_vbits;
+    f->cmp_obits = info.cmp_obits;
+    snprintf(f->format_note, sizeof f->format_note, "%s", info.format_note);
+    f->matrix_bytes = (double)info.device_bytes;
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, &f->matrix_bytes, 1, MPI_DOUBLE, MPI_SUM, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce failed");
+    if (ctx->rank == 0) {
+        if (f->format == PL_FORMAT_COMPRESSED)
+            pl_info("format: compressed (%lld values, %lld offsets: %d + %d bits per entry), matrix %.1f MB",
+                    (long long)f->cmp_nval, (long long)f->cmp_noff, f->cmp_vbits, f->cmp_obits, f->matrix_bytes / 1e6);
+        else
+            pl_info("format: pjds%s%s%s, matrix %.1f MB", f->format_note[0] ? " (" : "", f->format_note,
+                    f->format_note[0] ? ")" : "", f->matrix_bytes / 1e6);
+    }
     return PL_OK;
 }
 

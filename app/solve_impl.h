@@ -16,6 +16,11 @@ typedef struct solve_facts {
     double permute_seconds, solve_seconds, t_write0;
     double backend_seconds; /* app_backend_create (CUDA context, libraries) */
     int64_t sort_window;    /* the operator's, auto resolved */
+    int format;             /* the operator's local format (PL_FORMAT_PJDS or _COMPRESSED) */
+    int64_t cmp_nval, cmp_noff; /* table sizes (max over ranks; -1: not counted) */
+    int cmp_vbits, cmp_obits;
+    double matrix_bytes;    /* sum over ranks of the operator's matrix bytes */
+    char format_note[160];
     int64_t spmv_count;
     double spmv_seconds, spmv_gflops, spmv_median, spmv_first, spmv_max;
     const char *backend;

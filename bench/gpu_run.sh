@@ -18,7 +18,8 @@
 # windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU),
 # physics (issue 13: observables and spectral functions on HMEp),
 # spmm (issue 14: SpMMV GPU tests, the bench SpMMV table, KPM on HMEp),
-# memory (issue 15: the memory plan against max RSS and the GPU memory in use).
+# memory (issue 15: the memory plan against max RSS and the GPU memory in use),
+# compressed (issue 16: HMEp solve in both formats, CPU bench rows, hmep_m21 on one GPU).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -60,7 +61,7 @@ step "build"
 BUILD_OK=0
 if timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         > "$OUT/build.log" 2>&1 &&
-   timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos test_cuda_backend >> "$OUT/build.log" 2>&1; then
+   timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos test_cuda_backend test_cpjds >> "$OUT/build.log" 2>&1; then
     BUILD_OK=1
     note "build: ok ($(el) s)"
     # the other tests too, best effort (not needed below; BUILD_OTHERS=0 skips them)
@@ -93,9 +94,23 @@ if [ $BUILD_OK = 1 ] && part tests; then
             echo "## memcheck test_cuda_ts (PJDS_TEST_QUICK=1)"
             PJDS_TEST_QUICK=1 timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/gpu/test_cuda_ts"
             echo "exit $?"
+            echo "## memcheck test_cpjds (compressed kernels, one rank)"
+            PJDS_TEST_BACKEND=cuda timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD/tests/spmv/test_cpjds"
+            echo "exit $?"
         } > "$OUT/sanitizer.log" 2>&1
         tail -5 "$OUT/sanitizer.log"
         note "memcheck: $(grep -E 'ERROR SUMMARY|^exit' "$OUT/sanitizer.log" | tr '\n' ' ')"
+        # racecheck (shared-memory hazards of the reduction kernels: ts, spmm_aug, vector ops)
+        {
+            echo "## racecheck test_cuda_backend (PJDS_TEST_QUICK=1)"
+            PJDS_TEST_QUICK=1 timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$TEST"
+            echo "exit $?"
+            echo "## racecheck test_cuda_ts (PJDS_TEST_QUICK=1)"
+            PJDS_TEST_QUICK=1 timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "$BUILD/tests/gpu/test_cuda_ts"
+            echo "exit $?"
+        } > "$OUT/racecheck.log" 2>&1
+        tail -5 "$OUT/racecheck.log"
+        note "racecheck: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|^exit' "$OUT/racecheck.log" | tr '\n' ' ')"
     fi
 fi
 
@@ -342,6 +357,42 @@ if [ $BUILD_OK = 1 ] && part speed; then
         grep -E "times:|exit|eigsh|scipy|speed" "$OUT/cpu_speed.log" | cut -c1-300 | tee -a "$SUM"
     fi
     rm -f "$H5"
+fi
+
+# ---- compressed format (issue 16): solve in both formats, CPU bench, a larger model ----
+if [ $BUILD_OK = 1 ] && part compressed; then
+    step "compressed format on $CONFIG"
+    {
+        for f in auto pjds; do
+            s0=$(date +%s%N)
+            timeout 90 "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/cmp_$f.h5 --set spmv.backend=cuda \
+                --set spmv.format=$f 2>&1 | grep -E "format:|times:|SpMV|restart\(s\)|^eigenvalue\[0\]"
+            echo "FMT $f exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))"
+            "$PY" - /tmp/cmp_$f.h5 <<'PYEOF'
+import sys, h5py
+with h5py.File(sys.argv[1]) as f:
+    a = f.attrs
+    keys = ["spmv_format", "matrix_bytes", "spmv_median_seconds", "solve_seconds", "device_memory_used_bytes",
+            "memory_plan_device_bytes", "compressed_values", "compressed_offsets"]
+    print("ATTRS", " ".join("%s=%s" % (k, a[k].decode() if isinstance(a[k], bytes) else a[k]) for k in keys if k in a))
+    print("EIG", " ".join("%.15f" % v for v in f["eigenvalues"][:]))
+PYEOF
+        done
+        echo "--- CPU backend, all cores: bench rows (CSR loop, pJDS, compressed)"
+        OMP_NUM_THREADS=$(nproc) timeout 200 "$BIN" bench "$CONFIG" --set spmv.backend=cpu --set spmv.repeats=20 2>&1 \
+            | sed -n '/^== pjds-lanczos bench/,$p' | grep -E "^(==|copy|CSR|host|pJDS operator|compressed|format)" | cut -c1-200
+        if [ -f configs/hmep_m21.ini ] && [ "$(el)" -lt "${BIG_DEADLINE:-420}" ]; then
+            echo "--- larger model on one GPU: hmep_m21 (4.2 x HMEp), memory plan and solve"
+            "$BIN" info configs/hmep_m21.ini --quiet 2>&1 | grep -E "^(rows|nnz|compressed_|memory_device)"
+            "$BIN" info configs/hmep_m21.ini --quiet --set spmv.format=pjds 2>&1 | grep -E "^memory_device" | sed 's/^/pjds /'
+            s0=$(date +%s%N)
+            timeout 150 "$BIN" solve configs/hmep_m21.ini --overwrite --set output.file=/tmp/m21.h5 --set spmv.backend=cuda 2>&1 \
+                | grep -E "format:|times:|SpMV|^eigenvalue\[0\]|error"
+            echo "M21 exit $? wall_ms $(( ($(date +%s%N) - s0) / 1000000 ))"
+        fi
+    } > "$OUT/compressed.log" 2>&1
+    cat "$OUT/compressed.log" | cut -c1-300
+    grep -E "^(FMT|ATTRS|EIG|M21)|format:|compressed operator|pJDS operator|SpMV median" "$OUT/compressed.log" | cut -c1-300 >> "$SUM"
 fi
 
 # ---- summary (last) -------------------------------------------------------------------

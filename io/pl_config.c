@@ -69,6 +69,7 @@ static const key_desc keys[] = {
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
     {"spmv", "sort_window", KT_I64_AUTO, F(spmv, sort_window), 0, NULL, 0, 0},
     {"spmv", "exchange", KT_ENUM, F(spmv, exchange), 0, "vector|overlap|task", 0, 0},
+    {"spmv", "format", KT_ENUM, F(spmv, format), 0, "auto|pjds|compressed", 0, 0},
     {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl|auto|ipc", 0, 0},
     {"spmv", "precision", KT_ENUM, F(spmv, precision), 0, "double|single", 0, 0},
     {"spmv", "repeats", KT_INT, F(spmv, repeats), 0, NULL, 0, 0},

@@ -27,6 +27,8 @@ enum pl_method { PL_METHOD_AUTO = 0, PL_METHOD_LANCZOS = 1, PL_METHOD_KRYLOV_SCH
 enum pl_stencil { PL_STENCIL_7 = 0, PL_STENCIL_27 = 1 };
 enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA = 2 };
 enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
+/* [spmv] format (issue 16): auto = compressed where its tables fit, else pjds */
+enum pl_format { PL_FORMAT_AUTO = 0, PL_FORMAT_PJDS = 1, PL_FORMAT_COMPRESSED = 2 };
 enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1, PL_TRANSPORT_AUTO = 2, PL_TRANSPORT_IPC = 3 };
 enum pl_precision { PL_PRECISION_DOUBLE = 0, PL_PRECISION_SINGLE = 1 };
 
@@ -92,6 +94,8 @@ typedef struct pl_spmv_cfg {
                              /* for the cuda backend when built with NCCL)      */
     int precision;           /* precision: double | single = double             */
     int repeats;             /* repeats: timed SpMVs per format in bench = 100  */
+    int format;              /* format: auto | pjds | compressed = auto         */
+                             /* (README "Compressed format")                    */
 } pl_spmv_cfg;
 
 typedef struct pl_output_cfg {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ void pl_op_destroy(pl_op **pop)
     }
     pjds_destroy(&op->loc);
     pjds_destroy(&op->rem);
+    pl_cpjds_destroy(&op->cloc);
     free(op->gidx);
     free(op->rnb);
     free(op->rcnt);
@@ -78,7 +80,19 @@ void pl_op_get_info(const pl_op *op, pl_op_info *info)
     info->n_local = op->n;
     info->n_halo = op->n_halo;
     info->nnz_local = op->nnz;
-    info->nent_local = op->loc.nent + op->rem.nent;
+    info->nent_local = op->loc.nent + op->rem.nent + op->cloc.nent;
+    info->format = op->fmt;
+    info->cmp_nval = op->cmp_nval;
+    info->cmp_noff = op->cmp_noff;
+    info->cmp_vbits = op->cmp_nval > 0 ? pl_cpjds_bits(op->cmp_nval) : 0;
+    info->cmp_obits = op->cmp_noff > 0 ? pl_cpjds_bits(op->cmp_noff) : 0;
+    if (op->fmt == PL_FORMAT_COMPRESSED) info->cmp_obits = op->cloc.obits;
+    {
+        const double b = op->fmt == PL_FORMAT_COMPRESSED ? (double)pl_cpjds_bytes(&op->cloc) : (double)pjds_bytes(&op->loc);
+        const double e = op->fmt == PL_FORMAT_COMPRESSED ? (double)op->cloc.nent : (double)op->loc.nent;
+        info->bytes_per_entry = e > 0 ? b / e : 0.0;
+    }
+    snprintf(info->format_note, sizeof info->format_note, "%s", op->fmt_note);
     info->device_bytes = op->dev_bytes;
     info->norm_estimate = op->norm_est;
     info->exchange = op->exchange;

@@ -25,6 +25,12 @@ struct pl_op {
     int64_t nnz;
     int64_t *gidx;      /* permuted local row -> global original row */
     pjds loc, rem;      /* host matrices (the backend may reference them) */
+    /* local format (op_format.c): PL_FORMAT_COMPRESSED keeps the local part
+     * in cloc (rows in their original order; loc is then empty) */
+    int fmt;
+    pl_cpjds cloc;
+    int64_t cmp_nval, cmp_noff;    /* counted (max over ranks), -1: not counted */
+    char fmt_note[160];
     void *d_loc, *d_rem;
     double norm_est;
     size_t dev_bytes;
@@ -64,6 +70,11 @@ struct pl_op {
     int blk_pinned;
     int *rcnt_b, *roff_b, *scnt_b, *soff_b; /* the halo plan in values x R */
 };
+/* op_format.c: decide the local format from cfg->format, the backend and
+ * the tables the local parts would need (collective; sets op->fmt,
+ * cmp_nval, cmp_noff, fmt_note), and build the compressed local part. */
+int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg);
+int pl_op_format_build(pl_op *op, const pl_csr *A, int C);
 /* op_block.c: free the block halo buffers (pl_op_destroy).  Can't fail. */
 void pl_op_block_free(pl_op *op);
 

@@ -67,6 +67,52 @@ typedef struct pjds_stats {
  * gathers the length histogram, O(max length) memory, never all rows). */
 int pjds_stats_from_lengths(int64_t n_local, const int32_t *len, int C, MPI_Comm comm, pjds_stats *st);
 
+/* ---- compressed pJDS (issue 16; spmv/cpjds.c) -------------------------- */
+/* The local part of a generated Hamiltonian holds few distinct values and
+ * few distinct column offsets col - row (a sum of Kronecker products), so
+ * each entry fits in 32 bits: a value id and an offset id into two small
+ * tables that stay in cache.  4 bytes per entry instead of 12, exact (the
+ * table holds the matrix's own doubles, bit for bit).  Layout as pJDS with
+ * sort window 1 (rows in their original order, which keeps the offsets
+ * few): chunks of C rows padded to the chunk's longest row, column-major
+ * inside a chunk, entry j of row r at chunk_start[r / C] + j C + r % C.
+ * Entry word u: value vtab[u >> obits], column r + otab[u & omask] with
+ * omask = 2^obits - 1.  vtab[0] = +0.0 and otab[0] = 0, so padding is the
+ * word 0 (value 0 at the row's own column).  Tables sorted (values by bit
+ * pattern after the leading 0, offsets ascending after the leading 0):
+ * the same matrix gives the same words on every run. */
+typedef struct pl_cpjds {
+    int32_t nrows, C, nchunks;
+    int64_t nnz, nent;     /* true non-zeros, stored entries incl. padding  */
+    int64_t *chunk_start;  /* nchunks + 1                                    */
+    int32_t *chunk_width;  /* nchunks                                        */
+    int32_t *row_len;      /* nchunks * C (0 for the padding rows)           */
+    uint32_t *ent;         /* nent packed entries                            */
+    int obits;             /* bits of the offset id, 0..31                   */
+    int32_t nval, noff;    /* table sizes                                    */
+    double *vtab;          /* nval values                                    */
+    int32_t *otab;         /* noff column offsets                            */
+} pl_cpjds;
+/* Most distinct values (or offsets) that are counted; more: "does not fit". */
+#define PL_CPJDS_COUNT_MAX ((int64_t)1 << 24)
+/* Distinct values and offsets of the local part of a CSR row block (entries
+ * whose global column lies in [row0, row0 + nrows); offset = col - row),
+ * each count including the padding's +0.0 and 0, capped at
+ * PL_CPJDS_COUNT_MAX + 1 (= more than the cap).  Parallel.  PL_ERR_MEM. */
+int pl_cpjds_count(const pl_csr *A, int64_t *nval, int64_t *noff);
+/* Bits of a table of n ids: ceil(log2 n) (0 for n <= 1).  Pure. */
+int pl_cpjds_bits(int64_t n);
+/* Build the compressed local part of A (see pl_cpjds_count) with chunk
+ * height C.  PL_ERR_INPUT "... cannot be compressed: N distinct values
+ * (V bits) and M distinct offsets (O bits) need more than 32 bits" when the
+ * two ids do not fit one word.  Allocates; free with pl_cpjds_destroy. */
+int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out);
+void pl_cpjds_destroy(pl_cpjds *p);
+/* Bytes of the arrays (entries, layout, tables).  Can't fail. */
+size_t pl_cpjds_bytes(const pl_cpjds *p);
+/* Host reference y = A x, serial, row by row (the test oracle). */
+void pl_cpjds_spmv_ref(const pl_cpjds *p, const double *x, double *y);
+
 /* ---- backends -------------------------------------------------------- */
 /* A table of vector operations that run where the operator lives.  Pointers
  * to vectors are backend memory (host for cpu, device for cuda).  Results
@@ -170,6 +216,12 @@ struct pl_backend {
      * returns after the device finished. */
     int (*spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta, const double *X,
                     double *Y, double *h_dots);
+    /* cmat_create (issue 16), optional (NULL: the backend has no compressed
+     * kernels; [spmv] format = auto then keeps pJDS): a matrix from a host
+     * compressed pJDS (square, no row_map), which the host keeps alive as
+     * for mat_create.  spmv, spmm and mat_destroy take it like a pJDS
+     * matrix; spmm_aug and mat_values return PL_ERR_NOTSUP for it. */
+    int (*cmat_create)(pl_backend *be, const pl_cpjds *h_mat, void **mat);
 };
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64
@@ -225,6 +277,13 @@ typedef struct pl_op_info {
                            /* (pl_sort_window_resolve), 0 = all rows     */
     int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
                            /* _NCCL or _IPC (pl_config.h enum values)   */
+    /* issue 16: the local part's format */
+    int format;            /* PL_FORMAT_PJDS or PL_FORMAT_COMPRESSED     */
+    int64_t cmp_nval, cmp_noff; /* distinct values / offsets counted (max */
+                           /* over ranks; PL_CPJDS_COUNT_MAX + 1: more)  */
+    int cmp_vbits, cmp_obits;   /* id bits (compressed: in use)           */
+    double bytes_per_entry; /* local matrix bytes per stored entry       */
+    char format_note[160]; /* why this format ("" when configured)       */
 } pl_op_info;
 
 /* [spmv] sort_window = auto (PL_SORT_WINDOW_AUTO, the default): the window

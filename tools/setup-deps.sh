@@ -7,6 +7,7 @@ pkgs=(build-essential cmake pkg-config
       libhdf5-dev hdf5-tools
       liblapacke-dev libopenblas-dev
       libinih-dev
+      clang libclang-rt-14-dev libomp-14-dev
       python3-numpy python3-scipy python3-h5py python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -36,11 +36,13 @@
 #include "pl_error.h"
 #include "spmv.h"
 #include "spmv_impl.h"
+#include "cpu_isa.h"
 #include "cpu_ts.h"
 
 /* Matrix handle: the host pJDS and a balanced chunk partition. */
 typedef struct cpu_mat {
-    const pjds *p;
+    const pjds *p;         /* pJDS, or NULL when cp is set          */
+    const pl_cpjds *cp;    /* compressed pJDS (cmat_create), or NULL */
     int nparts;
     int32_t *part; /* nparts + 1 chunk boundaries */
 } cpu_mat;
@@ -123,9 +125,10 @@ static int cpu_dot(pl_backend *be, size_t n, const double *x, const double *y, d
     return PL_OK;
 }
 
-static int cpu_mat_create(pl_backend *be, const pjds *h, void **mat)
+/* A matrix handle over nc chunks of C rows starting at chunk_start (nent
+ * entries in all), its chunks cut into one balanced range per thread. */
+static int mat_parts(int32_t nc, const int64_t *chunk_start, int C, int64_t nent, cpu_mat **out)
 {
-    (void)be;
     cpu_mat *m = calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory");
     int nt = omp_get_max_threads();
@@ -138,19 +141,39 @@ static int cpu_mat_create(pl_backend *be, const pjds *h, void **mat)
         free(m);
         return PL_ERROR(PL_ERR_MEM, "out of host memory");
     }
-    m->p = h;
     /* boundary k: first chunk whose start reaches k/nt of the entries (plus
      * C per chunk for the per-row work, so empty chunks still spread) */
-    int32_t nc = h->nchunks;
     int32_t c = 0;
     m->part[0] = 0;
-    double total = (double)h->nent + (double)nc * h->C;
+    double total = (double)nent + (double)nc * C;
     for (int k = 1; k < nt; k++) {
         double target = total * k / nt;
-        while (c < nc && (double)h->chunk_start[c] + (double)c * h->C < target) c++;
+        while (c < nc && (double)chunk_start[c] + (double)c * C < target) c++;
         m->part[k] = c;
     }
     m->part[nt] = nc;
+    *out = m;
+    return PL_OK;
+}
+
+static int cpu_mat_create(pl_backend *be, const pjds *h, void **mat)
+{
+    (void)be;
+    cpu_mat *m = NULL;
+    PL_CALL(mat_parts(h->nchunks, h->chunk_start, h->C, h->nent, &m));
+    m->p = h;
+    *mat = m;
+    return PL_OK;
+}
+
+/* The compressed matrix (issue 16): kernels in cpu_cpjds.c. */
+static int cpu_cmat_create(pl_backend *be, const pl_cpjds *h, void **mat)
+{
+    (void)be;
+    PL_CHECK(h->ent || h->nent == 0, PL_ERR_ARG, "cmat_create: the compressed matrix has no entries");
+    cpu_mat *m = NULL;
+    PL_CALL(mat_parts(h->nchunks, h->chunk_start, h->C, h->nent, &m));
+    m->cp = h;
     *mat = m;
     return PL_OK;
 }
@@ -160,6 +183,7 @@ static int cpu_mat_values(pl_backend *be, void *mat, double **val, size_t *n)
 {
     (void)be;
     cpu_mat *m = mat;
+    if (m->cp) return PL_ERR_NOTSUP; /* values live in a table, shared by entries */
     *val = m->p->val;
     *n = (size_t)m->p->nent;
     PL_CHECK(m->p->val || m->p->nent == 0, PL_ERR_ARG, "the matrix has no host values");
@@ -175,21 +199,6 @@ static void cpu_mat_destroy(pl_backend *be, void *mat)
     free(m);
 }
 
-/* x86-64 builds with GCC carry AVX2 and AVX-512 versions of the kernels
- * (target attributes; the tune= part matters: GCC's generic tuning never
- * emits vector gathers), chosen once per backend with
- * __builtin_cpu_supports; PJDS_CPU_ISA=default|avx2|avx512 forces one (for
- * benchmarks).  A portable build thus still uses gathers where they exist. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define PL_HAVE_ISA_CLONES 1
-#define PL_TGT_avx512 __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma,tune=icelake-server")))
-#define PL_TGT_avx2 __attribute__((target("avx2,fma,tune=haswell")))
-#else
-#define PL_HAVE_ISA_CLONES 0
-#endif
-#define PL_TGT_default
-
-enum { PL_ISA_DEFAULT = 0, PL_ISA_AVX2 = 1, PL_ISA_AVX512 = 2 };
 typedef void (*chunk_fn)(const pjds *, int32_t, int32_t, const double *, double *);
 
 /* Chunks [c0, c1), compile-time C: acc[r] += val * x[col] over the chunk's
@@ -294,9 +303,10 @@ static void chunk_range_generic(const pjds *p, int32_t c0, int32_t c1, const dou
 static int cpu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
     const cpu_mat *m = mat;
+    const int *isa = be->ctx;
+    if (m->cp) return cpu_cpjds_spmv(*isa, m->cp, m->nparts, m->part, x, y);
     const pjds *p = m->p;
     if (p->nrows == 0) return PL_OK;
-    const int *isa = be->ctx;
     chunk_fn kern = chunk_kernel(*isa, p->C);
     if (!kern) kern = chunk_range_generic;
     int np = m->nparts;
@@ -316,6 +326,7 @@ static int cpu_spmm(pl_backend *be, const void *mat, int R, const double *X, dou
 {
     if (R == 1) return cpu_spmv(be, mat, X, Y); /* one vector: the SpMV kernel (row-major = plain) */
     const cpu_mat *m = mat;
+    if (m->cp) return cpu_cpjds_spmm(m->cp, m->nparts, m->part, R, X, Y);
     return cpu_spmm_mat(be, m->p, m->nparts, m->part, R, X, Y);
 }
 
@@ -323,6 +334,7 @@ static int cpu_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, do
                         const double *X, double *Y, double *h_dots)
 {
     const cpu_mat *m = mat;
+    if (m->cp) return PL_ERR_NOTSUP; /* pl_op_apply_block_aug composes the step */
     return cpu_spmm_aug_mat(be, m->p, R, alpha, gamma, beta, X, Y, h_dots);
 }
 
@@ -393,6 +405,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gram = cpu_gram;
     be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
+    be->cmat_create = cpu_cmat_create;
     be->mat_values = cpu_mat_values;
     be->mat_destroy = cpu_mat_destroy;
     be->spmv = cpu_spmv;

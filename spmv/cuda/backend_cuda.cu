@@ -2,7 +2,7 @@
  * device vectors, cuBLAS vector and dense operations, the pJDS SpMV kernel
  * family of pjds_kernels.cu (and, for block-structured matrices, the pJDS-b
  * kernels through block_mode.cu), and the bench entry points of
- * pl_cuda_bench.h (the cuSPARSE references are in cusparse_ref.cu).
+ * pl_cuda_bench.h (cuda_bench.cu; the cuSPARSE references are in cusparse_ref.cu).
  *
  * Everything runs on one non-blocking stream owned by the backend context
  * (no globals).  Operations are asynchronous except those that deliver a
@@ -38,9 +38,7 @@ extern "C" int pl_cuda_device_count(void)
     return n;
 }
 
-static int is_cuda(const pl_backend *be) { return be && be->name && !strcmp(be->name, "cuda") && be->ctx; }
 
-#define PL_CHECK_CUDA_BE(be) PL_CHECK(is_cuda(be), PL_ERR_ARG, "not a CUDA backend")
 
 /* Make sure d_work holds n doubles. */
 static int work_reserve(pl_cuda_ctx *cx, size_t n)
@@ -308,9 +306,8 @@ static int cu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, si
 
 /* ---- matrices --------------------------------------------------------------- */
 
-/* cudaMalloc of bytes (at least 8) and, unless h is NULL, an asynchronous
- * copy of h; *total += the bytes allocated. */
-static int upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total)
+/* (cuda_impl.h) */
+extern "C" int pl_cuda_upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total)
 {
     *d = NULL;
     size_t b = bytes ? bytes : 8;
@@ -336,6 +333,9 @@ static void cu_mat_destroy(pl_backend *be, void *mat)
     (void)cudaFree(m->d_row_len);
     (void)cudaFree(m->d_col);
     (void)cudaFree(m->d_val);
+    (void)cudaFree(m->d_ent);
+    (void)cudaFree(m->d_vtab);
+    (void)cudaFree(m->d_otab);
     if (m->d_row_map) (void)cudaFree(m->d_row_map);
     free(m);
 }
@@ -345,11 +345,11 @@ static void cu_mat_destroy(pl_backend *be, void *mat)
 static int upload_layout(pl_cuda_ctx *cx, const pjds *p, pl_cuda_mat *m, size_t *tot)
 {
     const size_t nch = (size_t)p->nchunks, C = (size_t)p->C;
-    PL_CALL(upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start, (nch + 1) * sizeof(int64_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, nch * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_row_len, p->row_len, nch * C * sizeof(int32_t), tot));
     if (p->row_map)
-        PL_CALL(upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), tot));
+        PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_row_map, p->row_map, (size_t)p->nrows * sizeof(int32_t), tot));
     return PL_OK;
 }
 
@@ -359,8 +359,8 @@ static int mat_upload(pl_backend *be, const pjds *p, pl_cuda_mat *m)
     size_t tot = 0;
     const size_t nent = (size_t)p->nent;
     PL_CALL(upload_layout(cx, p, m, &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_col, p->col, nent * sizeof(int32_t), &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_val, p->val, nent * sizeof(double), &tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_col, p->col, nent * sizeof(int32_t), &tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_val, p->val, nent * sizeof(double), &tot));
     PL_CUDA(cudaStreamSynchronize(cx->stream));
     m->bytes = tot;
     be->bytes_h2d += (double)tot;
@@ -378,8 +378,8 @@ static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void
     size_t tot = 0;
     const size_t nch = (size_t)p->nchunks, nent = (size_t)p->nent;
     PL_CALL(upload_layout(cx, p, m, &tot));
-    PL_CALL(upload_array(cx, (void **)&m->d_col, NULL, nent * sizeof(int32_t), &tot)); /* allocation only */
-    PL_CALL(upload_array(cx, (void **)&m->d_val, NULL, nent * sizeof(double), &tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_col, NULL, nent * sizeof(int32_t), &tot)); /* allocation only */
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_val, NULL, nent * sizeof(double), &tot));
     /* staging: at least the largest chunk */
     int64_t stage = PL_FILL_STAGE_ENTRIES, widest = 0;
     const char *env = getenv("PJDS_FILL_STAGE_ENTRIES"); /* tests: force several ranges */
@@ -465,6 +465,7 @@ static int cu_mat_values(pl_backend *be, void *mat, double **val, size_t *n)
 {
     (void)be;
     pl_cuda_mat *m = (pl_cuda_mat *)mat;
+    if (m->d_ent) return PL_ERR_NOTSUP; /* compressed: the values are a table */
     *val = m->d_val;
     *n = (size_t)m->nent;
     return PL_OK;
@@ -536,6 +537,7 @@ static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     const pl_cuda_mat *m = (const pl_cuda_mat *)mat;
+    if (m->d_ent) return pl_cuda_cpjds_spmv(cx, m, cx->cvariant, x, y);
     if (m->blk) return pl_cuda_pjds_block_spmv(be, m->blk, cx->blk_variant, x, y);
     PL_CALL(pl_cuda_spmv_launch(cx, m, cx->variant, x, y));
     return PL_OK;
@@ -543,7 +545,9 @@ static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 
 static int cu_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y)
 {
-    return pl_cuda_spmm(pl_cuda_ctx_of(be), (const pl_cuda_mat *)mat, R, X, Y);
+    const pl_cuda_mat *m = (const pl_cuda_mat *)mat;
+    if (m->d_ent) return pl_cuda_cpjds_spmm(pl_cuda_ctx_of(be), m, R, X, Y);
+    return pl_cuda_spmm(pl_cuda_ctx_of(be), m, R, X, Y);
 }
 
 static int cu_gather_block(pl_backend *be, size_t n, int R, const int32_t *idx, const double *X, double *buf)
@@ -562,6 +566,7 @@ static int cu_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, dou
                        const double *X, double *Y, double *h_dots)
 {
     int done = 0;
+    if (((const pl_cuda_mat *)mat)->d_ent) return PL_ERR_NOTSUP; /* compressed: composed */
     PL_CALL(pl_cuda_spmm_aug(pl_cuda_ctx_of(be), (const pl_cuda_mat *)mat, R, alpha, gamma, beta, X, Y, h_dots, &done));
     return done ? PL_OK : PL_ERR_NOTSUP;
 }
@@ -571,7 +576,7 @@ static int cu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     size_t tot = 0;
     *idx = NULL;
-    PL_CALL(upload_array(cx, (void **)idx, h_idx, n * sizeof(int32_t), &tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)idx, h_idx, n * sizeof(int32_t), &tot));
     PL_CUDA(cudaStreamSynchronize(cx->stream));
     be->bytes_h2d += (double)(n * sizeof(int32_t));
     return PL_OK;
@@ -668,6 +673,7 @@ static int ctx_init(pl_cuda_ctx *cx, int device)
     PL_CUDA(cudaEventCreate(&cx->ev0));
     PL_CUDA(cudaEventCreate(&cx->ev1));
     cx->variant = variant_from_env();
+    cx->cvariant = pl_cuda_cpjds_variant_default();
     { /* pJDS-b kernel of block mode: 2 runs in flight, L2 evict-first (the bench's best on uhbr/dlr1-like) */
         const char *bv = getenv("PJDS_CUDA_BLOCK_VARIANT");
         int v = pl_cuda_pjds_block_variant_by_name(bv ? bv : "u2-ef");
@@ -709,6 +715,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gemv_n = cu_gemv_n;
     be->gemm = cu_gemm;
     be->mat_create = cu_mat_create;
+    be->cmat_create = pl_cuda_cmat_create;
     be->mat_create_fill = cu_mat_create_fill;
     be->mat_values = cu_mat_values;
     be->mat_destroy = cu_mat_destroy;
@@ -736,125 +743,3 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     *pbe = be;
     return PL_OK;
 }
-
-/* ---- pl_cuda_bench.h ---------------------------------------------------------- */
-
-/* Chosen from the first H100 sweep (notes/gpu-notes.md, HMEp): chunk-width
- * bound, 4 entries in flight, matrix loads L2 evict_first: fastest at every
- * sort window (0.4081 ms = 92 % of the floor at sort_window 65536, 0.4691 ms
- * at sigma = all vs 0.539 ms for the former default rl-u4-nc-b256).  The
- * others stay selectable with PJDS_CUDA_VARIANT. */
-#define PL_CUDA_VARIANT_DEFAULT_NAME "cw-u4-ef-b256"
-
-extern "C" int pl_cuda_spmv_nvariants(void) { return pl_cuda_nvariants_impl(); }
-
-extern "C" const char *pl_cuda_spmv_variant_name(int v)
-{
-    const pl_cuda_variant *p = pl_cuda_variant_get(v);
-    return p ? p->name : NULL;
-}
-
-extern "C" int pl_cuda_spmv_variant_default(void)
-{
-    int nv = pl_cuda_nvariants_impl();
-    for (int v = 0; v < nv; v++)
-        if (!strcmp(pl_cuda_variant_get(v)->name, PL_CUDA_VARIANT_DEFAULT_NAME)) return v;
-    return 0;
-}
-
-extern "C" int pl_cuda_set_variant(pl_backend *be, int v)
-{
-    PL_CHECK_CUDA_BE(be);
-    PL_CHECK(v >= 0 && v < pl_cuda_nvariants_impl(), PL_ERR_ARG, "kernel variant %d out of range", v);
-    pl_cuda_ctx_of(be)->variant = v;
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_set_block_mode(pl_backend *be, int on)
-{
-    PL_CHECK_CUDA_BE(be);
-    pl_cuda_ctx_of(be)->block_off = on ? 0 : 1;
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_set_ts_cublas(pl_backend *be, int on)
-{
-    PL_CHECK_CUDA_BE(be);
-    pl_cuda_ctx_of(be)->ts_cublas = on ? 1 : 0;
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_get_variant(pl_backend *be, int *v)
-{
-    PL_CHECK_CUDA_BE(be);
-    *v = pl_cuda_ctx_of(be)->variant;
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_device_name(pl_backend *be, char *buf, size_t len, int *device)
-{
-    PL_CHECK_CUDA_BE(be);
-    cudaDeviceProp prop;
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CUDA(cudaGetDeviceProperties(&prop, cx->device));
-    snprintf(buf, len, "%s", prop.name);
-    *device = cx->device;
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_timer_start(pl_backend *be)
-{
-    PL_CHECK_CUDA_BE(be);
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CUDA(cudaEventRecord(cx->ev0, cx->stream));
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_timer_stop(pl_backend *be, double *ms)
-{
-    PL_CHECK_CUDA_BE(be);
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    float f = 0.0f;
-    PL_CUDA(cudaEventRecord(cx->ev1, cx->stream));
-    PL_CUDA(cudaEventSynchronize(cx->ev1));
-    PL_CUDA(cudaEventElapsedTime(&f, cx->ev0, cx->ev1));
-    *ms = (double)f;
-    return PL_OK;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-extern "C" int pl_cuda_copy_bandwidth(pl_backend *be, size_t bytes, int repeats, double *gbs)
-{
-    PL_CHECK_CUDA_BE(be);
-    PL_CHECK(repeats >= 1 && bytes >= 8, PL_ERR_ARG, "copy bandwidth: repeats %d, bytes %zu", repeats, bytes);
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    void *a = NULL, *b = NULL;
-    double *t = (double *)malloc((size_t)repeats * sizeof(double));
-    PL_CHECK(t, PL_ERR_MEM, "out of host memory");
-    int r = PL_OK;
-    PL_CUDA_GOTO(cudaMalloc(&a, bytes), out, r);
-    PL_CUDA_GOTO(cudaMalloc(&b, bytes), out, r);
-    PL_CUDA_GOTO(cudaMemsetAsync(a, 0, bytes, cx->stream), out, r);
-    PL_CUDA_GOTO(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, cx->stream), out, r); /* warm-up */
-    for (int i = 0; i < repeats; i++) {
-        PL_CALL_GOTO(pl_cuda_timer_start(be), out, r);
-        PL_CUDA_GOTO(cudaMemcpyAsync((i & 1) ? a : b, (i & 1) ? b : a, bytes, cudaMemcpyDeviceToDevice, cx->stream),
-                     out, r);
-        PL_CALL_GOTO(pl_cuda_timer_stop(be, &t[i]), out, r);
-    }
-    qsort(t, (size_t)repeats, sizeof(double), cmp_double);
-    *gbs = 2.0 * (double)bytes / (t[repeats / 2] * 1e-3) / 1e9;
-out:
-    if (a) (void)cudaFree(a);
-    if (b) (void)cudaFree(b);
-    free(t);
-    return r;
-}
-
-extern "C" size_t pl_cuda_mat_bytes(const void *mat) { return mat ? ((const pl_cuda_mat *)mat)->bytes : 0; }
-

@@ -15,6 +15,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <string.h>
 #include <cusparse.h>
 #include <stdint.h>
 
@@ -102,6 +103,7 @@ typedef struct pl_cuda_ctx {
     double *d_aug;             /* spmm_aug per-block column sums (grown) */
     size_t aug_n;              /* doubles in d_aug                     */
     double *h_aug_pin;         /* 128 pinned doubles: spmm_aug dots    */
+    int cvariant;              /* compressed SpMV kernel variant      */
 } pl_cuda_ctx;
 
 /* Largest k (and m) of the tall-skinny kernels; cuBLAS above. */
@@ -121,13 +123,29 @@ typedef struct pl_cuda_mat {
     size_t bytes;           /* device bytes of all arrays */
     struct pl_cuda_pjds_block *blk; /* block mode: a pJDS-b view of this matrix  */
     int blk_b;                      /* (shares d_val), used by be->spmv; or NULL */
+    /* compressed pJDS (issue 16, cpjds_kernels.cu): d_ent set, d_col/d_val NULL */
+    uint32_t *d_ent;        /* nent packed entry words */
+    double *d_vtab;         /* value table             */
+    int32_t *d_otab;        /* offset table            */
+    int c_obits;            /* offset id bits          */
 } pl_cuda_mat;
 
 static inline pl_cuda_ctx *pl_cuda_ctx_of(pl_backend *be) { return (pl_cuda_ctx *)be->ctx; }
+static inline int is_cuda(const pl_backend *be) { return be && be->name && !strcmp(be->name, "cuda") && be->ctx; }
+#define PL_CHECK_CUDA_BE(be) PL_CHECK(is_cuda(be), PL_ERR_ARG, "not a CUDA backend")
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* backend_cuda.cu: cudaMalloc of bytes (at least 8) and, unless h is NULL,
+ * an asynchronous copy of h on cx->stream; *total += the bytes allocated.
+ * PL_ERR_MEM "out of device memory ..." when cudaMalloc fails for size. */
+int pl_cuda_upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total);
+/* cpjds_kernels.cu (issue 16): be->cmat_create, the compressed SpMV
+ * (variant < pl_cuda_cpjds_nvariants(), pl_cuda_bench.h) and SpMMV */
+int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat);
+int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y);
+int pl_cuda_cpjds_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y);
 /* pjds_kernels.cu */
 int pl_cuda_spmv_launch(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *d_x, double *d_y);
 int pl_cuda_nvariants_impl(void);

@@ -8,8 +8,6 @@
 
 #include "cuda_impl.h"
 
-static int is_cuda(const pl_backend *be) { return be && be->name && !strcmp(be->name, "cuda") && be->ctx; }
-#define PL_CHECK_CUDA_BE(be) PL_CHECK(is_cuda(be), PL_ERR_ARG, "not a CUDA backend")
 
 /* ---- cuSPARSE reference formats ------------------------------------------------ */
 

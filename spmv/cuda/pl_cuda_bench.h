@@ -24,6 +24,14 @@ int pl_cuda_spmv_variant_default(void);
 int pl_cuda_set_variant(pl_backend *be, int v);
 int pl_cuda_get_variant(pl_backend *be, int *v);
 
+/* Kernel variants of the compressed pJDS SpMV (issue 16): the default is
+ * pl_cuda_cpjds_variant_default() (PJDS_CPJDS_VARIANT=name overrides). */
+int pl_cuda_cpjds_nvariants(void);
+const char *pl_cuda_cpjds_variant_name(int v);
+int pl_cuda_cpjds_variant_default(void);
+int pl_cuda_set_cpjds_variant(pl_backend *be, int v);
+int pl_cuda_get_cpjds_variant(pl_backend *be, int *v);
+
 /* Dense tall-skinny products of the table (gemv_t, gemv_n, gemm): 0 = our
  * kernels (ts_kernels.cu) for k, m <= 64 and cuBLAS above (default), 1 =
  * always cuBLAS (also with the environment variable PJDS_CUDA_TS=cublas).

@@ -130,7 +130,8 @@ def case_determinism(exe, mpi, tmp):
         for rep in range(2):
             p, out = solve(cmd, hh, tmp, "det%d_%d.h5" % (np_, rep))
             if p.returncode:
-                print("FAIL: determinism run: exit %d %s" % (p.returncode, p.stderr[-300:]))
+                san = [ln for ln in p.stderr.splitlines() if "Sanitizer" in ln or "SUMMARY" in ln or " #" in ln]
+                print("FAIL: determinism run: exit %d %s" % (p.returncode, "\n".join(san[:60]) or p.stderr[-300:]))
                 return 1
             with h5py.File(out) as f:
                 runs.append(f["eigenvalues"][:].tobytes())

@@ -1,0 +1,222 @@
+/* cpjds_kernels.cu — the compressed pJDS on the GPU (issue 16; spmv.h
+ * "compressed pJDS"): upload (be->cmat_create), SpMV and SpMMV kernels.
+ *
+ * SpMV: one thread per row (rows in their original order), chunk c = r / C,
+ * lane r % C; the row's U next entry words are loaded first (U independent
+ * loads in flight), then their value and offset from the tables, then the U
+ * gathers of x; one accumulator, j ascending (the CPU kernel's rounding
+ * order).  The loop bound is the row's true length: padding is never read.
+ * The tables (HMEp: 13 kB of values, 26 kB of offsets) are read through the
+ * read-only data cache (__ldg) and stay in L1/L2; the entry words are read
+ * once per product with a streaming (ld.global.cs) or L2 evict_first hint,
+ * so that they do not push x out of L2.  Variants: U in {2, 4, 8} and the
+ * hint, chosen by `bench` (PJDS_CPJDS_VARIANT picks one by name).
+ * SpMMV: one thread per (row, group of up to 8 vectors), the entry decoded
+ * once per group.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_impl.h"
+
+enum { CH_NC = 0, CH_CS = 1, CH_EF = 2 };
+
+static __device__ __forceinline__ uint32_t ld_ent(const uint32_t *p, int hint)
+{
+    if (hint == CH_CS) return __ldcs(p);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (hint == CH_EF) {
+        uint64_t pol;
+        uint32_t r;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+        asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+        return r;
+    }
+#endif
+    return __ldg(p);
+}
+
+typedef struct pl_ckargs {
+    int32_t nrows, C, obits;
+    uint32_t omask;
+    const int64_t *__restrict__ chunk_start;
+    const int32_t *__restrict__ row_len;
+    const uint32_t *__restrict__ ent;
+    const double *__restrict__ vtab;
+    const int32_t *__restrict__ otab;
+    const double *__restrict__ x;
+    double *__restrict__ y;
+} pl_ckargs;
+
+/* CC: compile-time chunk height (0: a.C at run time) */
+template <int CC, int U, int HINT>
+__global__ void __launch_bounds__(256) k_cspmv(const pl_ckargs a)
+{
+    const int32_t r = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (r >= a.nrows) return;
+    const int32_t C = CC ? CC : a.C;
+    const uint32_t *e = a.ent + a.chunk_start[r / C] + r % C;
+    const int32_t l = a.row_len[r];
+    const double *xr = a.x + r;
+    double s = 0.0;
+    int32_t j = 0;
+    for (; j + U <= l; j += U) {
+        uint32_t u[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) u[k] = ld_ent(e + (int64_t)(j + k) * C, HINT);
+        double v[U];
+        int32_t o[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            v[k] = __ldg(a.vtab + (u[k] >> a.obits));
+            o[k] = __ldg(a.otab + (u[k] & a.omask));
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) s += v[k] * __ldg(xr + o[k]);
+    }
+    for (; j < l; j++) {
+        const uint32_t u = ld_ent(e + (int64_t)j * C, HINT);
+        s += __ldg(a.vtab + (u >> a.obits)) * __ldg(xr + __ldg(a.otab + (u & a.omask)));
+    }
+    a.y[r] = s;
+}
+
+typedef void (*ckern)(const pl_ckargs);
+typedef struct cvariant {
+    const char *name;
+    ckern k32, kany; /* C = 32, any C */
+} cvariant;
+#define CV(NAME, U, H) {NAME, k_cspmv<32, U, H>, k_cspmv<0, U, H>}
+static const cvariant cvariants[] = {
+    CV("c-u2-nc", 2, CH_NC), CV("c-u4-nc", 4, CH_NC), CV("c-u4-cs", 4, CH_CS),
+    CV("c-u4-ef", 4, CH_EF), CV("c-u8-cs", 8, CH_CS), CV("c-u8-ef", 8, CH_EF),
+};
+#undef CV
+#define NCVARIANTS ((int)(sizeof cvariants / sizeof cvariants[0]))
+/* Until the H100 sweep of `bench` picks another (README "Compressed format"). */
+#define PL_CPJDS_VARIANT_DEFAULT 3
+
+static pl_ckargs ckargs(const pl_cuda_mat *m, const double *x, double *y)
+{
+    pl_ckargs a;
+    a.nrows = m->nrows;
+    a.C = m->C;
+    a.obits = m->c_obits;
+    a.omask = (uint32_t)(((uint64_t)1 << m->c_obits) - 1);
+    a.chunk_start = m->d_chunk_start;
+    a.row_len = m->d_row_len;
+    a.ent = m->d_ent;
+    a.vtab = m->d_vtab;
+    a.otab = m->d_otab;
+    a.x = x;
+    a.y = y;
+    return a;
+}
+
+extern "C" int pl_cuda_cpjds_nvariants(void) { return NCVARIANTS; }
+extern "C" const char *pl_cuda_cpjds_variant_name(int v) { return v >= 0 && v < NCVARIANTS ? cvariants[v].name : NULL; }
+extern "C" int pl_cuda_cpjds_variant_default(void)
+{
+    const char *e = getenv("PJDS_CPJDS_VARIANT");
+    if (e)
+        for (int v = 0; v < NCVARIANTS; v++)
+            if (!strcmp(e, cvariants[v].name)) return v;
+    return PL_CPJDS_VARIANT_DEFAULT;
+}
+
+extern "C" int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y)
+{
+    PL_CHECK(variant >= 0 && variant < NCVARIANTS, PL_ERR_ARG, "compressed SpMV variant %d out of range", variant);
+    if (m->nrows == 0) return PL_OK;
+    const pl_ckargs a = ckargs(m, x, y);
+    const int bs = 256;
+    const unsigned nb = (unsigned)(((int64_t)m->nrows + bs - 1) / bs);
+    (m->C == 32 ? cvariants[variant].k32 : cvariants[variant].kany)<<<nb, bs, 0, cx->stream>>>(a);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+/* Y = A X, R row-major vectors; blockIdx.y: the group of up to 8 vectors */
+__global__ void __launch_bounds__(256) k_cspmm(const pl_ckargs a, int R, const double *__restrict__ X,
+                                               double *__restrict__ Y)
+{
+    const int32_t r = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (r >= a.nrows) return;
+    const int q0 = (int)blockIdx.y * 8, nq = R - q0 < 8 ? R - q0 : 8;
+    const uint32_t *e = a.ent + a.chunk_start[r / a.C] + r % a.C;
+    const int32_t l = a.row_len[r];
+    double acc[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) acc[k] = 0.0;
+    for (int32_t j = 0; j < l; j++) {
+        const uint32_t u = __ldg(e + (int64_t)j * a.C);
+        const double v = __ldg(a.vtab + (u >> a.obits));
+        const double *xr = X + ((int64_t)r + __ldg(a.otab + (u & a.omask))) * R + q0;
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (k < nq) acc[k] += v * __ldg(xr + k);
+    }
+    double *yr = Y + (int64_t)r * R + q0;
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k < nq) yr[k] = acc[k];
+}
+
+extern "C" int pl_cuda_cpjds_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y)
+{
+    PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "spmm: R = %d outside 1..%d", R, PL_SPMM_RMAX);
+    if (m->nrows == 0) return PL_OK;
+    const pl_ckargs a = ckargs(m, NULL, NULL);
+    const int bs = 256;
+    const dim3 grid((unsigned)(((int64_t)m->nrows + bs - 1) / bs), (unsigned)((R + 7) / 8));
+    k_cspmm<<<grid, bs, 0, cx->stream>>>(a, R, X, Y);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+/* be->cmat_create: the layout, the entry words and the tables in device
+ * memory (a pl_cuda_mat with d_ent set; d_col and d_val stay NULL). */
+extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    *mat = NULL;
+    PL_CHECK(p->ent || p->nent == 0, PL_ERR_ARG, "cmat_create: the compressed matrix has no entries");
+    pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->nrows = p->nrows;
+    m->ncols = p->nrows;
+    m->C = p->C;
+    m->nchunks = p->nchunks;
+    m->nnz = p->nnz;
+    m->nent = p->nent;
+    m->c_obits = p->obits;
+    size_t tot = 0;
+    int rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start,
+                                  (size_t)(p->nchunks + 1) * sizeof(int64_t), &tot);
+    if (rc == PL_OK)
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, (size_t)p->nchunks * sizeof(int32_t),
+                                  &tot);
+    if (rc == PL_OK)
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_row_len, p->row_len,
+                                  (size_t)p->nchunks * (size_t)p->C * sizeof(int32_t), &tot);
+    if (rc == PL_OK)
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_ent, p->ent, (size_t)p->nent * sizeof(uint32_t), &tot);
+    if (rc == PL_OK)
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_vtab, p->vtab, (size_t)p->nval * sizeof(double), &tot);
+    if (rc == PL_OK)
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_otab, p->otab, (size_t)p->noff * sizeof(int32_t), &tot);
+    m->bytes = tot;
+    if (rc == PL_OK) {
+        /* the host arrays may be freed once this returns */
+        cudaError_t e = cudaStreamSynchronize(cx->stream);
+        if (e != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "uploading the compressed matrix: %s", cudaGetErrorString(e));
+    }
+    if (rc != PL_OK) {
+        be->mat_destroy(be, m);
+        return rc;
+    }
+    *mat = m;
+    return PL_OK;
+}

@@ -1,0 +1,119 @@
+/* op_format.c — the local part's storage format (issue 16; README
+ * "Compressed format"): [spmv] format = auto | pjds | compressed.
+ *
+ * auto compresses when every rank's tables fit one 32-bit word per entry,
+ * stay cache-sized (PL_CPJDS_AUTO_TABLE_BYTES) and the compressed local part
+ * moves at most 3/4 of the bytes of the pJDS one (its padding at sort window
+ * 1 and its tables counted); otherwise pJDS, and the reason goes into pl_op_info's
+ * format_note.  compressed forces it and fails (PL_ERR_INPUT, the reason)
+ * when the tables do not fit.  Operators that keep value terms for the
+ * in-place refill of a sweep, and backends without compressed kernels,
+ * use pJDS (compressed forced: a warning).  The decision is collective:
+ * all ranks use the same format.  The remote part of a split matrix stays
+ * pJDS.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pl_error.h"
+#include "spmv.h"
+#include "spmv_impl.h"
+#include "op_impl.h"
+
+/* Tables that stay in cache (the H100's L1 is 256 kB per SM, its L2 50 MB;
+ * a CPU core's L2 1-2 MB): at most 2 MiB of both tables for auto. */
+#define PL_CPJDS_AUTO_TABLE_BYTES ((double)(2 << 20))
+
+/* Local entries of chunks of C rows in their original order (sort window
+ * 1) into *nent, true local non-zeros into *nnz. */
+static void local_entries(const pl_csr *A, int C, int64_t *nent, int64_t *nnz)
+{
+    const int64_t n = A->nrows, nch = (n + C - 1) / C;
+    int64_t tot = 0, nz = 0;
+#pragma omp parallel for schedule(static) reduction(+ : tot, nz)
+    for (int64_t c = 0; c < nch; c++) {
+        int64_t w = 0;
+        for (int64_t i = c * C; i < (c + 1) * C && i < n; i++) {
+            int64_t l = 0;
+            for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+                l += (uint64_t)(A->col[k] - A->row0) < (uint64_t)n;
+            if (l > w) w = l;
+            nz += l;
+        }
+        tot += w * C;
+    }
+    *nent = tot;
+    *nnz = nz;
+}
+
+int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg)
+{
+    const int want = cfg->format;
+    op->fmt = PL_FORMAT_PJDS;
+    op->cmp_nval = op->cmp_noff = -1;
+    op->fmt_note[0] = 0;
+    PL_CHECK(want == PL_FORMAT_AUTO || want == PL_FORMAT_PJDS || want == PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
+             "[spmv] format = %d is not auto, pjds or compressed", want);
+    if (want == PL_FORMAT_PJDS) return PL_OK;
+    if (!op->be->cmat_create) {
+        snprintf(op->fmt_note, sizeof op->fmt_note, "the %s backend has no compressed kernels", op->be->name);
+        PL_CHECK(want != PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
+                 "[spmv] format = compressed: the %s backend has no compressed kernels (use format = auto or pjds)",
+                 op->be->name);
+        return PL_OK;
+    }
+    if (A->nterms > 0) { /* the same on every rank */
+        snprintf(op->fmt_note, sizeof op->fmt_note, "the sweep refills the values in place (pJDS only)");
+        if (want == PL_FORMAT_COMPRESSED)
+            pl_warn("[spmv] format = compressed: this sweep refills the matrix values in place, which needs pJDS; "
+                    "using pjds");
+        return PL_OK;
+    }
+    /* count on every rank, agree on failure, then combine */
+    int64_t nv = 0, no = 0, nent = 0, nnz = 0;
+    PL_CALL(pl_op_agree(op->comm, pl_cpjds_count(A, &nv, &no), "counting the distinct matrix values"));
+    local_entries(A, cfg->chunk_height, &nent, &nnz);
+    int64_t loc[2] = {nv, no}, mx[2];
+    double sz[2] = {(double)nent, (double)nnz}, sum[2];
+    PL_MPI(MPI_Allreduce(loc, mx, 2, MPI_INT64_T, MPI_MAX, op->comm), "MPI_Allreduce of the table sizes");
+    PL_MPI(MPI_Allreduce(sz, sum, 2, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of the entry counts");
+    op->cmp_nval = mx[0];
+    op->cmp_noff = mx[1];
+    const int vb = pl_cpjds_bits(mx[0]), ob = pl_cpjds_bits(mx[1]);
+    const int fits = mx[0] <= PL_CPJDS_COUNT_MAX && mx[1] <= PL_CPJDS_COUNT_MAX && vb + ob <= 32 && ob <= 31;
+    const double tables = 8.0 * (double)mx[0] + 4.0 * (double)mx[1];
+    int nranks = 1;
+    PL_MPI(MPI_Comm_size(op->comm, &nranks), "MPI_Comm_size");
+    /* words plus every rank's tables (bounded by the largest) against pJDS */
+    const double cbytes = 4.0 * sum[0] + tables * nranks, pbytes = 12.0 * sum[1];
+    if (want == PL_FORMAT_COMPRESSED) {
+        /* pl_cpjds_create reports a rank whose tables do not fit */
+        op->fmt = PL_FORMAT_COMPRESSED;
+        return PL_OK;
+    }
+    if (!fits) {
+        if (mx[0] > PL_CPJDS_COUNT_MAX || mx[1] > PL_CPJDS_COUNT_MAX)
+            snprintf(op->fmt_note, sizeof op->fmt_note, "more than %lld distinct values or offsets",
+                     (long long)PL_CPJDS_COUNT_MAX);
+        else
+            snprintf(op->fmt_note, sizeof op->fmt_note,
+                     "%lld distinct values (%d bits) and %lld offsets (%d bits) exceed 32 bits", (long long)mx[0],
+                     vb, (long long)mx[1], ob);
+    } else if (tables > PL_CPJDS_AUTO_TABLE_BYTES) {
+        snprintf(op->fmt_note, sizeof op->fmt_note, "tables of %.1f MiB (%lld values, %lld offsets) exceed %.0f MiB",
+                 tables / 1048576.0, (long long)mx[0], (long long)mx[1], PL_CPJDS_AUTO_TABLE_BYTES / 1048576.0);
+    } else if (cbytes > 0.75 * pbytes) {
+        snprintf(op->fmt_note, sizeof op->fmt_note,
+                 "padding in row order and tables: %.1f bytes per non-zero compressed against 12 in pJDS",
+                 sum[1] > 0 ? cbytes / sum[1] : 0.0);
+    } else {
+        op->fmt = PL_FORMAT_COMPRESSED;
+    }
+    return PL_OK;
+}
+
+int pl_op_format_build(pl_op *op, const pl_csr *A, int C)
+{
+    PL_CALL(pl_cpjds_create(A, C, &op->cloc));
+    return PL_OK;
+}
