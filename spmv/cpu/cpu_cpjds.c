@@ -12,6 +12,7 @@
  * SpMMV: row by row, each entry decoded once for all R vectors.
  */
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pl_error.h"
@@ -107,7 +108,13 @@ static cchunk_fn ckernel(int isa, int C)
 int cpu_cpjds_spmv(int isa, const pl_cpjds *p, int nparts, const int32_t *part, const double *x, double *y)
 {
     if (p->nrows == 0) return PL_OK;
-    const cchunk_fn kern = ckernel(isa, p->C);
+    /* PJDS_CPU_CPJDS=rows: row by row (scalar loads, no gathers), for comparisons */
+    static int rows = -1;
+    if (rows < 0) {
+        const char *e = getenv("PJDS_CPU_CPJDS");
+        rows = e && !strcmp(e, "rows");
+    }
+    const cchunk_fn kern = rows ? crange_generic : ckernel(isa, p->C);
     if (nparts == 1 || p->nent < 4096) {
         kern(p, 0, p->nchunks, x, y);
         return PL_OK;

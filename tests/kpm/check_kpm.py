@@ -13,7 +13,7 @@ usage: check_kpm.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
            the peak), computed here from the eigenvalues
   random   random vectors: the moments are estimates (mu_0 = 1 exactly, the
            others within 5 standard errors of the exact traces)
-  ranks    the same moments and density (1e-12) on 1, 2 and 3 ranks
+  ranks    the same moments and density (1e-11) on 1, 2 and 3 ranks
 Exit 0 = pass, 1 = fail."""
 import math
 import os
@@ -208,7 +208,9 @@ def case_ranks(exe, mpi, tmp):
     for d in res[1:]:
         for k in ("moments", "density", "energy"):
             e = np.max(np.abs(d[k] - res[0][k])) / max(1.0, np.max(np.abs(res[0][k])))
-            if e > 1e-12:
+            # rounding only: 128 moments from SpMVs whose sums split into local and remote parts
+            # differently per rank count (the compressed format's rows keep their order: 1.7e-12)
+            if e > 1e-11:
                 print("FAIL: %s differs by %.2e between rank counts" % (k, e))
                 fail = 1
     print("ranks: %d runs compared" % len(res))

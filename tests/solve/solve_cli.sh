@@ -64,9 +64,9 @@ expect_input_error() { # $1 = name, $2 = regex
 
 case $case_name in
 sort)
-  mkcfg s1 $'nev = 4\ntolerance = 1e-12' "sort_window = 1" "eigenvectors = true"
-  mkcfg s0 $'nev = 4\ntolerance = 1e-12' "sort_window = 0" "eigenvectors = true"
-  mkcfg s64 $'nev = 4\ntolerance = 1e-12' $'sort_window = 64\nchunk_height = 8' "eigenvectors = true"
+  mkcfg s1 $'nev = 4\ntolerance = 1e-12' $'sort_window = 1\nformat = pjds' "eigenvectors = true"
+  mkcfg s0 $'nev = 4\ntolerance = 1e-12' $'sort_window = 0\nformat = pjds' "eigenvectors = true"
+  mkcfg s64 $'nev = 4\ntolerance = 1e-12' $'sort_window = 64\nchunk_height = 8\nformat = pjds' "eigenvectors = true"
   for s in s1 s0 s64; do
     run_solve $s || die "$s: exit status $?: $(cat "$dir/$s.err")"
     cat "$dir/$s.out"
@@ -77,9 +77,16 @@ sort)
   "$SOLVE_CHECK" "$dir/s1.ini" "$dir/s64.h5" --compare "$dir/s0.h5" || die "sigma 64 vs full sort"
   # the window in use is reported; auto (the default) on the cpu backend is 1
   # (pl_sort_window_resolve), while config_resolved keeps auto
-  mkcfg sa $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = true"
+  mkcfg sa $'nev = 4\ntolerance = 1e-12' "format = pjds" "eigenvectors = true"
   run_solve sa || die "sa: exit status $?: $(cat "$dir/sa.err")"
-  for p in "s1 1" "s64 64" "s0 0" "sa 8192"; do
+  # nothing set (issue 16): a generated model gets the compressed format, rows in their order (window 1)
+  mkcfg sd $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = true"
+  run_solve sd || die "sd: exit status $?: $(cat "$dir/sd.err")"
+  got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; a = h5py.File(sys.argv[1]).attrs['spmv_format']; print(a.decode() if isinstance(a, bytes) else a)" "$dir/sd.h5")
+  [ "$got" = "compressed" ] || die "sd: attribute spmv_format = $got, expected compressed (the default on a generated model)"
+  "$SOLVE_CHECK" "$dir/sd.ini" "$dir/sd.h5" --dense --vectors --expect-nev 4 || die "sd: solve_check"
+  "$SOLVE_CHECK" "$dir/sd.ini" "$dir/sd.h5" --compare "$dir/s0.h5" || die "compressed vs full sort"
+  for p in "s1 1" "s64 64" "s0 0" "sa 8192" "sd 1"; do
     set -- $p
     got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; print(int(h5py.File(sys.argv[1]).attrs['sort_window']))" "$dir/$1.h5")
     [ "$got" = "$2" ] || die "$1: attribute sort_window = $got, expected $2"

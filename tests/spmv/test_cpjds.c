@@ -56,6 +56,7 @@ static int check_op(const tm_csr *a, int fmt, const char *name, pl_op_info *info
     pl_config cfg;
     pl_config_defaults(&cfg);
     cfg.spmv.format = fmt;
+    if (backend_kind == PL_BACKEND_CUDA && size > 1) cfg.spmv.transport = PL_TRANSPORT_MPI; /* ranks may share a GPU */
     pl_op *op = NULL;
     int rc = pl_op_create(&blk, &cfg.spmv, be, MPI_COMM_WORLD, &op);
     if (rc != PL_OK) {

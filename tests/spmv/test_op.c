@@ -65,6 +65,7 @@ static void run_case(const tm_csr *a, const char *name, MPI_Comm comm)
         for (int ci = 0; ci < 3; ci++)
             for (int si = 0; si < 3; si++) {
                 pl_spmv_cfg cfg = {0};
+                cfg.format = PL_FORMAT_PJDS; /* the pJDS sort windows under test */
                 cfg.backend = PL_BACKEND_CPU;
                 cfg.chunk_height = Cs[ci];
                 cfg.sort_window = sigmas[si];
@@ -174,6 +175,7 @@ int main(int argc, char **argv)
         pl_backend *be = NULL;
         TU_OK(pl_backend_cpu_create(&be));
         pl_spmv_cfg cfg = {0};
+        cfg.format = PL_FORMAT_PJDS; /* the pJDS sort windows under test */
         cfg.backend = PL_BACKEND_CPU;
         cfg.chunk_height = 4;
         cfg.exchange = PL_EXCHANGE_OVERLAP;
