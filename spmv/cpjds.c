@@ -27,48 +27,40 @@
 #include "spmv_impl.h"
 
 /* ---- open-addressing hash set / map of 64-bit keys ------------------------ */
+typedef struct hslot {
+    uint64_t key;
+    int32_t id;   /* map: the key's id */
+    int32_t used;
+} hslot;          /* one probe, one cache line */
 typedef struct hset {
-    uint64_t *key;
-    int32_t *id;    /* map: the key's id; set: unused (NULL)            */
-    uint8_t *used;
-    int64_t cap, n; /* cap: power of two                                  */
+    hslot *s;
+    int64_t cap, n; /* cap = 2^(64 - shift) */
+    int shift;
 } hset;
-
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
 
 static void hset_free(hset *h)
 {
-    free(h->key);
-    free(h->id);
-    free(h->used);
+    free(h->s);
     memset(h, 0, sizeof *h);
 }
 
-static int hset_init(hset *h, int64_t cap, int with_id)
+static int hset_init(hset *h, int64_t cap)
 {
     memset(h, 0, sizeof *h);
     h->cap = 16;
-    while (h->cap < cap) h->cap <<= 1;
-    h->key = malloc((size_t)h->cap * sizeof *h->key);
-    h->used = calloc((size_t)h->cap, 1);
-    if (with_id) h->id = malloc((size_t)h->cap * sizeof *h->id);
-    if (!h->key || !h->used || (with_id && !h->id)) {
-        hset_free(h);
-        return PL_ERR_MEM;
-    }
-    return PL_OK;
+    h->shift = 60;
+    while (h->cap < cap) h->cap <<= 1, h->shift--;
+    h->s = calloc((size_t)h->cap, sizeof *h->s);
+    return h->s ? PL_OK : PL_ERR_MEM;
 }
 
 /* Slot of k: where it is, or the empty slot where it would go. */
 static inline int64_t hset_slot(const hset *h, uint64_t k)
 {
-    int64_t m = h->cap - 1, s = (int64_t)(mix64(k) & (uint64_t)m);
-    while (h->used[s] && h->key[s] != k) s = (s + 1) & m;
+    /* Fibonacci hashing: the top bits of k times 2^64 / golden ratio */
+    const int64_t m = h->cap - 1;
+    int64_t s = (int64_t)((k * UINT64_C(0x9e3779b97f4a7c15)) >> h->shift);
+    while (h->s[s].used && h->s[s].key != k) s = (s + 1) & m;
     return s;
 }
 
@@ -76,12 +68,12 @@ static int hset_add(hset *h, uint64_t k);
 static int hset_grow(hset *h)
 {
     hset o = *h;
-    if (hset_init(h, o.cap * 2, 0) != PL_OK) {
+    if (hset_init(h, o.cap * 2) != PL_OK) {
         *h = o;
         return PL_ERR_MEM;
     }
     for (int64_t s = 0; s < o.cap; s++)
-        if (o.used[s]) hset_add(h, o.key[s]);
+        if (o.s[s].used) hset_add(h, o.s[s].key);
     hset_free(&o);
     return PL_OK;
 }
@@ -90,9 +82,9 @@ static int hset_grow(hset *h)
 static int hset_add(hset *h, uint64_t k)
 {
     int64_t s = hset_slot(h, k);
-    if (h->used[s]) return PL_OK;
-    h->used[s] = 1;
-    h->key[s] = k;
+    if (h->s[s].used) return PL_OK;
+    h->s[s].used = 1;
+    h->s[s].key = k;
     if (++h->n * 2 > h->cap) return hset_grow(h);
     return PL_OK;
 }
@@ -112,15 +104,15 @@ static int collect(const pl_csr *A, hset *vs, hset *os, int *over)
     int rc = (tv && to) ? PL_OK : PL_ERR_MEM;
     volatile int stop = 0;
     *over = 0;
-    if (rc == PL_OK) rc = hset_init(vs, 1024, 0);
-    if (rc == PL_OK) rc = hset_init(os, 1024, 0);
+    if (rc == PL_OK) rc = hset_init(vs, 1024);
+    if (rc == PL_OK) rc = hset_init(os, 1024);
     if (rc == PL_OK)
 #pragma omp parallel num_threads(nt)
     {
         int q = omp_get_thread_num(), T = omp_get_num_threads();
         hset *v = &tv[q], *o = &to[q];
-        int e = hset_init(v, 1024, 0);
-        if (e == PL_OK) e = hset_init(o, 1024, 0);
+        int e = hset_init(v, 1024);
+        if (e == PL_OK) e = hset_init(o, 1024);
         int64_t a = n * q / T, b = n * (q + 1) / T;
         for (int64_t i = a; i < b && e == PL_OK && !stop; i++) {
             const int64_t grow = A->row0 + i;
@@ -137,9 +129,9 @@ static int collect(const pl_csr *A, hset *vs, hset *os, int *over)
         {
             if (e != PL_OK) rc = e;
             for (int64_t s = 0; rc == PL_OK && !stop && s < v->cap; s++)
-                if (v->used[s]) rc = hset_add(vs, v->key[s]);
+                if (v->s[s].used) rc = hset_add(vs, v->s[s].key);
             for (int64_t s = 0; rc == PL_OK && !stop && s < o->cap; s++)
-                if (o->used[s]) rc = hset_add(os, o->key[s]);
+                if (o->s[s].used) rc = hset_add(os, o->s[s].key);
             if (vs->n > PL_CPJDS_COUNT_MAX || os->n > PL_CPJDS_COUNT_MAX) stop = 1;
         }
         hset_free(v);
@@ -195,25 +187,25 @@ static int make_table(const hset *s, int as_signed, uint64_t **keys_out, hset *m
     if (!k) return PL_ERR_MEM;
     int64_t m = 0;
     for (int64_t i = 0; i < s->cap; i++)
-        if (s->used[i] && s->key[i] != 0) k[1 + m++] = s->key[i];
+        if (s->s[i].used && s->s[i].key != 0) k[1 + m++] = s->s[i].key;
     k[0] = 0;
     qsort(k + 1, (size_t)m, sizeof *k, as_signed ? cmp_i64 : cmp_u64);
-    if (hset_init(map, 2 * (m + 1), 1) != PL_OK) {
+    if (hset_init(map, 4 * (m + 1)) != PL_OK) { /* load <= 1/4: short probes */
         free(k);
         return PL_ERR_MEM;
     }
     for (int64_t i = 0; i <= m; i++) {
         int64_t slot = hset_slot(map, k[i]);
-        map->used[slot] = 1;
-        map->key[slot] = k[i];
-        map->id[slot] = (int32_t)i;
+        map->s[slot].used = 1;
+        map->s[slot].key = k[i];
+        map->s[slot].id = (int32_t)i;
     }
     map->n = m + 1;
     *keys_out = k;
     return PL_OK;
 }
 
-static inline uint32_t map_id(const hset *m, uint64_t k) { return (uint32_t)m->id[hset_slot(m, k)]; }
+static inline uint32_t map_id(const hset *m, uint64_t k) { return (uint32_t)m->s[hset_slot(m, k)].id; }
 
 void pl_cpjds_destroy(pl_cpjds *p)
 {
@@ -273,7 +265,10 @@ int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out)
     hset vs, os, vm = {0}, om = {0};
     uint64_t *vk = NULL, *ok = NULL;
     int over = 0;
+    double t0 = pl_wtime();
     int rc = collect(A, &vs, &os, &over);
+    pl_debug("pl_cpjds_create: distinct values and offsets %.3f s", pl_wtime() - t0);
+    t0 = pl_wtime();
     const int64_t nv = vs.n, no = os.n;
     const int vb = pl_cpjds_bits(nv), ob = pl_cpjds_bits(no);
     if (rc == PL_OK && (over || vb + ob > 32 || ob > 31)) {
@@ -292,7 +287,11 @@ int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out)
     }
     if (rc == PL_OK) rc = make_table(&vs, 0, &vk, &vm);
     if (rc == PL_OK) rc = make_table(&os, 1, &ok, &om);
+    pl_debug("pl_cpjds_create: tables %.3f s", pl_wtime() - t0);
+    t0 = pl_wtime();
     if (rc == PL_OK) rc = layout(A, C, out);
+    pl_debug("pl_cpjds_create: layout %.3f s", pl_wtime() - t0);
+    t0 = pl_wtime();
     if (rc == PL_OK) {
         out->obits = ob;
         out->nval = (int32_t)nv;
@@ -329,6 +328,7 @@ int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out)
             }
         }
     }
+    pl_debug("pl_cpjds_create: entry words %.3f s", pl_wtime() - t0);
 out:
     hset_free(&vs);
     hset_free(&os);

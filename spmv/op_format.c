@@ -69,25 +69,38 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg)
                     "using pjds");
         return PL_OK;
     }
-    /* count on every rank, agree on failure, then combine */
+    /* build the compressed part right away (its pass over the entries also
+     * counts the tables); a rank whose tables do not fit 32 bits counts
+     * them for the note; agree on failures, then combine */
     int64_t nv = 0, no = 0, nent = 0, nnz = 0;
-    PL_CALL(pl_op_agree(op->comm, pl_cpjds_count(A, &nv, &no), "counting the distinct matrix values"));
+    int rc = pl_cpjds_create(A, cfg->chunk_height, &op->cloc);
+    int fits_here = rc == PL_OK;
+    if (rc == PL_ERR_INPUT && want == PL_FORMAT_AUTO) {
+        pl_error_clear();
+        rc = pl_cpjds_count(A, &nv, &no);
+    } else if (rc == PL_OK) {
+        nv = op->cloc.nval;
+        no = op->cloc.noff;
+    }
+    PL_CALL(pl_op_agree(op->comm, rc, want == PL_FORMAT_COMPRESSED ? "compressing the matrix"
+                                                                    : "counting the distinct matrix values"));
     local_entries(A, cfg->chunk_height, &nent, &nnz);
     int64_t loc[2] = {nv, no}, mx[2];
+    int all_fit = 0;
     double sz[2] = {(double)nent, (double)nnz}, sum[2];
     PL_MPI(MPI_Allreduce(loc, mx, 2, MPI_INT64_T, MPI_MAX, op->comm), "MPI_Allreduce of the table sizes");
     PL_MPI(MPI_Allreduce(sz, sum, 2, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of the entry counts");
+    PL_MPI(MPI_Allreduce(&fits_here, &all_fit, 1, MPI_INT, MPI_MIN, op->comm), "MPI_Allreduce of the fit");
     op->cmp_nval = mx[0];
     op->cmp_noff = mx[1];
     const int vb = pl_cpjds_bits(mx[0]), ob = pl_cpjds_bits(mx[1]);
-    const int fits = mx[0] <= PL_CPJDS_COUNT_MAX && mx[1] <= PL_CPJDS_COUNT_MAX && vb + ob <= 32 && ob <= 31;
+    const int fits = all_fit && mx[0] <= PL_CPJDS_COUNT_MAX && mx[1] <= PL_CPJDS_COUNT_MAX && vb + ob <= 32 && ob <= 31;
     const double tables = 8.0 * (double)mx[0] + 4.0 * (double)mx[1];
     int nranks = 1;
     PL_MPI(MPI_Comm_size(op->comm, &nranks), "MPI_Comm_size");
     /* words plus every rank's tables (bounded by the largest) against pJDS */
     const double cbytes = 4.0 * sum[0] + tables * nranks, pbytes = 12.0 * sum[1];
-    if (want == PL_FORMAT_COMPRESSED) {
-        /* pl_cpjds_create reports a rank whose tables do not fit */
+    if (want == PL_FORMAT_COMPRESSED) { /* built on every rank (else the agreement failed above) */
         op->fmt = PL_FORMAT_COMPRESSED;
         return PL_OK;
     }
@@ -109,11 +122,13 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg)
     } else {
         op->fmt = PL_FORMAT_COMPRESSED;
     }
+    if (op->fmt != PL_FORMAT_COMPRESSED) pl_cpjds_destroy(&op->cloc); /* pJDS after all */
     return PL_OK;
 }
 
 int pl_op_format_build(pl_op *op, const pl_csr *A, int C)
 {
+    if (op->cloc.ent || op->cloc.nchunks > 0) return PL_OK; /* made by pl_op_format_decide */
     PL_CALL(pl_cpjds_create(A, C, &op->cloc));
     return PL_OK;
 }

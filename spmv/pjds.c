@@ -145,6 +145,11 @@ void pjds_sort_perm(int32_t n, const int32_t *len, int64_t sigma, int32_t *perm)
 {
     if (n <= 0) return;
     if (sigma <= 0 || sigma >= n) sigma = n;
+    if (sigma == 1) { /* no sort: the identity (the compressed format's row order) */
+#pragma omp parallel for schedule(static)
+        for (int32_t i = 0; i < n; i++) perm[i] = i;
+        return;
+    }
     int64_t nwin = (n + sigma - 1) / sigma;
     int par = sigma >= PJDS_PAR_SORT_MIN && omp_get_max_threads() > 1;
     if (par) {
@@ -156,7 +161,9 @@ void pjds_sort_perm(int32_t n, const int32_t *len, int64_t sigma, int32_t *perm)
         }
         return;
     }
-#pragma omp parallel for schedule(dynamic, 1) if (nwin > 1)
+    /* small windows: several per scheduling step (one per step costs more than the sort) */
+    const int step = sigma >= 4096 ? 1 : (int)(4096 / sigma);
+#pragma omp parallel for schedule(dynamic, step) if (nwin > 1)
     for (int64_t w = 0; w < nwin; w++) {
         int64_t a = w * sigma;
         int32_t b = (int32_t)(a + sigma < n ? a + sigma : n);
