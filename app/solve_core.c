@@ -324,7 +324,16 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     double need = 1.05 * ((14.0 + 8.0 * rows->nterms) * nnz + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
     PL_CALL(pl_backend_mem_check(be, need));
     double t0 = pl_wtime();
-    PL_CALL(pl_op_create(rows, &cfg->spmv, be, ctx->comm, op));
+    int orc = pl_op_create(rows, &cfg->spmv, be, ctx->comm, op);
+    if (orc == PL_ERR_INPUT && strstr(pl_error_message(), "cannot be compressed")) {
+        /* name the key that asked for it: "cfg.ini:7: [spmv] format = compressed: ..." */
+        char where[1200], msg[1024];
+        pl_config_where(cfg, "spmv", "format", where, sizeof where);
+        snprintf(msg, sizeof msg, "%s", pl_error_message());
+        pl_error_clear();
+        return pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__, "%s = compressed: %s", where, msg);
+    }
+    PL_CALL(orc);
     f->permute_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     pl_csr_destroy(rows);
     pl_op_info info;

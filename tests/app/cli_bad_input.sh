@@ -64,6 +64,22 @@ case $case_name in
                    base "max_phonons = 6" $'[spmv]\nbackend = cuda'; cmd=solve; args=(--set output.file="$dir/out.h5")
                    export PJDS_DEVICE_MEMORY_LIMIT=1M
                    expect="memory plan: each of the 1 rank\(s\) needs about .* of GPU memory .* but the GPU has 1.05 MB free" ;;
+  format_incompressible) # a matrix with ~7e5 distinct values and ~2e5 distinct offsets: 20 + 18 bits > 32
+                   "${PJDS_PYTHON:-/usr/bin/python3}" - "$dir/m.h5" <<'PYEOF' || { echo "FAIL: writing the matrix"; exit 1; }
+import sys, h5py, numpy as np, scipy.sparse as sp
+n = 100000
+a = sp.random(n, n, density=3.0 / n, format="csr", random_state=np.random.default_rng(5))
+a = (a + a.T + sp.diags(np.arange(1, n + 1) * 1e-3)).tocsr()
+a.sort_indices()
+with h5py.File(sys.argv[1], "w") as f:
+    f["row_ptr"], f["col_idx"], f["values"] = a.indptr.astype(np.int64), a.indices.astype(np.int32), a.data
+    for k, v in (("pjds_matrix_schema", np.int32(1)), ("rows", np.int64(n)), ("cols", np.int64(n)),
+                 ("nnz", np.int64(a.nnz)), ("symmetric", np.int32(1)), ("storage", np.bytes_("full"))):
+        f.attrs[k] = v
+PYEOF
+                   printf '[model]\ntype = hdf5\n[matrix]\nfile = %s/m.h5\n[spmv]\nbackend = cpu\nformat = compressed\n' "$dir" >"$cfg"
+                   cmd=solve; args=(--set output.file="$dir/out.h5")
+                   expect="bad.ini:7: \[spmv\] format = compressed: the matrix cannot be compressed: [0-9]+ distinct values \([0-9]+ bits\) and [0-9]+ distinct column offsets \([0-9]+ bits\) need more than 32 bits" ;;
   bad_reorth)      base "max_phonons = 2" $'[solver]\nreorthogonalization = none'; expect="bad.ini:11: \[solver\] reorthogonalization" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
   *) echo "unknown case $case_name"; exit 1 ;;
