@@ -253,12 +253,7 @@ static chunk_fn chunk_kernel(int isa, int C)
     case 1: return chunk_range_1_##ISA;                                                          \
     default: return NULL;                                                                        \
     }
-#if PL_HAVE_ISA_CLONES
-    if (isa == PL_ISA_AVX512) PL_PICK(avx512)
-    if (isa == PL_ISA_AVX2) PL_PICK(avx2)
-#endif
-    (void)isa;
-    PL_PICK(default)
+    PL_ISA_DISPATCH(isa, PL_PICK);
 #undef PL_PICK
 }
 

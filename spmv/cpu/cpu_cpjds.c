@@ -84,7 +84,9 @@ static void crange_generic(const pl_cpjds *p, int32_t c0, int32_t c1, const doub
 PL_CCHUNK_KERNELS(default)
 #if PL_HAVE_ISA_CLONES
 PL_CCHUNK_KERNELS(avx2)
-PL_CCHUNK_KERNELS(avx512)
+#define crange_32_avx512 crange_32_avx2 /* AVX-512 hosts run the AVX2 kernels (cpu_cpjds_spmv) */
+#define crange_16_avx512 crange_16_avx2
+#define crange_8_avx512 crange_8_avx2
 #endif
 
 static cchunk_fn ckernel(int isa, int C)
@@ -96,12 +98,7 @@ static cchunk_fn ckernel(int isa, int C)
     case 8: return crange_8_##ISA;                                                                   \
     default: return crange_generic;                                                                  \
     }
-#if PL_HAVE_ISA_CLONES
-    if (isa == PL_ISA_AVX512) PL_PICK(avx512)
-    if (isa == PL_ISA_AVX2) PL_PICK(avx2)
-#endif
-    (void)isa;
-    PL_PICK(default)
+    PL_ISA_DISPATCH(isa, PL_PICK);
 #undef PL_PICK
 }
 
@@ -117,7 +114,7 @@ int cpu_cpjds_spmv(int isa, const pl_cpjds *p, int nparts, const int32_t *part, 
     /* AVX2 also where AVX-512 is there: three gathers per entry run faster
      * as 4-wide than as 8-wide gathers (16 cores of the H100 host, HMEp:
      * 14.5 ms AVX2, 18.7 ms AVX-512, 15.6 ms row by row, 17.3 ms SSE2) */
-    const cchunk_fn kern = rows ? crange_generic : ckernel(isa == PL_ISA_AVX512 ? PL_ISA_AVX2 : isa, p->C);
+    const cchunk_fn kern = rows ? crange_generic : ckernel(isa, p->C);
     if (nparts == 1 || p->nent < 4096) {
         kern(p, 0, p->nchunks, x, y);
         return PL_OK;

@@ -17,3 +17,21 @@
 #define PL_TGT_default
 
 enum { PL_ISA_DEFAULT = 0, PL_ISA_AVX2 = 1, PL_ISA_AVX512 = 2 };
+
+/* In a function returning a kernel: return PICK(avx512), PICK(avx2) or
+ * PICK(default) for isa, where PICK(ISA) is a switch that returns in every
+ * case. */
+#if PL_HAVE_ISA_CLONES
+#define PL_ISA_DISPATCH(isa, PICK)                                                                   \
+    do {                                                                                             \
+        if ((isa) == PL_ISA_AVX512) PICK(avx512)                                                     \
+        if ((isa) == PL_ISA_AVX2) PICK(avx2)                                                         \
+        PICK(default)                                                                                \
+    } while (0)
+#else
+#define PL_ISA_DISPATCH(isa, PICK)                                                                   \
+    do {                                                                                             \
+        (void)(isa);                                                                                 \
+        PICK(default)                                                                                \
+    } while (0)
+#endif
