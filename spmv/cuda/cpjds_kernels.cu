@@ -98,9 +98,8 @@ static const cvariant cvariants[] = {
 /* The H100 sweep of `bench` on HMEp (2026-11-24, ms per operator apply):
  * c-u2-nc 0.2519, c-u8-cs 0.2526, c-u8-ef 0.2536, c-u4-nc 0.2603,
  * c-u4-ef 0.2644, c-u4-cs 0.2733: within 8 %, insensitive to the loads in
- * flight, so the limit is not DRAM latency but the L1 wavefronts of the
- * two divergent table lookups and the x gather per entry (README
- * "Compressed format"). */
+ * flight, so the limit is not DRAM latency; tables ordered by frequency
+ * changed nothing either (README "Compressed format"). */
 #define PL_CPJDS_VARIANT_DEFAULT 0
 
 static pl_ckargs ckargs(const pl_cuda_mat *m, const double *x, double *y)
