@@ -179,6 +179,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verifications", res->verifications), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_missed", res->missed), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_inconclusive", res->verify_inconclusive), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "residual_rechecks", res->rechecks), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "reorthogonalization", res->reorth == LZ_REORTH_PARTIAL ? "partial" : "full"),
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "steps", res->time.steps), out, rc);

@@ -80,6 +80,7 @@ const char *lz_reason_name(int reason)
     case LZ_MAX_RESTARTS: return "max_restarts";
     case LZ_BREAKDOWN: return "breakdown";
     case LZ_CHECKPOINTED: return "checkpointed";
+    case LZ_INACCURATE: return "inaccurate";
     default: return "unknown";
     }
 }

@@ -25,10 +25,13 @@ enum lz_reason {
     LZ_MAX_RESTARTS = 2, /* max_restarts reached first                           */
     LZ_BREAKDOWN = 3,    /* no new direction could be found (should not happen   */
                          /* for nev < N; kept for completeness)                  */
-    LZ_CHECKPOINTED = 4  /* the checkpoint callback asked to stop: not finished, */
+    LZ_CHECKPOINTED = 4, /* the checkpoint callback asked to stop: not finished, */
                          /* no eigenvectors or final residuals (README, exit 3)  */
+    LZ_INACCURATE = 5    /* ks_solve: the estimates met the tolerance, but an    */
+                         /* explicit residual still exceeded 10x it after the    */
+                         /* fresh restarts of its recheck (result rechecks)      */
 };
-const char *lz_reason_name(int reason); /* "converged", "max_restarts", "breakdown", "checkpointed" */
+const char *lz_reason_name(int reason); /* "converged", "max_restarts", "breakdown", "checkpointed", "inaccurate" */
 
 /* The state of a solve at the end of a cycle, after its restart: the point
  * from which it can be continued bit for bit.  A checkpoint stores it
@@ -178,6 +181,9 @@ typedef struct lz_result {
     int missed;              /* ... that found a missed wanted eigenvalue              */
     int verify_inconclusive; /* ks_solve: the last search ended by its budget, not by  */
                              /* convergence (the set is returned as converged)        */
+    int rechecks;            /* ks_solve: final residual checks that failed (explicit  */
+                             /* residual > 10 tol max(|lambda|, normest)), each       */
+                             /* followed by a fresh start from the returned vectors   */
     int reorth;              /* enum lz_reorth used (ks_solve: full)                   */
     double orth_estimate;    /* lz_solve partial: the largest estimated loss of        */
                              /* orthogonality |v_i^T v_j| of the basis as it was used  */

@@ -77,7 +77,9 @@ CASES = {
                  # clustered below a spectral radius of 1e4): 8700-8900 SpMVs at tol 1e-14, just below the default
                  # max_restarts = 1000, so this case allows 3000 (ARPACK needs 7191 SpMVs even at tol 1e-8)
                  "largest_real": (1e-14, None, 3000)},
-    "lns_3937": {"largest_magnitude": 1e-12, "largest_real": 1e-12},
+    # seeds 7 and 10: the gcc build's false convergences before the final explicit-residual check (a verify
+    # unlock broke the Krylov relation; explicit residuals 79 and 76 against 10 tol normest = 4.1)
+    "lns_3937": {"largest_magnitude": 1e-12, "largest_real": (1e-12, None, None, (None, 7, 10))},
     "cryg10000": {"largest_magnitude": 1e-12,
                   # hard case: at the default max_restarts = 1000 it stops after 9031 SpMVs (residuals 0.03..0.24);
                   # it converges with more restarts (ARPACK needs 22974 SpMVs and SLEPc 16202 even at tol 1e-8)
@@ -255,40 +257,51 @@ def cmd_real(name, selftest=False):
                 print(f"{name} {which}: running a skipped case (NONSYM_ALL=1): {why}")
             else:
                 tol = spec
-            ncv, max_restarts = None, None
-            if isinstance(tol, tuple):  # (tolerance, ncv[, max_restarts])
+            ncv, max_restarts, seeds = None, None, (None,)
+            if isinstance(tol, tuple):  # (tolerance, ncv[, max_restarts[, seeds]])
                 tol, ncv, *more = tol
                 max_restarts = more[0] if more else None
-            cfg, out = os.path.join(d, f"{which}.ini"), os.path.join(d, f"{which}.h5")
-            solver = {"method": "auto", "which": which, "nev": NEV, "tolerance": tol}
-            if ncv:
-                solver["ncv"] = ncv
-            if max_restarts:
-                solver["max_restarts"] = max_restarts
-            write_cfg(cfg, hdf5_model(h5), solver, out)
-            st, sec, log = solve(cfg)
-            print(f"{name} {which}: tolerance {tol:g}{f', ncv {ncv}' if ncv else ''}, solve {sec:.1f} s, exit {st}")
-            if st != 0:
-                bad += fail(f"{name} {which}: exit status {st}: {log.strip()[-400:]}")
-                continue
-            t0 = time.time()
-            ref, refname = reference(A, which)
-            if ref is None:
-                print(f"{name} {which}: skipped: ARPACK did not converge")
-                skipped += 1
-                continue
-            print(f"  reference {refname} {time.time() - t0:.1f} s")
-            b = check_real_case(name, A, which, tol, out, ref, refname, perturb=1e-7 if selftest else 0.0)
-            if selftest:
-                if b == 0:
-                    bad += fail(f"{name} {which}: self-test: a reference perturbed by 1e-7 relative was accepted")
-                else:
-                    print(f"{name} {which}: self-test ok: the perturbed reference was rejected")
-            else:
+                seeds = more[1] if len(more) > 1 else seeds
+            for seed in seeds:
+                b, sk = run_case(name, A, h5, d, which, tol, ncv, max_restarts, seed, selftest)
                 bad += b
+                skipped += sk
+                if selftest:
+                    break  # one seed proves the check is not vacuous
     if bad == 0 and skipped == len(CASES[name]):
         sys.exit(77)
     return bad
+
+
+def run_case(name, A, h5, d, which, tol, ncv, max_restarts, seed, selftest):
+    """One (matrix, which[, seed]) solve and its checks; returns (failures, skipped)."""
+    cfg, out = os.path.join(d, f"{which}.ini"), os.path.join(d, f"{which}.h5")
+    solver = {"method": "auto", "which": which, "nev": NEV, "tolerance": tol}
+    if ncv:
+        solver["ncv"] = ncv
+    if max_restarts:
+        solver["max_restarts"] = max_restarts
+    if seed is not None:
+        solver["seed"] = seed
+    write_cfg(cfg, hdf5_model(h5), solver, out)
+    st, sec, log = solve(cfg)
+    print(f"{name} {which}: tolerance {tol:g}{f', ncv {ncv}' if ncv else ''}"
+          f"{f', seed {seed}' if seed is not None else ''}, solve {sec:.1f} s, exit {st}")
+    if st != 0:
+        return fail(f"{name} {which}: exit status {st}: {log.strip()[-400:]}"), 0
+    t0 = time.time()
+    ref, refname = reference(A, which)
+    if ref is None:
+        print(f"{name} {which}: skipped: ARPACK did not converge")
+        return 0, 1
+    print(f"  reference {refname} {time.time() - t0:.1f} s")
+    b = check_real_case(name, A, which, tol, out, ref, refname, perturb=1e-7 if selftest else 0.0)
+    if not selftest:
+        return b, 0
+    if b == 0:
+        return fail(f"{name} {which}: self-test: a reference perturbed by 1e-7 relative was accepted"), 0
+    print(f"{name} {which}: self-test ok: the perturbed reference was rejected")
+    return 0, 0
 
 
 def match(a, b, floor=0.0):
