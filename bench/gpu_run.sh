@@ -19,7 +19,8 @@
 # physics (issue 13: observables and spectral functions on HMEp),
 # spmm (issue 14: SpMMV GPU tests, the bench SpMMV table, KPM on HMEp),
 # memory (issue 15: the memory plan against max RSS and the GPU memory in use),
-# compressed (issue 16: HMEp solve in both formats, CPU bench rows, hmep_m21 on one GPU).
+# compressed (issue 16: HMEp solve in both formats, CPU bench rows, hmep_m21 on one GPU),
+# cprof (issue 16: every compressed kernel variant checked by test_cpjds, bench rows, solve, ncu).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -398,6 +399,42 @@ PYEOF
     } > "$OUT/compressed.log" 2>&1
     cat "$OUT/compressed.log" | cut -c1-300
     grep -E "^(FMT|ATTRS|EIG|M21|CPU\[)|format:|SpMV median" "$OUT/compressed.log" | cut -c1-300 >> "$SUM"
+fi
+
+# ---- compressed kernels: every variant checked, timed, and profiled (issue 16) ----------
+# both device layouts: narrow (16 + 8-bit word planes, byte lengths: the default where they fit) and
+# wide (PJDS_CPJDS_WIDE=1: 32-bit words and lengths)
+if [ $BUILD_OK = 1 ] && part cprof; then
+    step "compressed kernel variants: correctness, bench, solve, ncu"
+    {
+        for w in 0 1; do
+            for v in c-u2-nc c-u4-nc c-u4-cs c-u4-ef c-u8-cs c-u8-ef; do
+                PJDS_CPJDS_WIDE=$w PJDS_TEST_BACKEND=cuda PJDS_CPJDS_VARIANT=$v timeout 60 "$BUILD/tests/spmv/test_cpjds" > /tmp/tc.log 2>&1
+                echo "CTEST wide=$w $v exit $? $(grep -cE 'FAIL' /tmp/tc.log) failure lines"
+            done
+        done
+        for w in 0 1; do
+            PJDS_CPJDS_WIDE=$w timeout 200 "$BIN" bench "$CONFIG" --set spmv.backend=cuda > /tmp/bench_c.log 2>&1
+            echo "bench wide=$w exit $?"
+            sed -n '/^== pjds-lanczos bench/,$p' /tmp/bench_c.log | grep -E "^(copy|compressed operator  |pJDS operator|cuSPARSE CSR )" | cut -c1-190 | sed "s/^/BENCH w$w /"
+        done
+        for w in 0 1 0 1; do
+            r=$(PJDS_CPJDS_WIDE=$w timeout 60 "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/cs.h5 --set spmv.backend=cuda 2>&1 \
+                | grep -E "format:|SpMV per product|phases:|Lanczos step" | cut -c1-200 | tr '\n' ' ')
+            echo "SOLVE wide=$w :: $r"
+        done
+        if [ "${SKIP_NCU:-0}" != 1 ] && command -v ncu > /dev/null; then
+            for w in 0 1; do
+                echo "## ncu wide=$w c-u2-nc"
+                PJDS_CPJDS_WIDE=$w timeout 120 ncu --clock-control none -k regex:k_cspmv --launch-skip 3 -c 1 \
+                    --section SpeedOfLight --section MemoryWorkloadAnalysis --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+                    "$BIN" solve "$CONFIG" --overwrite --set output.file=/tmp/cs.h5 --set spmv.backend=cuda --set solver.verify=false
+                echo "ncu exit $?"
+            done
+        fi
+    } > "$OUT/cprof.log" 2>&1
+    grep -E "^(CTEST|BENCH|SOLVE|bench |## ncu|ncu exit)" "$OUT/cprof.log" | cut -c1-400 | tee -a "$SUM"
+    grep -E "^## ncu|Duration|DRAM Throughput|L2 Hit|dram__bytes" "$OUT/cprof.log" | cut -c1-200 >> "$SUM"
 fi
 
 # ---- summary (last) -------------------------------------------------------------------

@@ -414,7 +414,8 @@ static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
         if (!cmp) PL_CALL(be->mat_create(be, &op->loc, &op->d_loc));
         if (op->rem.nrows > 0) PL_CALL(be->mat_create(be, &op->rem, &op->d_rem));
     }
-    op->dev_bytes = cmp ? pl_cpjds_bytes(&op->cloc) : pjds_bytes(&op->loc);
+    op->dev_bytes = !cmp ? pjds_bytes(&op->loc)
+                  : be->cmat_bytes ? be->cmat_bytes(be, op->d_loc) : pl_cpjds_bytes(&op->cloc);
     if (op->rem.nrows > 0) op->dev_bytes += pjds_bytes(&op->rem);
     if (!op->host_shared) {
         /* a device backend holds its own copy: drop the host entries (the

@@ -222,6 +222,10 @@ struct pl_backend {
      * for mat_create.  spmv, spmm and mat_destroy take it like a pJDS
      * matrix; spmm_aug and mat_values return PL_ERR_NOTSUP for it. */
     int (*cmat_create)(pl_backend *be, const pl_cpjds *h_mat, void **mat);
+    /* cmat_bytes, optional (NULL: pl_cpjds_bytes of the host form): the bytes
+     * a compressed matrix takes in backend memory (the CUDA layout may be
+     * narrower than the host's 32-bit words) */
+    size_t (*cmat_bytes)(pl_backend *be, const void *mat);
 };
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64

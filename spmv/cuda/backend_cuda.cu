@@ -322,6 +322,12 @@ extern "C" int pl_cuda_upload_array(pl_cuda_ctx *cx, void **d, const void *h, si
     return PL_OK;
 }
 
+static size_t cu_cmat_bytes(pl_backend *be, const void *mat)
+{
+    (void)be;
+    return mat ? ((const pl_cuda_mat *)mat)->bytes : 0;
+}
+
 static void cu_mat_destroy(pl_backend *be, void *mat)
 {
     (void)be;
@@ -334,6 +340,9 @@ static void cu_mat_destroy(pl_backend *be, void *mat)
     (void)cudaFree(m->d_col);
     (void)cudaFree(m->d_val);
     (void)cudaFree(m->d_ent);
+    (void)cudaFree(m->d_ent16);
+    (void)cudaFree(m->d_ent8);
+    (void)cudaFree(m->d_len8);
     (void)cudaFree(m->d_vtab);
     (void)cudaFree(m->d_otab);
     if (m->d_row_map) (void)cudaFree(m->d_row_map);
@@ -465,7 +474,7 @@ static int cu_mat_values(pl_backend *be, void *mat, double **val, size_t *n)
 {
     (void)be;
     pl_cuda_mat *m = (pl_cuda_mat *)mat;
-    if (m->d_ent) return PL_ERR_NOTSUP; /* compressed: the values are a table */
+    if (m->compressed) return PL_ERR_NOTSUP; /* compressed: the values are a table */
     *val = m->d_val;
     *n = (size_t)m->nent;
     return PL_OK;
@@ -537,7 +546,7 @@ static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     const pl_cuda_mat *m = (const pl_cuda_mat *)mat;
-    if (m->d_ent) return pl_cuda_cpjds_spmv(cx, m, cx->cvariant, x, y);
+    if (m->compressed) return pl_cuda_cpjds_spmv(cx, m, cx->cvariant, x, y);
     if (m->blk) return pl_cuda_pjds_block_spmv(be, m->blk, cx->blk_variant, x, y);
     PL_CALL(pl_cuda_spmv_launch(cx, m, cx->variant, x, y));
     return PL_OK;
@@ -546,7 +555,7 @@ static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 static int cu_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y)
 {
     const pl_cuda_mat *m = (const pl_cuda_mat *)mat;
-    if (m->d_ent) return pl_cuda_cpjds_spmm(pl_cuda_ctx_of(be), m, R, X, Y);
+    if (m->compressed) return pl_cuda_cpjds_spmm(pl_cuda_ctx_of(be), m, R, X, Y);
     return pl_cuda_spmm(pl_cuda_ctx_of(be), m, R, X, Y);
 }
 
@@ -566,7 +575,7 @@ static int cu_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, dou
                        const double *X, double *Y, double *h_dots)
 {
     int done = 0;
-    if (((const pl_cuda_mat *)mat)->d_ent) return PL_ERR_NOTSUP; /* compressed: composed */
+    if (((const pl_cuda_mat *)mat)->compressed) return PL_ERR_NOTSUP; /* compressed: composed */
     PL_CALL(pl_cuda_spmm_aug(pl_cuda_ctx_of(be), (const pl_cuda_mat *)mat, R, alpha, gamma, beta, X, Y, h_dots, &done));
     return done ? PL_OK : PL_ERR_NOTSUP;
 }
@@ -674,6 +683,8 @@ static int ctx_init(pl_cuda_ctx *cx, int device)
     PL_CUDA(cudaEventCreate(&cx->ev1));
     cx->variant = variant_from_env();
     cx->cvariant = pl_cuda_cpjds_variant_default();
+    cx->cvariant_auto = cx->cvariant < 0; /* each compressed upload picks its layout's best */
+    if (cx->cvariant < 0) cx->cvariant = 0;
     { /* pJDS-b kernel of block mode: 2 runs in flight, L2 evict-first (the bench's best on uhbr/dlr1-like) */
         const char *bv = getenv("PJDS_CUDA_BLOCK_VARIANT");
         int v = pl_cuda_pjds_block_variant_by_name(bv ? bv : "u2-ef");
@@ -716,6 +727,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gemm = cu_gemm;
     be->mat_create = cu_mat_create;
     be->cmat_create = pl_cuda_cmat_create;
+    be->cmat_bytes = cu_cmat_bytes;
     be->mat_create_fill = cu_mat_create_fill;
     be->mat_values = cu_mat_values;
     be->mat_destroy = cu_mat_destroy;

@@ -11,6 +11,18 @@
  * once per product with a streaming (ld.global.cs) or L2 evict_first hint,
  * so that they do not push x out of L2.  Variants: U in {2, 4, 8} and the
  * hint, chosen by `bench` (PJDS_CPJDS_VARIANT picks one by name).
+ * Narrow layout (chosen at upload, any variant): where every word fits 24
+ * bits (HMEp: 11 + 13) the words live as two planes, the low 16 bits and
+ * the high 8 bits (3 B per entry instead of 4, both planes coalesced), and
+ * where every row has at most 255 entries the lengths are bytes (1 B per
+ * row instead of 4).  ncu on HMEp (H100, 2026-11-25): the 32-bit kernel
+ * moves ~595 MB from DRAM at 73 % of its peak (the x gathers hit L2 40 % of
+ * the time), so the time follows the bytes; the planes remove 83 MB and the
+ * byte lengths 19 MB.  Tried and rejected in the same run: the tables in
+ * shared memory (persistent grid; values only 0.261 ms, offsets 0.331 ms,
+ * both 0.294 ms against 0.251 ms through __ldg) and x in the persisting
+ * part of L2 (an access policy window: 0.269-0.299 ms, the L2 hit rate
+ * unchanged at 41 %).
  * SpMMV: one thread per (row, group of up to 8 vectors), the entry decoded
  * once per group.
  */
@@ -38,34 +50,77 @@ static __device__ __forceinline__ uint32_t ld_ent(const uint32_t *p, int hint)
     return __ldg(p);
 }
 
+/* 16- and 8-bit loads with the same hints (zero-extended to 32 bits) */
+static __device__ __forceinline__ uint32_t ld_u16(const uint16_t *p, int hint)
+{
+    if (hint == CH_CS) return __ldcs(p);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (hint == CH_EF) {
+        uint64_t pol;
+        uint32_t r;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+        asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+        return r;
+    }
+#endif
+    return __ldg(p);
+}
+static __device__ __forceinline__ uint32_t ld_u8(const uint8_t *p, int hint)
+{
+    if (hint == CH_CS) return __ldcs(p);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if (hint == CH_EF) {
+        uint64_t pol;
+        uint32_t r;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+        asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+        return r;
+    }
+#endif
+    return __ldg(p);
+}
+
 typedef struct pl_ckargs {
     int32_t nrows, C, obits;
     uint32_t omask;
     const int64_t *__restrict__ chunk_start;
     const int32_t *__restrict__ row_len;
+    const uint8_t *__restrict__ len8;
     const uint32_t *__restrict__ ent;
+    const uint16_t *__restrict__ ent16;
+    const uint8_t *__restrict__ ent8;
     const double *__restrict__ vtab;
     const int32_t *__restrict__ otab;
     const double *__restrict__ x;
     double *__restrict__ y;
 } pl_ckargs;
 
-/* CC: compile-time chunk height (0: a.C at run time) */
-template <int CC, int U, int HINT>
+/* entry word i (element offset from the chunk start + lane) in the layout NW
+ * (0: 32-bit words, 1: 16 + 8-bit planes) */
+template <int NW, int HINT>
+static __device__ __forceinline__ uint32_t ent_at(const pl_ckargs &a, int64_t i)
+{
+    if (NW) return ld_u16(a.ent16 + i, HINT) | (ld_u8(a.ent8 + i, HINT) << 16);
+    return ld_ent(a.ent + i, HINT);
+}
+
+/* CC: compile-time chunk height (0: a.C at run time); NW: narrow words;
+ * NL: byte lengths */
+template <int CC, int U, int HINT, int NW, int NL>
 __global__ void __launch_bounds__(256) k_cspmv(const pl_ckargs a)
 {
     const int32_t r = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
     if (r >= a.nrows) return;
     const int32_t C = CC ? CC : a.C;
-    const uint32_t *e = a.ent + a.chunk_start[r / C] + r % C;
-    const int32_t l = a.row_len[r];
+    const int64_t e = a.chunk_start[r / C] + r % C;
+    const int32_t l = NL ? (int32_t)__ldg(a.len8 + r) : a.row_len[r];
     const double *xr = a.x + r;
     double s = 0.0;
     int32_t j = 0;
     for (; j + U <= l; j += U) {
         uint32_t u[U];
 #pragma unroll
-        for (int k = 0; k < U; k++) u[k] = ld_ent(e + (int64_t)(j + k) * C, HINT);
+        for (int k = 0; k < U; k++) u[k] = ent_at<NW, HINT>(a, e + (int64_t)(j + k) * C);
         double v[U];
         int32_t o[U];
 #pragma unroll
@@ -77,7 +132,7 @@ __global__ void __launch_bounds__(256) k_cspmv(const pl_ckargs a)
         for (int k = 0; k < U; k++) s += v[k] * __ldg(xr + o[k]);
     }
     for (; j < l; j++) {
-        const uint32_t u = ld_ent(e + (int64_t)j * C, HINT);
+        const uint32_t u = ent_at<NW, HINT>(a, e + (int64_t)j * C);
         s += __ldg(a.vtab + (u >> a.obits)) * __ldg(xr + __ldg(a.otab + (u & a.omask)));
     }
     a.y[r] = s;
@@ -86,21 +141,27 @@ __global__ void __launch_bounds__(256) k_cspmv(const pl_ckargs a)
 typedef void (*ckern)(const pl_ckargs);
 typedef struct cvariant {
     const char *name;
-    ckern k32, kany; /* C = 32, any C */
+    ckern k32[4], kany[4]; /* C = 32, any C; [2 NW + NL] */
 } cvariant;
-#define CV(NAME, U, H) {NAME, k_cspmv<32, U, H>, k_cspmv<0, U, H>}
+#define CV(NAME, U, H)                                                                                              \
+    {NAME,                                                                                                          \
+     {k_cspmv<32, U, H, 0, 0>, k_cspmv<32, U, H, 0, 1>, k_cspmv<32, U, H, 1, 0>, k_cspmv<32, U, H, 1, 1>},           \
+     {k_cspmv<0, U, H, 0, 0>, k_cspmv<0, U, H, 0, 1>, k_cspmv<0, U, H, 1, 0>, k_cspmv<0, U, H, 1, 1>}}
 static const cvariant cvariants[] = {
     CV("c-u2-nc", 2, CH_NC), CV("c-u4-nc", 4, CH_NC), CV("c-u4-cs", 4, CH_CS),
     CV("c-u4-ef", 4, CH_EF), CV("c-u8-cs", 8, CH_CS), CV("c-u8-ef", 8, CH_EF),
 };
 #undef CV
 #define NCVARIANTS ((int)(sizeof cvariants / sizeof cvariants[0]))
-/* The H100 sweep of `bench` on HMEp (2026-11-24, ms per operator apply):
- * c-u2-nc 0.2519, c-u8-cs 0.2526, c-u8-ef 0.2536, c-u4-nc 0.2603,
- * c-u4-ef 0.2644, c-u4-cs 0.2733: within 8 %, insensitive to the loads in
- * flight, so the limit is not DRAM latency; tables ordered by frequency
- * changed nothing either (README "Compressed format"). */
-#define PL_CPJDS_VARIANT_DEFAULT 0
+/* The default depends on the layout (chosen when the matrix is uploaded,
+ * unless PJDS_CPJDS_VARIANT names one).  The H100 sweep of `bench` on HMEp
+ * (2026-11-25, ms per operator apply), 32-bit words: c-u2-nc 0.2535,
+ * c-u8-cs 0.2540, c-u8-ef 0.2555, c-u4-nc 0.2622, c-u4-ef 0.2670, c-u4-cs
+ * 0.2751; narrow planes: c-u4-nc 0.2383, c-u4-ef 0.2384, c-u8-ef 0.2424,
+ * c-u4-cs 0.2495, c-u8-cs 0.2588, c-u2-nc 0.2802 (two loads per entry want
+ * more entries in flight). */
+#define PL_CPJDS_VARIANT_WIDE 0   /* c-u2-nc */
+#define PL_CPJDS_VARIANT_NARROW 1 /* c-u4-nc */
 
 static pl_ckargs ckargs(const pl_cuda_mat *m, const double *x, double *y)
 {
@@ -111,7 +172,10 @@ static pl_ckargs ckargs(const pl_cuda_mat *m, const double *x, double *y)
     a.omask = (uint32_t)(((uint64_t)1 << m->c_obits) - 1);
     a.chunk_start = m->d_chunk_start;
     a.row_len = m->d_row_len;
+    a.len8 = m->d_len8;
     a.ent = m->d_ent;
+    a.ent16 = m->d_ent16;
+    a.ent8 = m->d_ent8;
     a.vtab = m->d_vtab;
     a.otab = m->d_otab;
     a.x = x;
@@ -127,7 +191,7 @@ extern "C" int pl_cuda_cpjds_variant_default(void)
     if (e)
         for (int v = 0; v < NCVARIANTS; v++)
             if (!strcmp(e, cvariants[v].name)) return v;
-    return PL_CPJDS_VARIANT_DEFAULT;
+    return -1; /* by the layout, at upload */
 }
 
 extern "C" int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y)
@@ -137,7 +201,8 @@ extern "C" int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int var
     const pl_ckargs a = ckargs(m, x, y);
     const int bs = 256;
     const unsigned nb = (unsigned)(((int64_t)m->nrows + bs - 1) / bs);
-    (m->C == 32 ? cvariants[variant].k32 : cvariants[variant].kany)<<<nb, bs, 0, cx->stream>>>(a);
+    const int lay = (m->d_ent16 ? 2 : 0) + (m->d_len8 ? 1 : 0);
+    (m->C == 32 ? cvariants[variant].k32 : cvariants[variant].kany)[lay]<<<nb, bs, 0, cx->stream>>>(a);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
@@ -149,13 +214,14 @@ __global__ void __launch_bounds__(256) k_cspmm(const pl_ckargs a, int R, const d
     const int32_t r = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
     if (r >= a.nrows) return;
     const int q0 = (int)blockIdx.y * 8, nq = R - q0 < 8 ? R - q0 : 8;
-    const uint32_t *e = a.ent + a.chunk_start[r / a.C] + r % a.C;
-    const int32_t l = a.row_len[r];
+    const int64_t e = a.chunk_start[r / a.C] + r % a.C;
+    const int32_t l = a.len8 ? (int32_t)__ldg(a.len8 + r) : a.row_len[r];
     double acc[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) acc[k] = 0.0;
     for (int32_t j = 0; j < l; j++) {
-        const uint32_t u = __ldg(e + (int64_t)j * a.C);
+        const int64_t i = e + (int64_t)j * a.C;
+        const uint32_t u = a.ent16 ? ent_at<1, CH_NC>(a, i) : ent_at<0, CH_NC>(a, i);
         const double v = __ldg(a.vtab + (u >> a.obits));
         const double *xr = X + ((int64_t)r + __ldg(a.otab + (u & a.omask))) * R + q0;
 #pragma unroll
@@ -181,7 +247,9 @@ extern "C" int pl_cuda_cpjds_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, 
 }
 
 /* be->cmat_create: the layout, the entry words and the tables in device
- * memory (a pl_cuda_mat with d_ent set; d_col and d_val stay NULL). */
+ * memory (a pl_cuda_mat with compressed = 1; d_col and d_val stay NULL).
+ * Narrow planes where the words fit 24 bits and byte lengths where the rows
+ * have at most 255 entries (header). */
 extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
@@ -189,6 +257,7 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
     PL_CHECK(p->ent || p->nent == 0, PL_ERR_ARG, "cmat_create: the compressed matrix has no entries");
     pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    m->compressed = 1;
     m->nrows = p->nrows;
     m->ncols = p->nrows;
     m->C = p->C;
@@ -196,17 +265,48 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
     m->nnz = p->nnz;
     m->nent = p->nent;
     m->c_obits = p->obits;
+    const size_t nlen = (size_t)p->nchunks * (size_t)p->C, nent = (size_t)p->nent;
+    const char *wide = getenv("PJDS_CPJDS_WIDE"); /* 1: 32-bit words and lengths (A/B timing) */
+    const int narrow = !(wide && !strcmp(wide, "1"));
+    const int narrow_words = narrow && nent > 0 && p->obits <= 24 &&
+                             ((uint64_t)(p->nval > 0 ? p->nval : 1) << p->obits) <= ((uint64_t)1 << 24);
+    int byte_len = narrow && nlen > 0;
+    for (size_t i = 0; i < nlen && byte_len; i++) byte_len = p->row_len[i] >= 0 && p->row_len[i] <= 255;
+    uint16_t *h16 = NULL;
+    uint8_t *h8 = NULL, *hl = NULL;
     size_t tot = 0;
-    int rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start,
+    int rc = PL_OK;
+    if (narrow_words) {
+        h16 = (uint16_t *)malloc(nent * sizeof *h16);
+        h8 = (uint8_t *)malloc(nent);
+        if (!h16 || !h8) rc = PL_ERROR(PL_ERR_MEM, "out of host memory (%zu bytes of entry planes)", nent * 3);
+        else
+            for (size_t i = 0; i < nent; i++) {
+                h16[i] = (uint16_t)(p->ent[i] & 0xFFFFu);
+                h8[i] = (uint8_t)(p->ent[i] >> 16);
+            }
+    }
+    if (rc == PL_OK && byte_len) {
+        hl = (uint8_t *)malloc(nlen);
+        if (!hl) rc = PL_ERROR(PL_ERR_MEM, "out of host memory (%zu bytes of row lengths)", nlen);
+        else
+            for (size_t i = 0; i < nlen; i++) hl[i] = (uint8_t)p->row_len[i];
+    }
+    if (rc == PL_OK)
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start,
                                   (size_t)(p->nchunks + 1) * sizeof(int64_t), &tot);
     if (rc == PL_OK)
         rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, (size_t)p->nchunks * sizeof(int32_t),
                                   &tot);
     if (rc == PL_OK)
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_row_len, p->row_len,
-                                  (size_t)p->nchunks * (size_t)p->C * sizeof(int32_t), &tot);
-    if (rc == PL_OK)
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_ent, p->ent, (size_t)p->nent * sizeof(uint32_t), &tot);
+        rc = byte_len ? pl_cuda_upload_array(cx, (void **)&m->d_len8, hl, nlen, &tot)
+                      : pl_cuda_upload_array(cx, (void **)&m->d_row_len, p->row_len, nlen * sizeof(int32_t), &tot);
+    if (rc == PL_OK && narrow_words) {
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_ent16, h16, nent * sizeof(uint16_t), &tot);
+        if (rc == PL_OK) rc = pl_cuda_upload_array(cx, (void **)&m->d_ent8, h8, nent, &tot);
+    } else if (rc == PL_OK) {
+        rc = pl_cuda_upload_array(cx, (void **)&m->d_ent, p->ent, nent * sizeof(uint32_t), &tot);
+    }
     if (rc == PL_OK)
         rc = pl_cuda_upload_array(cx, (void **)&m->d_vtab, p->vtab, (size_t)p->nval * sizeof(double), &tot);
     if (rc == PL_OK)
@@ -217,6 +317,11 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
         cudaError_t e = cudaStreamSynchronize(cx->stream);
         if (e != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "uploading the compressed matrix: %s", cudaGetErrorString(e));
     }
+    if (rc != PL_OK) (void)cudaStreamSynchronize(cx->stream); /* no copy from the planes in flight */
+    free(h16);
+    free(h8);
+    free(hl);
+    if (rc == PL_OK && cx->cvariant_auto) cx->cvariant = narrow_words ? PL_CPJDS_VARIANT_NARROW : PL_CPJDS_VARIANT_WIDE;
     if (rc != PL_OK) {
         be->mat_destroy(be, m);
         return rc;

@@ -104,6 +104,7 @@ typedef struct pl_cuda_ctx {
     size_t aug_n;              /* doubles in d_aug                     */
     double *h_aug_pin;         /* 128 pinned doubles: spmm_aug dots    */
     int cvariant;              /* compressed SpMV kernel variant      */
+    int cvariant_auto;         /* 1: set by each upload from its layout */
 } pl_cuda_ctx;
 
 /* Largest k (and m) of the tall-skinny kernels; cuBLAS above. */
@@ -128,6 +129,12 @@ typedef struct pl_cuda_mat {
     double *d_vtab;         /* value table             */
     int32_t *d_otab;        /* offset table            */
     int c_obits;            /* offset id bits          */
+    /* narrow layout where it fits (cpjds_kernels.cu): words of <= 24 bits as
+     * a 16-bit and an 8-bit plane (then d_ent is NULL), lengths <= 255 as bytes
+     * (then d_row_len is NULL) */
+    uint16_t *d_ent16;
+    uint8_t *d_ent8, *d_len8;
+    int compressed;         /* 1: a compressed pJDS (d_col, d_val NULL) */
 } pl_cuda_mat;
 
 static inline pl_cuda_ctx *pl_cuda_ctx_of(pl_backend *be) { return (pl_cuda_ctx *)be->ctx; }

@@ -24,8 +24,9 @@ int pl_cuda_spmv_variant_default(void);
 int pl_cuda_set_variant(pl_backend *be, int v);
 int pl_cuda_get_variant(pl_backend *be, int *v);
 
-/* Kernel variants of the compressed pJDS SpMV (issue 16): the default is
- * pl_cuda_cpjds_variant_default() (PJDS_CPJDS_VARIANT=name overrides). */
+/* Kernel variants of the compressed pJDS SpMV (issue 16): the one named by
+ * PJDS_CPJDS_VARIANT, else (pl_cuda_cpjds_variant_default() = -1) the best of
+ * the matrix's device layout, set when a compressed matrix is uploaded. */
 int pl_cuda_cpjds_nvariants(void);
 const char *pl_cuda_cpjds_variant_name(int v);
 int pl_cuda_cpjds_variant_default(void);
