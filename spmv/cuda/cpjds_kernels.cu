@@ -35,7 +35,10 @@
 
 enum { CH_NC = 0, CH_CS = 1, CH_EF = 2 };
 
-static __device__ __forceinline__ uint32_t ld_ent(const uint32_t *p, int hint)
+/* One entry word (or plane element) with the load hint, zero-extended to
+ * 32 bits: T = uint32_t, uint16_t or uint8_t. */
+template <typename T>
+static __device__ __forceinline__ uint32_t ld_hint(const T *p, int hint)
 {
     if (hint == CH_CS) return __ldcs(p);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -43,37 +46,9 @@ static __device__ __forceinline__ uint32_t ld_ent(const uint32_t *p, int hint)
         uint64_t pol;
         uint32_t r;
         asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-        asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
-        return r;
-    }
-#endif
-    return __ldg(p);
-}
-
-/* 16- and 8-bit loads with the same hints (zero-extended to 32 bits) */
-static __device__ __forceinline__ uint32_t ld_u16(const uint16_t *p, int hint)
-{
-    if (hint == CH_CS) return __ldcs(p);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (hint == CH_EF) {
-        uint64_t pol;
-        uint32_t r;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-        asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
-        return r;
-    }
-#endif
-    return __ldg(p);
-}
-static __device__ __forceinline__ uint32_t ld_u8(const uint8_t *p, int hint)
-{
-    if (hint == CH_CS) return __ldcs(p);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (hint == CH_EF) {
-        uint64_t pol;
-        uint32_t r;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-        asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+        if (sizeof(T) == 4) asm("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+        else if (sizeof(T) == 2) asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
+        else asm("ld.global.nc.L2::cache_hint.u8 %0, [%1], %2;" : "=r"(r) : "l"(p), "l"(pol));
         return r;
     }
 #endif
@@ -100,8 +75,8 @@ typedef struct pl_ckargs {
 template <int NW, int HINT>
 static __device__ __forceinline__ uint32_t ent_at(const pl_ckargs &a, int64_t i)
 {
-    if (NW) return ld_u16(a.ent16 + i, HINT) | (ld_u8(a.ent8 + i, HINT) << 16);
-    return ld_ent(a.ent + i, HINT);
+    if (NW) return ld_hint(a.ent16 + i, HINT) | (ld_hint(a.ent8 + i, HINT) << 16);
+    return ld_hint(a.ent + i, HINT);
 }
 
 /* CC: compile-time chunk height (0: a.C at run time); NW: narrow words;
