@@ -96,6 +96,10 @@ typedef struct pl_spmv_cfg {
     int repeats;             /* repeats: timed SpMVs per format in bench = 100  */
     int format;              /* format: auto | pjds | compressed = auto         */
                              /* (README "Compressed format")                    */
+    int blocks;              /* not a key: set by the caller when the operator  */
+                             /* serves block products (SpMMV: dos, bench's      */
+                             /* SpMMV rows); format = auto then keeps pJDS,     */
+                             /* whose block kernels are the faster ones = 0     */
 } pl_spmv_cfg;
 
 typedef struct pl_output_cfg {
