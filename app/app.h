@@ -100,5 +100,17 @@ int cmd_dos(app_ctx *ctx);
  * clear message otherwise (exists without --overwrite, directory missing or
  * not writable).  Collective (rank 0 checks, result broadcast). */
 int app_check_output_path(app_ctx *ctx, const char *path);
+/* After rank 0 tried to place an output file (rc: its result there, any
+ * value elsewhere): a refused placement (PL_ERR_INPUT, the file appeared
+ * during the run; io/pl_place.h) becomes every rank's error alike
+ * (ctx->error_collective: rank 0 reports its one line, no MPI_Abort).
+ * Returns rank 0's rc on rank 0, PL_ERR_INPUT on the others in that case,
+ * else PL_OK on the others.  Collective. */
+int app_agree_placement(app_ctx *ctx, int rc);
+/* After a collective failure rc (every rank failed, e.g. in pl_op_create):
+ * when every rank holds the same code and message, mark it every rank's
+ * alike (ctx->error_collective), so that it prints once and without
+ * MPI_Abort.  Returns rc.  Collective. */
+int app_error_alike(app_ctx *ctx, int rc);
 
 #endif

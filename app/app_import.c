@@ -87,7 +87,11 @@ int cmd_export(app_ctx *ctx)
     char source[1400];
     snprintf(source, sizeof source, "pjds-lanczos export %s", ctx->cfg_path);
     double t0 = pl_wtime();
-    PL_CALL_GOTO(pl_h5m_write(file, "/", &rows, mi.symmetric_known, mi.name, source, ctx->comm, ctx->overwrite), out, rc);
+    rc = pl_h5m_write(file, "/", &rows, mi.symmetric_known, mi.name, source, ctx->comm, ctx->overwrite);
+    /* agreed on every rank (the same message): bad input, e.g. a file that
+     * appeared during the export, prints once */
+    if (rc == PL_ERR_INPUT) ctx->error_collective = 1;
+    PL_CALL_GOTO(rc, out, rc);
     pl_info("export: %lld rows, %lld non-zeros written to %s in %.2f s", (long long)mi.rows, (long long)mi.nnz, file,
             pl_wtime() - t0);
 out:

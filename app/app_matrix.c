@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,30 @@ int app_check_output_path(app_ctx *ctx, const char *path)
     PL_CHECK(MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
     PL_CHECK(!msg[0], PL_ERR_INPUT, "%s", msg);
     return PL_OK;
+}
+
+int app_agree_placement(app_ctx *ctx, int rc)
+{
+    int refused = ctx->rank == 0 && rc == PL_ERR_INPUT;
+    if (MPI_Bcast(&refused, 1, MPI_INT, 0, ctx->comm) != MPI_SUCCESS)
+        return ctx->rank == 0 && rc ? rc : PL_ERROR(PL_ERR_MPI, "MPI_Bcast failed");
+    if (refused) ctx->error_collective = 1;
+    if (ctx->rank == 0) return rc;
+    return refused ? PL_ERROR(PL_ERR_INPUT, "rank 0 could not place the output file") : PL_OK;
+}
+
+int app_error_alike(app_ctx *ctx, int rc)
+{
+    /* FNV-1a of the code and the message: equal everywhere iff max == min */
+    uint64_t h = 1469598103934665603ull;
+    char code[16];
+    snprintf(code, sizeof code, "%d:", rc);
+    for (const char *s = code; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    for (const char *s = pl_error_message(); *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    uint64_t v[2] = {h, ~h}, m[2] = {0, 0};
+    if (MPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MAX, ctx->comm) == MPI_SUCCESS && m[0] == ~m[1])
+        ctx->error_collective = 1;
+    return rc;
 }
 
 int app_backend_create(app_ctx *ctx, pl_backend **be)

@@ -76,7 +76,7 @@ static int dos_write(app_ctx *ctx, const solve_facts *f, const dos_out *d)
                                                "rho(E) = [g0 mu0 + 2 sum_m g_m mu_m T_m(x)] / (pi a sqrt(1 - x^2)), "
                                                "x = (E - b) / a, at the Chebyshev nodes; integral = Gauss-Chebyshev sum"),
                  out, rc);
-    PL_CALL_GOTO(pl_spectrum_commit(&sp), out, rc);
+    PL_CALL_GOTO(pl_spectrum_commit(&sp, ctx->overwrite), out, rc);
 out:
     if (sp) pl_spectrum_abort(&sp);
     free(resolved);
@@ -170,6 +170,7 @@ int cmd_dos(app_ctx *ctx)
         if (e == PL_OK && !ctx->quiet) pl_info("dos: wrote %s", cfg->output.file);
         rc = e;
     }
+    rc = app_agree_placement(ctx, rc); /* a file that appeared during the run: exit 2 on every rank */
 out2:
     free(gk);
     free(mug);

@@ -96,7 +96,7 @@ static int merge(app_ctx *ctx)
         snprintf(src[p].file, sizeof src[p].file, "%s", ctx->args[i]);
         snprintf(src[p].obj, sizeof src[p].obj, "/points/%04d", p);
     }
-    PL_CALL_GOTO(pl_sweepfile_write(out, &m, src, 1), done, rc);
+    PL_CALL_GOTO(pl_sweepfile_write(out, &m, src, 1, ctx->overwrite), done, rc);
     int nf = 0;
     for (int p = 0; p < P; p++) nf += m.status[p] == PL_POINT_CONVERGED || m.status[p] == PL_POINT_NOT_CONVERGED;
     pl_info("merge: wrote %s: %d of %d points finished, from %d file(s)", out, nf, P, nin);
@@ -124,6 +124,7 @@ int cmd_merge(app_ctx *ctx)
     PL_CHECK(MPI_Bcast(&rc, 1, MPI_INT, 0, ctx->comm) == MPI_SUCCESS &&
                  MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, ctx->comm) == MPI_SUCCESS,
              PL_ERR_MPI, "MPI_Bcast failed");
+    if (rc == PL_ERR_INPUT) ctx->error_collective = 1; /* the same line on every rank: rank 0 says it */
     PL_CHECK(rc == PL_OK, rc, "%s", msg);
     return PL_OK;
 }

@@ -77,6 +77,10 @@ int cmd_solve(app_ctx *ctx)
         }
     }
     if (mode == 0) PL_CALL(app_check_output_path(ctx, cfg->output.file));
+    /* the result may replace a file that is there now only with --overwrite
+     * or when resuming (the result of this solve, written before a kill
+     * that left the checkpoint); never one that appears during the run */
+    const int replace = ctx->overwrite || (mode == 1 && ctx->rank == 0 && access(cfg->output.file, F_OK) == 0);
 
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
@@ -102,7 +106,7 @@ int cmd_solve(app_ctx *ctx)
         PL_CALL_GOTO(app_observables(ctx, op, res.nev, res.vectors, res.ld, &ao.obs, &ao.seconds), out, rc);
         pl_info("solve: observables of %d eigenvector(s) in %.3f s (README \"Observables\")", res.nev, ao.seconds);
     }
-    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
+    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
     if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);
     solve_report(ctx, &res, &f, cfg->output.file);
 out:

@@ -296,7 +296,7 @@ int cmd_spectral(app_ctx *ctx)
                 pl_config_enum_name("spectral", "operator", sc->op), sc->momentum, so.parts, so.nsteps[0],
                 so.parts > 1 ? so.nsteps[1] : 0, so.norm, 1e3 * so.step_seconds, 1e3 * so.spmv_median,
                 so.spmv_median > 0 ? so.step_seconds / so.spmv_median : 0.0, so.operator_seconds);
-    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, op, &res, &f, spec_write, &so), out, rc);
+    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, ctx->overwrite, op, &res, &f, spec_write, &so), out, rc);
     solve_report(ctx, &res, &f, cfg->output.file);
 out:
     free(part_int);

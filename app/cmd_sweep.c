@@ -51,6 +51,7 @@ typedef struct sweep_run {
     int nwarm;
     int ckpt_point;        /* the point of the checkpoint to resume, -1 none */
     int done, failed;      /* points solved in this run, and failed */
+    int replace;           /* the sweep file may be replaced: --overwrite, a resumed file, or placed by this run */
     double t0;
 } sweep_run;
 
@@ -161,11 +162,14 @@ static int write_file(sweep_run *r, int finalised)
 {
     int rc = PL_OK;
     if (r->ctx->rank == 0) {
-        rc = pl_sweepfile_write(r->path, &r->s, r->src, finalised);
+        /* the first write never replaces a file that appeared since open_summary */
+        rc = pl_sweepfile_write(r->path, &r->s, r->src, finalised, r->replace);
         if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_sweepfile_write");
+        else r->replace = 1;
     }
     int g = rc;
     PL_CHECK(MPI_Bcast(&g, 1, MPI_INT, 0, r->ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
+    if (g == PL_ERR_INPUT) r->ctx->error_collective = 1; /* refused: rank 0's one line, every rank exits 2 */
     if (r->ctx->rank == 0) return rc;
     PL_CHECK(g == PL_OK, g, "writing the sweep file failed on rank 0");
     return PL_OK;
@@ -183,6 +187,7 @@ static int open_summary(sweep_run *r)
     if (ctx->rank == 0) exists = access(r->path, F_OK) == 0;
     PL_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
     if (exists && !ctx->resume) PL_CALL(app_check_output_path(ctx, r->path)); /* --overwrite, or exit 2 */
+    r->replace = ctx->overwrite || (exists && ctx->resume);
     if (ctx->rank == 0) {
         r->src = calloc((size_t)r->d.npoints + 1, sizeof *r->src);
         int fin = 0;
@@ -342,7 +347,7 @@ static int solve_point(sweep_run *r, int p, int *status)
         goto out;
     }
     point_attrs pa = {r, p, rebuilt, warm, refill};
-    PL_CALL_GOTO(solve_write(ctx, disk, r->op, &res, &f, write_point_attrs, &pa), out, rc);
+    PL_CALL_GOTO(solve_write(ctx, disk, 1, r->op, &res, &f, write_point_attrs, &pa), out, rc);
     if (ck.written || p == r->ckpt_point) app_ckpt_remove(ctx, ck.path);
     *status = res.reason == LZ_CONVERGED ? PL_POINT_CONVERGED : PL_POINT_NOT_CONVERGED;
     PL_CALL_GOTO(keep_warm(r, &res), out, rc);

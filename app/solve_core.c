@@ -222,8 +222,8 @@ out:
 
 /* Rank 0 writes the file; vectors need every rank.  Returns the status on
  * every rank: rank 0's error on rank 0, PL_OK elsewhere. */
-int solve_write(app_ctx *ctx, const char *path, pl_op *op, const lz_result *res, solve_facts *f, solve_attr_fn extra,
-                void *extra_arg)
+int solve_write(app_ctx *ctx, const char *path, int replace, pl_op *op, const lz_result *res, solve_facts *f,
+                solve_attr_fn extra, void *extra_arg)
 {
     pl_spectrum *sp = NULL;
     int rc = PL_OK, ok = 1;
@@ -245,15 +245,17 @@ int solve_write(app_ctx *ctx, const char *path, pl_op *op, const lz_result *res,
         int e = write_vectors(ctx, op, res, sp, f->cplx);
         if (e) rc = pl_error_trace(e, __FILE__, __LINE__, __func__, "write_vectors(ctx, op, res, sp)");
     }
-    if (ctx->rank != 0) return PL_OK;
-    if (rc == PL_OK) rc = write_attributes(ctx, sp, res, f);
-    if (rc == PL_OK && extra) rc = extra(extra_arg, sp);
-    if (rc == PL_OK) {
-        rc = pl_spectrum_commit(&sp);
-        if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_spectrum_commit(&sp)");
+    if (ctx->rank == 0) {
+        if (rc == PL_OK) rc = write_attributes(ctx, sp, res, f);
+        if (rc == PL_OK && extra) rc = extra(extra_arg, sp);
+        if (rc == PL_OK) {
+            rc = pl_spectrum_commit(&sp, replace);
+            if (rc) pl_error_trace(rc, __FILE__, __LINE__, __func__, "pl_spectrum_commit(&sp, replace)");
+        }
+        pl_spectrum_abort(&sp); /* no-op after a commit */
     }
-    pl_spectrum_abort(&sp); /* no-op after a commit */
-    return rc;
+    /* the file appeared during the run: every rank's error, one line */
+    return app_agree_placement(ctx, rc);
 }
 
 double app_max_over_ranks(app_ctx *ctx, double t)
@@ -326,6 +328,9 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     PL_CALL(pl_backend_mem_check(be, need));
     double t0 = pl_wtime();
     int orc = pl_op_create(rows, &cfg->spmv, be, ctx->comm, op);
+    /* a check that every rank made alike ([spmv] transport = nccl on a
+     * shared GPU, ...) prints once, exit status 2 without MPI_Abort */
+    if (orc != PL_OK) app_error_alike(ctx, orc);
     if (orc == PL_ERR_INPUT && strstr(pl_error_message(), "cannot be compressed")) {
         /* name the key that asked for it: "cfg.ini:7: [spmv] format = compressed: ..." */
         char where[1200], msg[1024];

@@ -63,12 +63,15 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
 struct pl_spectrum;
 typedef int (*solve_attr_fn)(void *arg, struct pl_spectrum *sp);
 
-/* Write the result file `path` (atomically: temporary name, renamed when
- * complete) with [output] eigenvectors of ctx->cfg.  Rank 0 writes; the
- * eigenvector pieces come from every rank.  Returns the status on every
- * rank: rank 0's error on rank 0, PL_OK elsewhere.  Collective. */
-int solve_write(app_ctx *ctx, const char *path, pl_op *op, const lz_result *res, solve_facts *f, solve_attr_fn extra,
-                void *extra_arg);
+/* Write the result file `path` (atomically: temporary name, moved into
+ * place when complete; replace = 0: never over a file that appeared during
+ * the run, io/pl_place.h) with [output] eigenvectors of ctx->cfg.  Rank 0
+ * writes; the eigenvector pieces come from every rank.  Returns the status
+ * on every rank: rank 0's error on rank 0, PL_OK elsewhere, except a
+ * refused placement: PL_ERR_INPUT on every rank (app_agree_placement).
+ * Collective. */
+int solve_write(app_ctx *ctx, const char *path, int replace, pl_op *op, const lz_result *res, solve_facts *f,
+                solve_attr_fn extra, void *extra_arg);
 
 /* stdout eigenvalue lines and the stderr summary (rank 0). */
 void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, const char *path);

@@ -28,7 +28,9 @@
  *    marks it matched; entries never matched face an implicit zero.
  *  - Export: rank 0 writes contiguous datasets; ranks 1.. send row_ptr,
  *    col and val in pieces of at most B entries (blocking MPI_Send matched by
- *    rank 0's MPI_Recv in rank order); temporary name, rename at the end.
+ *    rank 0's MPI_Recv in rank order); temporary name, moved into place at
+ *    the end (pl_place_file: never over a file that appeared meanwhile
+ *    unless overwrite).
  *  - Collective agreement: after each local phase, MPI_Allreduce(MIN) finds
  *    the lowest failing rank, whose code and message are broadcast, so no
  *    rank waits in a collective that another has left.
@@ -49,6 +51,7 @@
 #include <unistd.h>
 
 #include "pl_error.h"
+#include "pl_place.h"
 
 #define H5M_DEFAULT_BLOCK ((int64_t)1 << 20)
 static int64_t g_block = H5M_DEFAULT_BLOCK;
@@ -1212,9 +1215,12 @@ int pl_h5m_write(const char *file, const char *group, const pl_csr *a, int symme
         if (!rc) rc = w_range(w.d_rp, "row_ptr", H5T_NATIVE_INT64, N, 1, &total);
         writer_close(&w);
         if (!rc && H5Fis_hdf5(tmp) <= 0) rc = PL_ERROR(PL_ERR_HDF5, "written file '%s' is not readable", tmp);
-        if (!rc && rename(tmp, file) != 0)
-            rc = PL_ERROR(PL_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, file, strerror(errno));
-        if (rc) unlink(tmp);
+        int kept = 0; /* refused (PL_ERR_INPUT, a file appeared meanwhile): keep the result */
+        if (!rc) {
+            rc = pl_place_file(tmp, file, overwrite);
+            kept = rc == PL_ERR_INPUT;
+        }
+        if (rc && !kept) unlink(tmp);
     } else {
         const int64_t B = g_block;
         for (int part = 0; part < 3 && !rc; part++) {

@@ -98,8 +98,10 @@ int pl_h5m_asymmetry(const pl_csr *rows, MPI_Comm comm, double *max_rel, int64_t
  * given (0|1), name/source optional (NULL = absent).  Collective.  Rank 0
  * alone writes (serial HDF5): the other ranks send their blocks to it in
  * pieces of bounded size.  The file is written to "<file>.part-<pid>" and
- * renamed when complete; an existing file is replaced only with overwrite
- * (else PL_ERR_INPUT).  The whole file is new: group only names where the
+ * moved into place when complete (pl_place_file); an existing file is
+ * replaced only with overwrite (else PL_ERR_INPUT; when the file appeared
+ * during the write, the complete matrix is kept under the temporary name,
+ * which the message names).  The whole file is new: group only names where the
  * matrix sits in it (intermediate groups are created). */
 int pl_h5m_write(const char *file, const char *group, const pl_csr *rows, int symmetric,
                  const char *name, const char *source, MPI_Comm comm, int overwrite);

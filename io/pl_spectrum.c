@@ -2,7 +2,8 @@
  *
  * Method: serial HDF5 (1.10 API) on one process; the file lives under a
  * temporary name "<path>.tmp.<pid>" until pl_spectrum_commit closes it and
- * renames it (rename(2) is atomic inside one directory), so readers never see
+ * moves it into place (pl_place_file: atomic inside one directory; without
+ * replace never over a file that appeared meanwhile), so readers never see
  * a partial file.  Eigenvectors are one contiguous float64 dataset nev x N
  * written by hyperslabs, one row range of one vector at a time, so no
  * process ever needs a whole vector.  All HDF5 calls are checked. */
@@ -18,6 +19,7 @@
 
 #include "pl_error.h"
 #include "pl_h5util.h"
+#include "pl_place.h"
 
 struct pl_spectrum {
     char path[1100];
@@ -323,7 +325,7 @@ int pl_spectrum_vectors_write_complex(pl_spectrum *sp, int i, int64_t row0, int6
     return vectors_write(sp, i, row0, count, xri, original_basis, 1);
 }
 
-int pl_spectrum_commit(pl_spectrum **psp)
+int pl_spectrum_commit(pl_spectrum **psp, int replace)
 {
     PL_CHECK(psp && *psp, PL_ERR_ARG, "pl_spectrum_commit: no writer");
     pl_spectrum *sp = *psp;
@@ -338,9 +340,12 @@ int pl_spectrum_commit(pl_spectrum **psp)
     sp->file = -1;
     if (rc == PL_OK && e < 0)
         rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to close the file", sp->tmp);
-    if (rc == PL_OK && rename(sp->tmp, sp->path) != 0)
-        rc = pl_error_set(PL_ERR_IO, __FILE__, __LINE__, __func__, "cannot rename %s to %s", sp->tmp, sp->path);
-    if (rc != PL_OK) unlink(sp->tmp);
+    int kept = 0; /* refused (PL_ERR_INPUT): the result stays under its temporary name */
+    if (rc == PL_OK) {
+        rc = pl_place_file(sp->tmp, sp->path, replace);
+        kept = rc == PL_ERR_INPUT;
+    }
+    if (rc != PL_OK && !kept) unlink(sp->tmp);
     free(sp);
     *psp = NULL;
     return rc;

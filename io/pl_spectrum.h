@@ -2,15 +2,16 @@
  * README.md, "HDF5 result schema").
  *
  * The file is written by one process (rank 0) to a temporary name in the
- * same directory, "<path>.tmp.<pid>", and renamed to <path> by
+ * same directory, "<path>.tmp.<pid>", and moved to <path> by
  * pl_spectrum_commit only when complete, so a killed or failed run never
  * leaves a half-written <path>.  Any failure removes the temporary file
- * (pl_spectrum_abort).  Nothing here is collective: the caller gathers the
+ * (pl_spectrum_abort), except a refused placement (pl_spectrum_commit).  Nothing here is collective: the caller gathers the
  * eigenvector pieces of other ranks and passes them to
  * pl_spectrum_vectors_write one contiguous row range at a time.
  *
  * Every HDF5 return code is checked; a failure is PL_ERR_HDF5 (PL_ERR_IO for
- * the rename) with a message naming the file and the object. */
+ * the rename, PL_ERR_INPUT for a file that appeared meanwhile) with a
+ * message naming the file and the object. */
 #ifndef PL_SPECTRUM_H
 #define PL_SPECTRUM_H
 
@@ -68,9 +69,13 @@ int pl_spectrum_write_array(pl_spectrum *sp, const char *group, const char *name
 int pl_spectrum_group_attr_double(pl_spectrum *sp, const char *group, const char *name, double value);
 int pl_spectrum_group_attr_string(pl_spectrum *sp, const char *group, const char *name, const char *value);
 
-/* Close the file and rename it to its final path.  On failure the temporary
+/* Close the file and move it to its final path (pl_place_file): replace =
+ * 1 (--overwrite) renames over an existing file; replace = 0 never replaces
+ * one that appeared since the caller's check, and then fails with
+ * PL_ERR_INPUT, one line naming the path and the temporary name, under
+ * which the complete result is kept.  On any other failure the temporary
  * file is removed.  Frees the writer and sets *sp = NULL in all cases. */
-int pl_spectrum_commit(pl_spectrum **sp);
+int pl_spectrum_commit(pl_spectrum **sp, int replace);
 /* Close and remove the temporary file; accepts NULL.  Can't fail. */
 void pl_spectrum_abort(pl_spectrum **sp);
 /* The temporary file name (for messages and tests). */

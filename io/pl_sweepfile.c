@@ -12,6 +12,7 @@
 #include "pl_build.h"
 #include "pl_error.h"
 #include "pl_h5util.h"
+#include "pl_place.h"
 
 #define SWEEP_FORMAT "pjds-lanczos sweep"
 #define PL_SWEEP_KEYS_MAX_READ 16
@@ -178,7 +179,8 @@ static int write_all(hid_t f, const char *tmp, const pl_sweep_summary *s, const 
     return PL_OK;
 }
 
-int pl_sweepfile_write(const char *path, const pl_sweep_summary *s, const pl_point_src *src, int finalised)
+int pl_sweepfile_write(const char *path, const pl_sweep_summary *s, const pl_point_src *src, int finalised,
+                       int replace)
 {
     char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -187,8 +189,12 @@ int pl_sweepfile_write(const char *path, const pl_sweep_summary *s, const pl_poi
     PL_CHECK(f >= 0, PL_ERR_IO, "%s: cannot create the sweep file", tmp);
     int rc = write_all(f, tmp, s, src, finalised);
     if (H5Fclose(f) < 0 && rc == PL_OK) rc = PL_ERROR(PL_ERR_HDF5, "%s: HDF5 failed to close the file", tmp);
-    if (rc == PL_OK && rename(tmp, path) != 0) rc = PL_ERROR(PL_ERR_IO, "%s: cannot rename %s into place", path, tmp);
-    if (rc != PL_OK) unlink(tmp);
+    int kept = 0; /* refused (PL_ERR_INPUT): the file stays under its temporary name */
+    if (rc == PL_OK) {
+        rc = pl_place_file(tmp, path, replace);
+        kept = rc == PL_ERR_INPUT;
+    }
+    if (rc != PL_OK && !kept) unlink(tmp);
     return rc;
 }
 

@@ -52,9 +52,15 @@ typedef struct pl_point_src {
     char obj[64];
 } pl_point_src;
 
-/* Write the sweep file `path` atomically (temporary name, rename).
- * finalised: root attribute finalised = 1 (every group a copy). */
-int pl_sweepfile_write(const char *path, const pl_sweep_summary *s, const pl_point_src *src, int finalised);
+/* Write the sweep file `path` atomically (temporary name, then
+ * pl_place_file).  finalised: root attribute finalised = 1 (every group a
+ * copy).  replace = 0: an existing `path` (one that appeared since the
+ * caller's check) is not replaced: PL_ERR_INPUT, and the complete file is
+ * kept under the temporary name named in the message; replace = 1
+ * (--overwrite, a resumed file, or this run's own earlier version):
+ * rename(2). */
+int pl_sweepfile_write(const char *path, const pl_sweep_summary *s, const pl_point_src *src, int finalised,
+                       int replace);
 /* Read the summary of a sweep file.  PL_ERR_INPUT "FILE: ..." when it is not
  * a readable sweep file.  *finalised from its attribute. */
 int pl_sweepfile_read(const char *path, pl_sweep_summary *s, int *finalised);

@@ -95,6 +95,15 @@ int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send)
     (void)x, (void)d_send;
     return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
 }
+
+int pl_gpu_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen)
+{
+    (void)be, (void)comm;
+    if (a) *a = -1;
+    if (b) *b = -1;
+    if (id && idlen) id[0] = 0;
+    return PL_ERROR(PL_ERR_NOTSUP, "built without CUDA");
+}
 #else
 typedef int pl_cuda_stub_unused; /* ISO C forbids an empty translation unit */
 #endif

@@ -607,13 +607,35 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
      * events and, for transport = nccl, the NCCL communicator (collective) */
     if (op->size > 1 && !strcmp(op->be->name, "cuda")) {
         /* auto: NCCL where built (device to device over NVLink/PCIe; staging
-         * through host memory with a non-CUDA-aware MPI is 10-20x slower) */
-        op->nccl = cfg->transport == PL_TRANSPORT_NCCL || (cfg->transport == PL_TRANSPORT_AUTO && PJDS_HAVE_NCCL);
-        if (cfg->transport == PL_TRANSPORT_IPC) {
+         * through host memory with a non-CUDA-aware MPI is 10-20x slower),
+         * unless ranks share a GPU (PJDS_SHARE_GPUS=1): NCCL refuses two
+         * ranks on one device (ncclCommInitRank: invalid usage), so then ipc
+         * where every halo neighbour is on this node (CUDA IPC works on one
+         * device), else mpi.  The same answer on every rank (allgathered). */
+        int tr = cfg->transport, ipc_ok = -1;
+        if (tr == PL_TRANSPORT_NCCL || (tr == PL_TRANSPORT_AUTO && PJDS_HAVE_NCCL)) {
+            int a = -1, b = -1;
+            char gpu[160] = "";
+            PL_CALL(pl_op_agree(comm, pl_gpu_shared_device(op->be, comm, &a, &b, gpu, sizeof gpu),
+                                "comparing the ranks' GPUs"));
+            PL_CHECK(a < 0 || tr != PL_TRANSPORT_NCCL, PL_ERR_INPUT,
+                     "[spmv] transport = nccl: ranks %d and %d share GPU %s; NCCL needs one GPU per rank (use "
+                     "transport = auto, ipc or mpi)",
+                     a, b, gpu);
+            if (a >= 0) {
+                PL_CALL(pl_gpu_ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ipc_ok));
+                tr = ipc_ok ? PL_TRANSPORT_IPC : PL_TRANSPORT_MPI;
+                pl_info("[spmv] transport = auto: ranks %d and %d share GPU %s and NCCL needs one GPU per rank: "
+                        "using %s",
+                        a, b, gpu, ipc_ok ? "ipc" : "mpi (not every halo neighbour is on the same node)");
+            } else
+                tr = PL_TRANSPORT_NCCL;
+        }
+        op->nccl = tr == PL_TRANSPORT_NCCL;
+        if (tr == PL_TRANSPORT_IPC) {
             /* copy engines into the peers' halo buffers: one node only */
-            int ok = 0;
-            PL_CALL(pl_gpu_ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ok));
-            PL_CHECK(ok, PL_ERR_INPUT,
+            if (ipc_ok < 0) PL_CALL(pl_gpu_ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ipc_ok));
+            PL_CHECK(ipc_ok, PL_ERR_INPUT,
                      "[spmv] transport = ipc needs every halo neighbour on the same node (these ranks span "
                      "several): use transport = nccl or mpi");
             op->ipc = 1;

@@ -105,6 +105,13 @@ int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, c
                      const int *roff, int n_snb, const int *snb, const int *scnt, const int *soff);
 int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send);
 int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send);
+/* Do ranks of comm share a GPU?  Collective over comm (the ranks allgather
+ * their cuda backend's device UUID); every rank gets the same answer:
+ * *a < *b the two lowest ranks on one GPU (of the GPU whose lowest rank is
+ * lowest) and id (idlen bytes) that GPU as "PCI bus id (GPU-uuid)", or
+ * *a = *b = -1 when every rank has a GPU of its own.  NCCL needs the latter
+ * (op_build.c, step 6). */
+int pl_gpu_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen);
 
 #ifdef __cplusplus
 }

@@ -5,19 +5,39 @@ usage: /usr/bin/python3 tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100]
 
 Panels, each drawn when the file has its data:
   sweep       eigenvalues against the swept parameter (sweep files: /points)
-  convergence residual estimates per restart cycle, log scale (/convergence)
+  convergence residual estimate / max(|theta|, normest) per restart cycle against tol
+              (what the solver tests), log scale (/convergence)
   phonons     phonon distribution P(n) of each eigenvector (/observables)
   correlations <n_0 n_r>, <S^z_0 S^z_r>, <n_0 x_r> (periodic) or the rows i = 0 (open)
   spectral    the spectral function A(w) with the sum rule (/spectral)
   dos         the density of states of `dos` (/dos)
-Energies and frequencies are in units of the hopping t.  Needs matplotlib
-(python3-matplotlib, installed by tools/setup-deps.sh).  Exit 2 for a file
-that is not a pjds-lanczos result or holds nothing to draw."""
+The convergence panel shows what the solver tests: a pair has converged
+when its residual estimate <= tol * max(|theta|, normest) (README, [solver]
+tolerance), so it plots estimate / max(|theta|, norm_estimate) against tol.
+Energies and frequencies are in units of the hopping t.  Needs numpy, h5py
+and matplotlib (python3-numpy python3-h5py python3-matplotlib, installed by
+tools/setup-deps.sh); without them it says which to install (one line, exit
+2).  Exit 2 for a file that is not a pjds-lanczos result or holds nothing to
+draw."""
 import argparse
 import sys
 
-import h5py
-import numpy as np
+
+def need(what, err):
+    """One line naming the missing package, exit status 2 (no traceback)."""
+    print("plot.py: needs %s (%s): install python3-%s (apt) or `pip install %s`, or run it with a python3 that has it "
+          "(e.g. /usr/bin/python3)" % (what, err, what, what), file=sys.stderr)
+    sys.exit(2)
+
+
+try:
+    import numpy as np
+except ImportError as e:
+    need("numpy", e)
+try:
+    import h5py
+except ImportError as e:
+    need("h5py", e)
 
 
 def panels_of(f):
@@ -50,16 +70,52 @@ def draw_sweep(ax, f):
     ax.legend(fontsize=7)
 
 
-def draw_convergence(ax, f):
+def _modulus(a):
+    """|z| of Ritz values: float64, complex128, or an {r, i} compound read as a structured array."""
+    if a.dtype.names and "r" in a.dtype.names and "i" in a.dtype.names:
+        return np.hypot(a["r"], a["i"])
+    return np.abs(a)
+
+
+def convergence_series(f):
+    """The quantity the solver's convergence test compares with tol, per
+    restart cycle (lanczos.c, krylov_schur.c): pair i has converged when
+    residual_estimate_i <= tol * max(|theta_i|, normest).  Returns
+    (iterations, rel, tol, normest) with rel[c, i] = estimate / max(|theta|,
+    normest) (cycles x nev), so that converged pairs sit at or below tol.
+    normest is the file's norm_estimate, the value of the last cycle; the
+    solver's normest only grows (max of the operator's estimate and every
+    |Ritz value| so far), so earlier cycles used one <= it and their points
+    may sit slightly lower than the solver saw them.  Without norm_estimate
+    (rel = None) the test cannot be reproduced."""
     g = f["convergence"]
-    r = np.abs(g["residual_estimates"][:])
-    it = g["iterations"][:] if "iterations" in g else np.arange(r.shape[0])
-    for j in range(r.shape[1]):
-        ax.semilogy(it, np.maximum(r[:, j], 1e-17), label="pair %d" % j)
-    if "tolerance" in f.attrs:
-        ax.axhline(f.attrs["tolerance"], color="k", ls=":", lw=1, label="tolerance")
+    est = np.abs(g["residual_estimates"][:])
+    it = g["iterations"][:] if "iterations" in g else np.arange(est.shape[0])
+    tol = float(f.attrs["tolerance"]) if "tolerance" in f.attrs else None
+    if "norm_estimate" not in f.attrs or "ritz_values" not in g:
+        return it, None, tol, None
+    normest = float(f.attrs["norm_estimate"])
+    scale = np.maximum(_modulus(g["ritz_values"][:]), normest)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(scale > 0, est / scale, est)
+    return it, rel, tol, normest
+
+
+def draw_convergence(ax, f):
+    it, rel, tol, normest = convergence_series(f)
+    if rel is None:  # an old file: only the absolute estimates, no threshold to draw against
+        r = np.abs(f["convergence/residual_estimates"][:])
+        for j in range(r.shape[1]):
+            ax.semilogy(it, np.maximum(r[:, j], 1e-300), label="pair %d" % j)
+        ax.set_ylabel("residual estimate (absolute; no norm_estimate in the file)")
+    else:
+        for j in range(rel.shape[1]):
+            ax.semilogy(it, np.maximum(rel[:, j], 1e-300), label="pair %d" % j)
+        if tol is not None:
+            ax.axhline(tol, color="k", ls=":", lw=1, label="tol = %g (converged below)" % tol)
+        ax.set_ylabel("residual estimate / max(|theta|, normest)")
+        ax.text(0.02, 0.02, "normest = %.6g (norm_estimate)" % normest, transform=ax.transAxes, fontsize=7)
     ax.set_xlabel("SpMVs")
-    ax.set_ylabel("relative residual estimate")
     ax.set_title("convergence")
     ax.legend(fontsize=7)
 
@@ -124,12 +180,24 @@ DRAW = {"sweep": draw_sweep, "convergence": draw_convergence, "phonons": draw_ph
         "correlations": draw_correlations, "spectral": draw_spectral, "dos": draw_dos}
 
 
+def pyplot():
+    """matplotlib.pyplot with the Agg backend; without matplotlib one line and exit 2."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        need("matplotlib", e)
+    return plt
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file")
     ap.add_argument("--out", help="PNG file (default: FILE with .png)")
     ap.add_argument("--dpi", type=int, default=100)
     a = ap.parse_args()
+    plt = pyplot()  # first: without matplotlib nothing can be drawn
     try:
         f = h5py.File(a.file, "r")
     except OSError as e:
@@ -143,9 +211,6 @@ def main():
         if not panels:
             print("plot.py: %s: nothing to draw" % a.file, file=sys.stderr)
             return 2
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
         n = len(panels)
         cols = min(n, 2)
         rows = (n + cols - 1) // cols

@@ -37,8 +37,16 @@
  *      kernel once every DONE has arrived.
  * A rank blocks only on tokens that its peers send before they block
  * themselves, so the protocol cannot deadlock.
+ *
+ * Shared GPUs (PJDS_SHARE_GPUS=1, or a launcher that binds two ranks to one
+ * device): NCCL refuses two ranks of a communicator on one device
+ * (ncclCommInitRank: "invalid usage"), so op_build.c asks
+ * pl_gpu_shared_device first; the ranks allgather their devices' UUIDs.
+ * CUDA IPC between processes on one device works (the peer's buffer is
+ * mapped into this process's context like one of another device).
  */
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -421,5 +429,78 @@ extern "C" int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send)
     /* every sender's copy into this rank's halo landed */
     PL_MPI(MPI_Waitall(p->n_rnb, p->done_in, MPI_STATUSES_IGNORE), "MPI_Waitall of the IPC DONE tokens");
     PL_MPI(MPI_Waitall(p->n_rnb + p->n_snb, p->out, MPI_STATUSES_IGNORE), "MPI_Waitall of the IPC token sends");
+    return PL_OK;
+}
+
+/* ---- ranks sharing a GPU -------------------------------------------------- */
+
+/* What each rank contributes: its device's UUID (unique across nodes) and
+ * PCI bus id (for the message). */
+typedef struct gpu_ident {
+    unsigned char uuid[16];
+    char busid[32];
+    int rank;
+} gpu_ident;
+
+static int ident_cmp(const void *x, const void *y)
+{
+    const gpu_ident *p = (const gpu_ident *)x, *q = (const gpu_ident *)y;
+    int c = memcmp(p->uuid, q->uuid, sizeof p->uuid);
+    return c ? c : (p->rank > q->rank) - (p->rank < q->rank);
+}
+
+extern "C" int pl_gpu_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen)
+{
+    *a = *b = -1;
+    if (id && idlen) id[0] = 0;
+    PL_CHECK(be && be->name && !strcmp(be->name, "cuda") && be->ctx, PL_ERR_ARG, "not a CUDA backend");
+    int rank = 0, size = 1;
+    PL_MPI(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    PL_MPI(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    gpu_ident mine;
+    memset(&mine, 0, sizeof mine);
+    mine.rank = rank;
+    int dev = pl_cuda_ctx_of(be)->device, ok = 0, all_ok = 0;
+    cudaDeviceProp prop;
+    cudaError_t ce = cudaGetDeviceProperties(&prop, dev);
+    if (ce == cudaSuccess) ce = cudaDeviceGetPCIBusId(mine.busid, (int)sizeof mine.busid - 1, dev);
+    if (ce == cudaSuccess) memcpy(mine.uuid, prop.uuid.bytes, sizeof mine.uuid);
+    gpu_ident *all = (gpu_ident *)malloc((size_t)size * sizeof *all); /* O(ranks) */
+    ok = ce == cudaSuccess && all;
+    /* a local failure must not leave the others waiting in the Allgather */
+    int e = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (e == MPI_SUCCESS && all_ok)
+        e = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, comm);
+    if (e != MPI_SUCCESS || !all_ok) free(all);
+    PL_MPI(e, "MPI_Allreduce/Allgather of the GPU ids");
+    if (!all_ok) {
+        if (ce != cudaSuccess) {
+            (void)cudaGetLastError();
+            return PL_ERROR(PL_ERR_CUDA, "identifying GPU %d: %s (%s)", dev, cudaGetErrorName(ce), cudaGetErrorString(ce));
+        }
+        PL_CHECK(ok, PL_ERR_MEM, "out of host memory");
+        return PL_ERROR(PL_ERR_CUDA, "another rank could not identify its GPU");
+    }
+    /* the same data everywhere, so every rank finds the same pair: sorted
+     * by (UUID, rank), each GPU's ranks are adjacent and its first two are
+     * its lowest; report the GPU with the lowest first rank */
+    qsort(all, (size_t)size, sizeof *all, ident_cmp);
+    int at = -1;
+    for (int i = 0; i + 1 < size; i++) {
+        if (memcmp(all[i].uuid, all[i + 1].uuid, sizeof all[i].uuid)) continue;
+        if (*a < 0 || all[i].rank < *a) {
+            *a = all[i].rank;
+            *b = all[i + 1].rank;
+            at = i;
+        }
+        while (i + 1 < size && !memcmp(all[i].uuid, all[i + 1].uuid, sizeof all[i].uuid)) i++; /* rest of the group */
+    }
+    if (at >= 0 && id && idlen) {
+        const unsigned char *u = all[at].uuid;
+        snprintf(id, idlen, "%s (GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x)",
+                 all[at].busid, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+                 u[13], u[14], u[15]);
+    }
+    free(all);
     return PL_OK;
 }
