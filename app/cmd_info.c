@@ -28,10 +28,14 @@ int cmd_info(app_ctx *ctx)
     for (int64_t i = 0; i < rows.nrows; i++) hist[len[i]]++;
     PL_CHECK_GOTO(MPI_Reduce(hist, ghist, (int)st.row_len_max + 1, MPI_INT64_T, MPI_SUM, 0, ctx->comm) == MPI_SUCCESS,
                   PL_ERR_MPI, out, rc, "MPI_Reduce failed");
-    /* compressed format (issue 16): the tables each rank's local part needs */
-    int64_t cnt[2] = {0, 0}, gcnt[2] = {0, 0};
-    PL_CALL_GOTO(pl_cpjds_count(&rows, &cnt[0], &cnt[1]), out, rc);
-    PL_CHECK_GOTO(MPI_Reduce(cnt, gcnt, 2, MPI_INT64_T, MPI_MAX, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
+    /* compressed format (issue 16): the tables each rank's local part needs
+     * (no table limit; the count stops where the ids need more than 32 bits
+     * or a table more than PL_CPJDS_COUNT_MAX keys: then the counts up to
+     * there, lower bounds, "(or more)") */
+    pl_cpjds_stats cs;
+    PL_CALL_GOTO(pl_cpjds_count(&rows, 0.0, &cs), out, rc);
+    int64_t cnt[3] = {cs.nval, cs.noff, cs.over}, gcnt[3] = {0, 0, 0};
+    PL_CHECK_GOTO(MPI_Reduce(cnt, gcnt, 3, MPI_INT64_T, MPI_MAX, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
                   "MPI_Reduce failed");
     if (ctx->rank == 0) {
         printf("matrix: %s\n", mi.name);
@@ -52,7 +56,7 @@ int cmd_info(app_ctx *ctx)
         printf("\n");
         {
             const int vb = pl_cpjds_bits(gcnt[0]), ob = pl_cpjds_bits(gcnt[1]);
-            const int over = gcnt[0] > PL_CPJDS_COUNT_MAX || gcnt[1] > PL_CPJDS_COUNT_MAX;
+            const int over = gcnt[2] != 0;
             printf("compressed_values: %lld%s\n", (long long)gcnt[0], over ? " (or more)" : "");
             printf("compressed_offsets: %lld%s\n", (long long)gcnt[1], over ? " (or more)" : "");
             printf("compressed_value_bits: %d\n", vb);

@@ -11,12 +11,27 @@
  * per entry.  A matrix whose values are all distinct (CFD) gains nothing:
  * pl_op_create then keeps pJDS (spmv/op_format.c decides).
  *
- * Method: distinct keys are collected per thread in open-addressing hash
- * sets (64-bit keys: the value's bit pattern, or the offset), merged,
- * sorted (so ids do not depend on the thread count), then looked up again
- * through a read-only hash map while the chunks are filled in parallel.
- * Rows keep their original order (sort window 1): sorting rows by length
- * would renumber columns and scatter the offsets.
+ * Counting (issue 23: linear in the entries, stops as soon as the tables
+ * cannot fit).  Each thread counts the distinct keys (64-bit: the value's
+ * bit pattern, or the offset) of a contiguous range of rows, balanced by
+ * entries, in its own open-addressing set; after every new key it tests the
+ * limit (count_over: ids of more than 32 bits, more than PL_CPJDS_COUNT_MAX
+ * keys, or tables over the caller's byte limit).  Any thread's set is a
+ * subset of the whole, so a thread over the limit proves the matrix over
+ * it: it raises the stop flag and every thread quits at its next row.
+ * Otherwise the sets are merged into one set pre-sized for the sum of their
+ * counts (load <= 1/2, no growth) that hashes with another multiplier, so
+ * the slot order of a thread's set (its hash order) does not pile keys into
+ * one region of the target.  Over the limit, the reported counts are those
+ * of the shortest prefix of rows (in matrix order) that crosses the limit:
+ * thread 0's set, which holds a prefix, is continued serially up to that
+ * entry.  So counts, reason and ids never depend on the thread count.  Work:
+ * O(entries counted) expected probes; pl_cpjds_stats reports them.
+ *
+ * Building: the keys are sorted (ids independent of the thread count), then
+ * looked up again through a read-only hash map while the chunks are filled
+ * in parallel.  Rows keep their original order (sort window 1): sorting rows
+ * by length would renumber columns and scatter the offsets.
  */
 #include <omp.h>
 #include <stdlib.h>
@@ -26,10 +41,10 @@
 #include "spmv.h"
 #include "spmv_impl.h"
 
-/* ---- open-addressing hash set / map of 64-bit keys ------------------------ */
+/* ---- open-addressing map of 64-bit keys to ids (the tables' lookup) ------ */
 typedef struct hslot {
     uint64_t key;
-    int32_t id;   /* map: the key's id */
+    int32_t id;   /* the key's id */
     int32_t used;
 } hslot;          /* one probe, one cache line */
 typedef struct hset {
@@ -64,28 +79,76 @@ static inline int64_t hset_slot(const hset *h, uint64_t k)
     return s;
 }
 
-static int hset_add(hset *h, uint64_t k);
-static int hset_grow(hset *h)
+/* ---- key sets for counting ---------------------------------------------- */
+/* Open addressing, linear probing, 8-byte slots.  The key 0 (+0.0, offset
+ * 0) is always a member (the padding), so 0 marks an empty slot and n
+ * counts it.  Slot of k: the top bits of k * mul (multiplicative hashing;
+ * the counting sets use the golden-ratio multiplier, the merge target
+ * another one).  probes: slots inspected, the operation count. */
+#define KMUL_COUNT UINT64_C(0x9e3779b97f4a7c15)
+#define KMUL_MERGE UINT64_C(0xc2b2ae3d27d4eb4f)
+typedef struct kset {
+    uint64_t *k;
+    int64_t cap, n; /* n: distinct keys incl. the implicit 0 */
+    int shift;
+    uint64_t mul;
+} kset;
+
+static void kset_free(kset *h)
 {
-    hset o = *h;
-    if (hset_init(h, o.cap * 2) != PL_OK) {
+    free(h->k);
+    memset(h, 0, sizeof *h);
+}
+
+/* Empty set {0} of at least cap slots.  PL_ERR_MEM. */
+static int kset_init(kset *h, int64_t cap, uint64_t mul)
+{
+    memset(h, 0, sizeof *h);
+    h->cap = 16;
+    h->shift = 60;
+    while (h->cap < cap) h->cap <<= 1, h->shift--;
+    h->n = 1;
+    h->mul = mul;
+    h->k = calloc((size_t)h->cap, sizeof *h->k);
+    return h->k ? PL_OK : PL_ERR_MEM;
+}
+
+/* Slot of k != 0: where it is, or the empty slot where it would go. */
+static inline int64_t kset_slot(const kset *h, uint64_t k, int64_t *probes)
+{
+    const int64_t m = h->cap - 1;
+    int64_t s = (int64_t)((k * h->mul) >> h->shift), p = 1;
+    while (h->k[s] && h->k[s] != k) s = (s + 1) & m, p++;
+    *probes += p;
+    return s;
+}
+
+/* Twice the slots, the keys re-inserted (larger table, same multiplier:
+ * no clustering).  PL_ERR_MEM. */
+static int kset_grow(kset *h, int64_t *probes)
+{
+    kset o = *h;
+    if (kset_init(h, o.cap * 2, o.mul) != PL_OK) {
         *h = o;
         return PL_ERR_MEM;
     }
     for (int64_t s = 0; s < o.cap; s++)
-        if (o.s[s].used) hset_add(h, o.s[s].key);
-    hset_free(&o);
+        if (o.k[s]) h->k[kset_slot(h, o.k[s], probes)] = o.k[s];
+    h->n = o.n;
+    kset_free(&o);
     return PL_OK;
 }
 
-/* Insert k (a set: no ids).  PL_ERR_MEM. */
-static int hset_add(hset *h, uint64_t k)
+/* Insert k; *added = 1 if it was new.  Load stays <= 1/2.  PL_ERR_MEM. */
+static inline int kset_add(kset *h, uint64_t k, int *added, int64_t *probes)
 {
-    int64_t s = hset_slot(h, k);
-    if (h->s[s].used) return PL_OK;
-    h->s[s].used = 1;
-    h->s[s].key = k;
-    if (++h->n * 2 > h->cap) return hset_grow(h);
+    *added = 0;
+    if (k == 0) return PL_OK;
+    int64_t s = kset_slot(h, k, probes);
+    if (h->k[s]) return PL_OK;
+    h->k[s] = k;
+    *added = 1;
+    if (++h->n * 2 > h->cap) return kset_grow(h, probes);
     return PL_OK;
 }
 
@@ -93,70 +156,201 @@ static int hset_add(hset *h, uint64_t k)
 /* Local entries of the block's row i: those with column in [row0, row0 + n). */
 #define LOCAL(A, e) ((uint64_t)((A)->col[e] - (A)->row0) < (uint64_t)(A)->nrows)
 
-/* The distinct values (bit patterns) and offsets of the local part, with the
- * padding's +0.0 and 0, into sets vs and os; stops early (*over = 1) once
- * either exceeds PL_CPJDS_COUNT_MAX. */
-static int collect(const pl_csr *A, hset *vs, hset *os, int *over)
+/* Why nv values and no offsets (each incl. the padding's 0) cannot be
+ * compressed, 0 if they can: ids of more than 32 bits, more keys than
+ * PL_CPJDS_COUNT_MAX, or (table_bytes > 0) tables of more than table_bytes.
+ * Monotone in nv and no, so a subset over the limit proves the whole over. */
+static int count_over(int64_t nv, int64_t no, double table_bytes)
 {
-    const int64_t n = A->nrows;
-    int nt = omp_get_max_threads();
-    hset *tv = calloc((size_t)nt, sizeof *tv), *to = calloc((size_t)nt, sizeof *to);
-    int rc = (tv && to) ? PL_OK : PL_ERR_MEM;
-    volatile int stop = 0;
-    *over = 0;
-    if (rc == PL_OK) rc = hset_init(vs, 1024);
-    if (rc == PL_OK) rc = hset_init(os, 1024);
-    if (rc == PL_OK)
-#pragma omp parallel num_threads(nt)
-    {
-        int q = omp_get_thread_num(), T = omp_get_num_threads();
-        hset *v = &tv[q], *o = &to[q];
-        int e = hset_init(v, 1024);
-        if (e == PL_OK) e = hset_init(o, 1024);
-        int64_t a = n * q / T, b = n * (q + 1) / T;
-        for (int64_t i = a; i < b && e == PL_OK && !stop; i++) {
-            const int64_t grow = A->row0 + i;
-            for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1] && e == PL_OK; k++) {
-                if (!LOCAL(A, k)) continue;
-                uint64_t bits;
-                memcpy(&bits, &A->val[k], sizeof bits);
-                e = hset_add(v, bits);
-                if (e == PL_OK) e = hset_add(o, (uint64_t)(A->col[k] - grow));
-            }
-            if (v->n > PL_CPJDS_COUNT_MAX || o->n > PL_CPJDS_COUNT_MAX) stop = 1;
+    const int vb = pl_cpjds_bits(nv), ob = pl_cpjds_bits(no);
+    if (vb + ob > 32 || ob > 31) return PL_CPJDS_OVER_BITS;
+    if (nv > PL_CPJDS_COUNT_MAX || no > PL_CPJDS_COUNT_MAX) return PL_CPJDS_OVER_COUNT;
+    if (table_bytes > 0 && 8.0 * (double)nv + 4.0 * (double)no > table_bytes) return PL_CPJDS_OVER_TABLES;
+    return 0;
+}
+
+/* One counter: the sets of rows [first row, row) (a thread's range, or for
+ * thread 0 a prefix of the matrix). */
+typedef struct counter {
+    kset v, o;
+    int64_t row;     /* next row to count                                  */
+    int64_t entries; /* local entries counted                              */
+    int64_t probes;
+    int over;        /* count_over's reason: stopped at the crossing entry */
+} counter;
+
+/* Count rows [c->row, end) into c until the counts cross the limit
+ * (c->over set, at the entry that crossed) or, between rows, *stop is set
+ * (stop may be NULL).  PL_ERR_MEM. */
+static int count_rows(const pl_csr *A, int64_t end, double table_bytes, int *stop, counter *c)
+{
+    int64_t i = c->row, probes = 0, entries = 0;
+    int rc = PL_OK;
+    for (; i < end && rc == PL_OK && !c->over; i++) {
+        if (stop) {
+            int s;
+#pragma omp atomic read
+            s = *stop;
+            if (s) break;
         }
-#pragma omp critical(pl_cpjds_merge)
-        {
-            if (e != PL_OK) rc = e;
-            for (int64_t s = 0; rc == PL_OK && !stop && s < v->cap; s++)
-                if (v->s[s].used) rc = hset_add(vs, v->s[s].key);
-            for (int64_t s = 0; rc == PL_OK && !stop && s < o->cap; s++)
-                if (o->s[s].used) rc = hset_add(os, o->s[s].key);
-            if (vs->n > PL_CPJDS_COUNT_MAX || os->n > PL_CPJDS_COUNT_MAX) stop = 1;
+        const int64_t grow = A->row0 + i;
+        for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+            if (!LOCAL(A, k)) continue;
+            uint64_t bits;
+            memcpy(&bits, &A->val[k], sizeof bits);
+            int av = 0, ao = 0;
+            entries++;
+            rc = kset_add(&c->v, bits, &av, &probes);
+            if (rc == PL_OK) rc = kset_add(&c->o, (uint64_t)(A->col[k] - grow), &ao, &probes);
+            if (rc != PL_OK) break;
+            if ((av | ao) && (c->over = count_over(c->v.n, c->o.n, table_bytes)) != 0) break;
         }
-        hset_free(v);
-        hset_free(o);
     }
-    free(tv);
-    free(to);
-    if (rc == PL_OK) rc = hset_add(vs, 0); /* +0.0: padding */
-    if (rc == PL_OK) rc = hset_add(os, 0);
-    if (stop) *over = 1;
+    c->row = i;
+    c->entries += entries;
+    c->probes += probes;
     return rc;
 }
 
-int pl_cpjds_count(const pl_csr *A, int64_t *nval, int64_t *noff)
+/* First row whose entries start at or after `e` (row_ptr[0] = 0). */
+static int64_t row_at_entry(const pl_csr *A, int64_t e)
 {
-    hset vs, os;
-    int over = 0;
-    int rc = collect(A, &vs, &os, &over);
-    if (rc == PL_OK) {
-        *nval = over ? PL_CPJDS_COUNT_MAX + 1 : vs.n;
-        *noff = over ? PL_CPJDS_COUNT_MAX + 1 : os.n;
+    int64_t lo = 0, hi = A->nrows;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (A->row_ptr[mid] < e) lo = mid + 1;
+        else hi = mid;
     }
-    hset_free(&vs);
-    hset_free(&os);
+    return lo;
+}
+
+/* The values (which = 0) or offsets (1) of the counters' sets into one set
+ * (pre-sized, other multiplier) until the counts, with `other` keys of the
+ * other kind, cross the limit (*over).  PL_ERR_MEM. */
+static int merge_sets(const counter *t, int nt, int which, int64_t other, double table_bytes, kset *dst,
+                      int *over, int64_t *probes, int64_t *merged)
+{
+    int64_t sum = 1;
+    for (int q = 0; q < nt; q++) sum += (which ? t[q].o.n : t[q].v.n) - 1;
+    if (kset_init(dst, 2 * sum, KMUL_MERGE) != PL_OK) return PL_ERR_MEM;
+    for (int q = 0; q < nt && !*over; q++) {
+        const kset *s = which ? &t[q].o : &t[q].v;
+        for (int64_t i = 0; i < s->cap; i++) {
+            const uint64_t k = s->k[i];
+            if (!k) continue;
+            int64_t slot = kset_slot(dst, k, probes);
+            if (dst->k[slot]) continue;
+            dst->k[slot] = k; /* no growth: load <= 1/2 by construction */
+            dst->n++;
+            ++*merged;
+            if ((*over = count_over(which ? other : dst->n, which ? dst->n : other, table_bytes)) != 0) break;
+        }
+    }
+    return PL_OK;
+}
+
+/* Stats of the last count (pl_cpjds_last_stats). */
+static pl_cpjds_stats last_stats;
+
+/* The distinct values (bit patterns) and offsets of the local part, with the
+ * padding's +0.0 and 0, into sets vs and os (complete when st->over is 0;
+ * else those of the shortest row prefix that crosses the limit of
+ * count_over(.., table_bytes)).  PL_ERR_MEM. */
+static int collect(const pl_csr *A, double table_bytes, kset *vs, kset *os, pl_cpjds_stats *st)
+{
+    const int64_t n = A->nrows, nnz = A->row_ptr[n];
+    const double t0 = pl_wtime();
+    int nt = omp_get_max_threads(), used = 1, stop = 0;
+    if (nt < 1) nt = 1;
+    counter *t = calloc((size_t)nt, sizeof *t);
+    int *trc = calloc((size_t)nt, sizeof *trc);
+    int rc = (t && trc) ? PL_OK : PL_ERR_MEM;
+    memset(vs, 0, sizeof *vs);
+    memset(os, 0, sizeof *os);
+    memset(st, 0, sizeof *st);
+    if (rc == PL_OK) {
+#pragma omp parallel num_threads(nt)
+        {
+            const int q = omp_get_thread_num(), T = omp_get_num_threads();
+            counter *c = &t[q];
+            int e = kset_init(&c->v, 1024, KMUL_COUNT);
+            if (e == PL_OK) e = kset_init(&c->o, 1024, KMUL_COUNT);
+            /* rows balanced by entries; thread 0 starts at row 0 */
+            c->row = q == 0 ? 0 : row_at_entry(A, (int64_t)((double)nnz * q / T));
+            const int64_t end = q == T - 1 ? n : row_at_entry(A, (int64_t)((double)nnz * (q + 1) / T));
+            if (c->row > end) c->row = end;
+            if (e == PL_OK) e = count_rows(A, end, table_bytes, &stop, c);
+            if (e != PL_OK || c->over) {
+#pragma omp atomic write
+                stop = 1;
+            }
+            trc[q] = e;
+            if (q == 0) used = T;
+        }
+        for (int q = 0; q < used; q++)
+            if (trc[q] != PL_OK) rc = trc[q];
+    }
+    int over = 0;
+    for (int q = 0; rc == PL_OK && q < used; q++) over = over || t[q].over;
+    if (rc == PL_OK && !over && used > 1) {
+        /* every thread finished its range: the union */
+        int64_t probes = 0, merged = 0, omax = 1;
+        for (int q = 0; q < used; q++)
+            if (t[q].o.n > omax) omax = t[q].o.n; /* a lower bound of the union's offsets */
+        rc = merge_sets(t, used, 0, omax, table_bytes, vs, &over, &probes, &merged);
+        if (rc == PL_OK && !over) rc = merge_sets(t, used, 1, vs->n, table_bytes, os, &over, &probes, &merged);
+        if (rc == PL_OK && !over) over = count_over(vs->n, os->n, table_bytes);
+        st->probes += probes;
+        st->merged = merged;
+        if (over) {
+            kset_free(vs);
+            kset_free(os);
+        }
+    }
+    if (rc == PL_OK && (over || used == 1)) {
+        /* thread 0 holds rows [0, t[0].row): continue it serially up to the
+         * first entry that crosses the limit (or the end: then complete) */
+        rc = count_rows(A, n, table_bytes, NULL, &t[0]);
+        if (rc == PL_OK) {
+            *vs = t[0].v;
+            *os = t[0].o;
+            memset(&t[0].v, 0, sizeof t[0].v);
+            memset(&t[0].o, 0, sizeof t[0].o);
+            st->over = t[0].over;
+        }
+    }
+    for (int q = 0; t && q < used; q++) {
+        st->entries += t[q].entries;
+        st->probes += t[q].probes;
+        kset_free(&t[q].v);
+        kset_free(&t[q].o);
+    }
+    free(t);
+    free(trc);
+    if (rc != PL_OK) {
+        kset_free(vs);
+        kset_free(os);
+        return rc;
+    }
+    st->nval = vs->n;
+    st->noff = os->n;
+    st->threads = used;
+    st->seconds = pl_wtime() - t0;
+    last_stats = *st;
+    return PL_OK;
+}
+
+void pl_cpjds_last_stats(pl_cpjds_stats *st) { *st = last_stats; }
+
+int pl_cpjds_count(const pl_csr *A, double max_table_bytes, pl_cpjds_stats *st)
+{
+    kset vs, os;
+    pl_cpjds_stats s;
+    int rc = collect(A, max_table_bytes, &vs, &os, &s);
+    kset_free(&vs);
+    kset_free(&os);
     PL_CHECK(rc == PL_OK, rc, "out of host memory counting the distinct values of the matrix");
+    if (st) *st = s;
     return PL_OK;
 }
 
@@ -181,13 +375,13 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Sorted keys of set s with key 0 first (values: +0.0 sorts first anyway;
  * offsets: 0 moved to the front), into a new map key -> id; keys[] out. */
-static int make_table(const hset *s, int as_signed, uint64_t **keys_out, hset *map)
+static int make_table(const kset *s, int as_signed, uint64_t **keys_out, hset *map)
 {
     uint64_t *k = malloc((size_t)(s->n ? s->n : 1) * sizeof *k);
     if (!k) return PL_ERR_MEM;
     int64_t m = 0;
     for (int64_t i = 0; i < s->cap; i++)
-        if (s->s[i].used && s->s[i].key != 0) k[1 + m++] = s->s[i].key;
+        if (s->k[i]) k[1 + m++] = s->k[i];
     k[0] = 0;
     qsort(k + 1, (size_t)m, sizeof *k, as_signed ? cmp_i64 : cmp_u64);
     if (hset_init(map, 4 * (m + 1)) != PL_OK) { /* load <= 1/4: short probes */
@@ -258,30 +452,40 @@ static int layout(const pl_csr *A, int C, pl_cpjds *p)
     return PL_OK;
 }
 
-int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out)
+int pl_cpjds_create_ex(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st)
 {
     memset(out, 0, sizeof *out);
+    if (st) memset(st, 0, sizeof *st);
     PL_CHECK(A && C >= 1 && A->nrows >= 0 && A->nrows <= INT32_MAX, PL_ERR_ARG, "pl_cpjds_create: bad arguments");
-    hset vs, os, vm = {0}, om = {0};
+    kset vs, os;
+    hset vm = {0}, om = {0};
     uint64_t *vk = NULL, *ok = NULL;
-    int over = 0;
+    pl_cpjds_stats cs;
     double t0 = pl_wtime();
-    int rc = collect(A, &vs, &os, &over);
-    pl_debug("pl_cpjds_create: distinct values and offsets %.3f s", pl_wtime() - t0);
+    int rc = collect(A, max_table_bytes, &vs, &os, &cs);
+    if (rc == PL_OK && st) *st = cs;
+    pl_debug("pl_cpjds_create: distinct values and offsets %.3f s (%lld entries, %lld probes%s)", pl_wtime() - t0,
+             (long long)cs.entries, (long long)cs.probes, rc == PL_OK && cs.over ? ", stopped: cannot fit" : "");
     t0 = pl_wtime();
     const int64_t nv = vs.n, no = os.n;
     const int vb = pl_cpjds_bits(nv), ob = pl_cpjds_bits(no);
-    if (rc == PL_OK && (over || vb + ob > 32 || ob > 31)) {
-        if (over)
+    if (rc == PL_OK && (cs.over || vb + ob > 32 || ob > 31)) {
+        /* counts of the matrix's rows up to the entry that crossed the limit */
+        if (cs.over == PL_CPJDS_OVER_COUNT)
             rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
                               "the matrix cannot be compressed: more than %lld distinct values or column offsets "
                               "(use [spmv] format = auto or pjds)",
                               (long long)PL_CPJDS_COUNT_MAX);
+        else if (cs.over == PL_CPJDS_OVER_TABLES)
+            rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
+                              "the matrix cannot be compressed into tables of %.1f MiB: %lld distinct values and %lld "
+                              "distinct column offsets exceed them (the count stops there)",
+                              max_table_bytes / 1048576.0, (long long)nv, (long long)no);
         else
             rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
                               "the matrix cannot be compressed: %lld distinct values (%d bits) and %lld distinct "
-                              "column offsets (%d bits) need more than 32 bits per entry (use [spmv] format = auto "
-                              "or pjds)",
+                              "column offsets (%d bits) need more than 32 bits per entry (the count stops there; "
+                              "use [spmv] format = auto or pjds)",
                               (long long)nv, vb, (long long)no, ob);
         goto out;
     }
@@ -330,8 +534,8 @@ int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out)
     }
     pl_debug("pl_cpjds_create: entry words %.3f s", pl_wtime() - t0);
 out:
-    hset_free(&vs);
-    hset_free(&os);
+    kset_free(&vs);
+    kset_free(&os);
     hset_free(&vm);
     hset_free(&om);
     free(vk);
@@ -343,6 +547,8 @@ out:
     }
     return PL_OK;
 }
+
+int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out) { return pl_cpjds_create_ex(A, C, 0.0, out, NULL); }
 
 void pl_cpjds_spmv_ref(const pl_cpjds *p, const double *x, double *y)
 {

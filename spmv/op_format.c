@@ -2,7 +2,8 @@
  * "Compressed format"): [spmv] format = auto | pjds | compressed.
  *
  * auto compresses when every rank's tables fit one 32-bit word per entry,
- * stay cache-sized (PL_CPJDS_AUTO_TABLE_BYTES) and the compressed local part
+ * stay cache-sized (PL_CPJDS_AUTO_TABLE_BYTES, spmv.h; the count stops as
+ * soon as a rank's tables exceed either limit) and the compressed local part
  * moves at most 3/4 of the bytes of the pJDS one (its padding at sort window
  * 1 and its tables counted); otherwise pJDS, and the reason goes into pl_op_info's
  * format_note.  compressed forces it and fails (PL_ERR_INPUT, the reason)
@@ -19,10 +20,6 @@
 #include "spmv.h"
 #include "spmv_impl.h"
 #include "op_impl.h"
-
-/* Tables that stay in cache (the H100's L1 is 256 kB per SM, its L2 50 MB;
- * a CPU core's L2 1-2 MB): at most 2 MiB of both tables for auto. */
-#define PL_CPJDS_AUTO_TABLE_BYTES ((double)(2 << 20))
 
 /* Local entries of chunks of C rows in their original order (sort window
  * 1) into *nent, true local non-zeros into *nnz. */
@@ -70,31 +67,33 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg)
         return PL_OK;
     }
     /* build the compressed part right away (its pass over the entries also
-     * counts the tables); a rank whose tables do not fit 32 bits counts
-     * them for the note; agree on failures, then combine */
-    int64_t nv = 0, no = 0, nent = 0, nnz = 0;
-    int rc = pl_cpjds_create(A, cfg->chunk_height, &op->cloc);
+     * counts the tables; under auto it stops as soon as the tables cannot
+     * fit 32 bits or 2 MiB, and the counts up to there go into the note);
+     * agree on failures, then combine */
+    int64_t nent = 0, nnz = 0;
+    pl_cpjds_stats cs;
+    memset(&cs, 0, sizeof cs);
+    int rc = pl_cpjds_create_ex(A, cfg->chunk_height, want == PL_FORMAT_AUTO ? PL_CPJDS_AUTO_TABLE_BYTES : 0.0,
+                                &op->cloc, &cs);
     int fits_here = rc == PL_OK;
-    if (rc == PL_ERR_INPUT && want == PL_FORMAT_AUTO) {
+    if (rc == PL_ERR_INPUT && want == PL_FORMAT_AUTO) { /* cs holds the counts up to where it stopped */
         pl_error_clear();
-        rc = pl_cpjds_count(A, &nv, &no);
-    } else if (rc == PL_OK) {
-        nv = op->cloc.nval;
-        no = op->cloc.noff;
+        rc = PL_OK;
     }
     PL_CALL(pl_op_agree(op->comm, rc, want == PL_FORMAT_COMPRESSED ? "compressing the matrix"
                                                                     : "counting the distinct matrix values"));
     local_entries(A, cfg->chunk_height, &nent, &nnz);
-    int64_t loc[2] = {nv, no}, mx[2];
+    int64_t loc[3] = {cs.nval, cs.noff, cs.over}, mx[3];
     int all_fit = 0;
     double sz[2] = {(double)nent, (double)nnz}, sum[2];
-    PL_MPI(MPI_Allreduce(loc, mx, 2, MPI_INT64_T, MPI_MAX, op->comm), "MPI_Allreduce of the table sizes");
+    PL_MPI(MPI_Allreduce(loc, mx, 3, MPI_INT64_T, MPI_MAX, op->comm), "MPI_Allreduce of the table sizes");
     PL_MPI(MPI_Allreduce(sz, sum, 2, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of the entry counts");
     PL_MPI(MPI_Allreduce(&fits_here, &all_fit, 1, MPI_INT, MPI_MIN, op->comm), "MPI_Allreduce of the fit");
     op->cmp_nval = mx[0];
     op->cmp_noff = mx[1];
     const int vb = pl_cpjds_bits(mx[0]), ob = pl_cpjds_bits(mx[1]);
-    const int fits = all_fit && mx[0] <= PL_CPJDS_COUNT_MAX && mx[1] <= PL_CPJDS_COUNT_MAX && vb + ob <= 32 && ob <= 31;
+    const int fits = all_fit && mx[2] == 0 && mx[0] <= PL_CPJDS_COUNT_MAX && mx[1] <= PL_CPJDS_COUNT_MAX &&
+                     vb + ob <= 32 && ob <= 31;
     const double tables = 8.0 * (double)mx[0] + 4.0 * (double)mx[1];
     int nranks = 1;
     PL_MPI(MPI_Comm_size(op->comm, &nranks), "MPI_Comm_size");
@@ -104,14 +103,18 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg)
         op->fmt = PL_FORMAT_COMPRESSED;
         return PL_OK;
     }
-    if (!fits) {
-        if (mx[0] > PL_CPJDS_COUNT_MAX || mx[1] > PL_CPJDS_COUNT_MAX)
+    if (!fits) { /* the most basic reason of any rank; counts up to where the count stopped */
+        if (mx[2] == PL_CPJDS_OVER_COUNT)
             snprintf(op->fmt_note, sizeof op->fmt_note, "more than %lld distinct values or offsets",
                      (long long)PL_CPJDS_COUNT_MAX);
+        else if (mx[2] == PL_CPJDS_OVER_TABLES)
+            snprintf(op->fmt_note, sizeof op->fmt_note,
+                     "tables of %.1f MiB or more (%lld values, %lld offsets counted) exceed %.0f MiB",
+                     tables / 1048576.0, (long long)mx[0], (long long)mx[1], PL_CPJDS_AUTO_TABLE_BYTES / 1048576.0);
         else
             snprintf(op->fmt_note, sizeof op->fmt_note,
-                     "%lld distinct values (%d bits) and %lld offsets (%d bits) exceed 32 bits", (long long)mx[0],
-                     vb, (long long)mx[1], ob);
+                     "%lld distinct values (%d bits) and %lld offsets (%d bits) exceed 32 bits%s", (long long)mx[0],
+                     vb, (long long)mx[1], ob, mx[2] ? " (counted up to there)" : "");
     } else if (tables > PL_CPJDS_AUTO_TABLE_BYTES) {
         snprintf(op->fmt_note, sizeof op->fmt_note, "tables of %.1f MiB (%lld values, %lld offsets) exceed %.0f MiB",
                  tables / 1048576.0, (long long)mx[0], (long long)mx[1], PL_CPJDS_AUTO_TABLE_BYTES / 1048576.0);

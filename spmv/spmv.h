@@ -93,20 +93,56 @@ typedef struct pl_cpjds {
     double *vtab;          /* nval values                                    */
     int32_t *otab;         /* noff column offsets                            */
 } pl_cpjds;
-/* Most distinct values (or offsets) that are counted; more: "does not fit". */
-#define PL_CPJDS_COUNT_MAX ((int64_t)1 << 24)
-/* Distinct values and offsets of the local part of a CSR row block (entries
- * whose global column lies in [row0, row0 + nrows); offset = col - row),
- * each count including the padding's +0.0 and 0, capped at
- * PL_CPJDS_COUNT_MAX + 1 (= more than the cap).  Parallel.  PL_ERR_MEM. */
-int pl_cpjds_count(const pl_csr *A, int64_t *nval, int64_t *noff);
+/* Most distinct values (or offsets) of a compressed part, whatever their
+ * bits: 2^22 values are a 32 MiB table, beyond the caches (the H100's L2 is
+ * 50 MB) that the format relies on; the count stops there. */
+#define PL_CPJDS_COUNT_MAX ((int64_t)1 << 22)
+/* [spmv] format = auto compresses only with tables (8 B per value, 4 B per
+ * offset) of at most 2 MiB, which stay in cache (the H100's L1 is 256 kB per
+ * SM, its L2 50 MB; a CPU core's L2 1-2 MB). */
+#define PL_CPJDS_AUTO_TABLE_BYTES ((double)(2 << 20))
+/* Why the counting stopped (pl_cpjds_stats.over; larger = more basic, for
+ * an MPI_MAX over ranks): the tables exceed the caller's byte limit, more
+ * than PL_CPJDS_COUNT_MAX keys, or value bits + offset bits > 32. */
+#define PL_CPJDS_OVER_TABLES 1
+#define PL_CPJDS_OVER_COUNT 2
+#define PL_CPJDS_OVER_BITS 3
+/* What counting the distinct values and offsets of a local part found and
+ * cost (issue 23: the work must stay linear in the entries). */
+typedef struct pl_cpjds_stats {
+    int64_t nval, noff; /* distinct values / offsets incl. the padding's +0.0 and 0: exact when over
+                           is 0, else those of the shortest row prefix that crosses the limit (lower
+                           bounds of the whole; the same on any thread count) */
+    int over;           /* 0: complete and within the limits, else PL_CPJDS_OVER_*: it stopped there */
+    int threads;        /* threads that counted */
+    int64_t entries;    /* local entries read (all threads) */
+    int64_t probes;     /* hash-table slots inspected: counting, growth, merge (the operation count) */
+    int64_t merged;     /* keys inserted by the merge of the threads' sets */
+    double seconds;
+} pl_cpjds_stats;
+/* Count the distinct values and offsets of the local part of a CSR row
+ * block (entries whose global column lies in [row0, row0 + nrows); offset
+ * = col - row) into *st.  Stops at the first entry (in row order) where
+ * the counts exceed 32 bits of ids, PL_CPJDS_COUNT_MAX keys, or (when
+ * max_table_bytes > 0) 8 nval + 4 noff > max_table_bytes; st->over says
+ * which.  Parallel; O(entries read) expected work.  PL_ERR_MEM. */
+int pl_cpjds_count(const pl_csr *A, double max_table_bytes, pl_cpjds_stats *st);
+/* The stats of the last count of this process (pl_cpjds_count or create):
+ * a debug accessor for tests.  Can't fail. */
+void pl_cpjds_last_stats(pl_cpjds_stats *st);
 /* Bits of a table of n ids: ceil(log2 n) (0 for n <= 1).  Pure. */
 int pl_cpjds_bits(int64_t n);
 /* Build the compressed local part of A (see pl_cpjds_count) with chunk
  * height C.  PL_ERR_INPUT "... cannot be compressed: N distinct values
- * (V bits) and M distinct offsets (O bits) need more than 32 bits" when the
- * two ids do not fit one word.  Allocates; free with pl_cpjds_destroy. */
+ * (V bits) and M distinct column offsets (O bits) need more than 32 bits"
+ * (or more than PL_CPJDS_COUNT_MAX) when the ids do not fit one word; the
+ * counts are those where counting stopped.  Allocates; free with
+ * pl_cpjds_destroy. */
 int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out);
+/* The same, also refusing (PL_ERR_INPUT "... cannot be compressed into
+ * tables of X MiB") tables over max_table_bytes (> 0; 0: no limit), and
+ * the count's stats into *st (may be NULL; filled also on PL_ERR_INPUT). */
+int pl_cpjds_create_ex(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st);
 void pl_cpjds_destroy(pl_cpjds *p);
 /* Bytes of the arrays (entries, layout, tables).  Can't fail. */
 size_t pl_cpjds_bytes(const pl_cpjds *p);
@@ -284,7 +320,8 @@ typedef struct pl_op_info {
     /* issue 16: the local part's format */
     int format;            /* PL_FORMAT_PJDS or PL_FORMAT_COMPRESSED     */
     int64_t cmp_nval, cmp_noff; /* distinct values / offsets counted (max */
-                           /* over ranks; PL_CPJDS_COUNT_MAX + 1: more)  */
+                           /* over ranks; lower bounds where the count   */
+                           /* stopped: format_note says why)             */
     int cmp_vbits, cmp_obits;   /* id bits (compressed: in use)           */
     double bytes_per_entry; /* local matrix bytes per stored entry       */
     char format_note[160]; /* why this format ("" when configured)       */
