@@ -115,6 +115,7 @@ int cmd_dos(app_ctx *ctx)
                       cfg->path, DOS_UNIT_MAX, (long long)f.mi.rows);
         goto out;
     }
+    ctx->cfg.spmv.blocks = 1; /* block products: format = auto keeps pJDS (spmv/op_format.c) */
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
     d.N = k->moments;
     d.R = k->vectors == PL_KPM_UNIT ? (int)f.mi.rows : k->random_vectors;
