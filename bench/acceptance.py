@@ -234,6 +234,30 @@ def w_sweep(A):
     A.figure("sweep", "sweep / 11 separate", wall / (11 * float(np.median(walls))), fmt="{:.3f}")
 
 
+def w_shared(A):
+    """The cluster path on one GPU: 2 ranks sharing it (PJDS_SHARE_GPUS=1) with
+    the default transport (NCCL cannot serve two ranks of one device: auto
+    must pick ipc or mpi), and an explicit nccl refused with exit 2."""
+    mp = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2", "-x",
+          "OMP_NUM_THREADS=8", "-x", "PJDS_SHARE_GPUS=1"]
+    h5 = A.out("shared.h5")
+    rc, wall, so, se = A.run("hmep 2 ranks, 1 GPU", mp + [A.args.bin, "solve", "configs/hmep.ini", "--overwrite",
+                                                         "--set", f"output.file={h5}"], 120, raw=True)
+    if rc != 0:
+        return A.check("hmep 2 ranks, 1 GPU", "default transport", False, f"exit {rc}")
+    a, d = h5attrs(h5)
+    err = rel_match(d["eigenvalues"], A.ref("hmep"), 1e-9)
+    A.check("hmep 2 ranks, 1 GPU", "eigenvalues vs CPU run", attr_s(a, "converged_reason") == "converged" and
+            err <= 1e-9, f"transport {attr_s(a, 'transport')}, max rel diff {err:.1e}")
+    A.figure("hmep 2 ranks, 1 GPU", "wall_s", wall)
+    rc2, _, so2, se2 = A.run("nccl on a shared GPU", mp + [A.args.bin, "solve", "configs/hmep.ini", "--overwrite",
+                                                          "--set", f"output.file={A.out('shared_nccl.h5')}", "--set",
+                                                          "spmv.transport=nccl"], 60, raw=True)
+    lines = [ln for ln in (so2 + se2).splitlines() if "nccl" in ln.lower() and "share" in ln]
+    A.check("hmep 2 ranks, 1 GPU", "transport = nccl refused", rc2 == 2 and bool(lines) and
+            not os.path.exists(A.out("shared_nccl.h5")), f"exit {rc2}: {(lines or [''])[0][:70]}")
+
+
 def w_export(A):
     """HMEp written in the matrix schema: the input of the CuPy peer and the
     dos trace check."""
@@ -493,7 +517,7 @@ def w_cupy(A, mat):
 
 
 WORKLOADS = ["hmep", "hmep_noverify", "sweep", "export", "dos", "spectral", "dlr1_like", "uhbr_like", "hmep_m21",
-             "real", "bench", "cupy"]
+             "real", "shared", "bench", "cupy"]
 
 
 def main():
@@ -523,6 +547,7 @@ def main():
         ("dlr1_like", lambda: w_cfd(A, "dlr1_like", 120)),
         ("uhbr_like", lambda: w_cfd(A, "uhbr_like", 150)),
         ("real", lambda: w_real(A)),
+        ("shared", lambda: w_shared(A)),
         ("bench", lambda: w_bench(A)),
     ]
     mat = None
