@@ -44,10 +44,19 @@ static void monitor(void *arg, const lz_monitor_info *mi)
     }
     if (p->quiet || p->rank != 0 || now - p->last < 1.0) return;
     p->last = now;
-    pl_info("solve: restart %d, converged %d/%d, worst relative residual %.2e, %lld SpMVs, %lld full "
-            "reorthogonalisations, orthogonality %.1e, %.1f s",
-            mi->restart, mi->nconv, mi->nev, mi->worst_resid, (long long)mi->iterations, (long long)mi->full_reorths,
-            mi->orth_estimate, mi->elapsed);
+    /* how far (restarts of the budget, decades above the tolerance) and whether the residuals still
+     * fall: the progress score's lower quartile over the last half of the run against the quarter
+     * before (lanczos/krylov_impl.h, kr_progress; README [solver] max_restarts) */
+    char trend[96];
+    if (mi->trend < 0) snprintf(trend, sizeof trend, "no trend yet");
+    else
+        snprintf(trend, sizeof trend, "residuals %s (score %.1f, %.1f before)", mi->trend ? "falling" : "flat",
+                 mi->score_recent, mi->score_before);
+    pl_info("solve: restart %d/%d%s, converged %d/%d, worst relative residual %.2e, %.1f decades above tol, %s, "
+            "%lld SpMVs, %lld full reorthogonalisations, orthogonality %.1e, %.1f s",
+            mi->restart, mi->max_restarts, mi->restarts_auto ? " (auto)" : "", mi->nconv, mi->nev, mi->worst_resid,
+            mi->decades, trend, (long long)mi->iterations, (long long)mi->full_reorths, mi->orth_estimate,
+            mi->elapsed);
 }
 
 /* Gather the eigenvectors in the original basis to rank 0 and write them.
@@ -174,6 +183,8 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "converged_reason", lz_reason_name(res->reason)), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nconv", res->nconv), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "restarts", res->restarts), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "max_restarts", res->max_restarts), out, rc); /* auto resolved */
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "max_restarts_auto", res->restarts_auto), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "iterations", res->iterations), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "breakdowns", res->breakdowns), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verifications", res->verifications), out, rc);
@@ -380,7 +391,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     o.which = cfg->solver.which;
     o.tol = cfg->solver.tolerance;
     o.ncv = cfg->solver.ncv;
-    o.max_restarts = cfg->solver.max_restarts;
+    o.max_restarts = cfg->solver.max_restarts == PL_MAX_RESTARTS_AUTO ? LZ_RESTARTS_AUTO : cfg->solver.max_restarts;
     o.seed = cfg->solver.seed;
     o.want_vectors = cfg->output.eigenvectors || (x && x->want_vectors);
     o.verify = cfg->solver.verify;
@@ -437,9 +448,10 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
             printf("eigenvalue[%d]: %.17g  residual: %.3e\n", i, res->eigenvalues[i], res->residuals[i]);
     }
     fflush(stdout);
-    pl_info("solve: %s, %s after %d restart(s), %lld SpMVs (ncv %d, %d/%d converged)",
+    pl_info("solve: %s, %s after %d restart(s), %lld SpMVs (ncv %d, %d/%d converged, max_restarts %d%s)",
             pl_config_enum_name("solver", "method", f->method), lz_reason_name(res->reason), res->restarts,
-            (long long)res->iterations, res->ncv, res->nconv, res->nev);
+            (long long)res->iterations, res->ncv, res->nconv, res->nev, res->max_restarts,
+            res->restarts_auto ? " auto" : "");
     pl_info("solve: times: build %.2f s, permute %.2f s, solve %.2f s (SpMV %.2f s, orth %.2f s, restart %.2f s), "
             "total %.2f s",
             f->mi.build_seconds + f->mi.partition_seconds, f->permute_seconds, f->solve_seconds, f->spmv_seconds,
@@ -476,4 +488,8 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
     if (res->reason != LZ_CONVERGED)
         pl_warn("not converged (reason %s): %d of %d eigenpairs met tolerance %g; results written anyway",
                 lz_reason_name(res->reason), res->nconv, res->nev, cfg->solver.tolerance);
+    if (res->reason == LZ_STAGNATED)
+        pl_warn("stagnated: max_restarts = auto stopped after %d of %d restarts because the residuals stopped "
+                "falling (README [solver] max_restarts); a number for [solver] max_restarts runs exactly that many",
+                res->restarts, res->max_restarts);
 }

@@ -15,8 +15,10 @@
 #include "pl_error.h"
 
 /* KT_I64_AUTO: a non-negative integer or the word auto, stored as
- * PL_SORT_WINDOW_AUTO (-1; the only key of the kind is [spmv] sort_window) */
-enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO };
+ * PL_SORT_WINDOW_AUTO (-1; the only key of the kind is [spmv] sort_window);
+ * KT_INT_AUTO: the same in an int, auto stored as PL_MAX_RESTARTS_AUTO (-1;
+ * [solver] max_restarts) */
+enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO };
 
 typedef struct key_desc {
     const char *section, *key;
@@ -61,7 +63,7 @@ static const key_desc keys[] = {
     {"solver", "method", KT_ENUM, F(solver, method), 0, "auto|lanczos|krylov-schur", 0, 0},
     {"solver", "tolerance", KT_DBL, F(solver, tolerance), 0, NULL, 0, 0},
     {"solver", "ncv", KT_INT, F(solver, ncv), 0, NULL, 0, 0},
-    {"solver", "max_restarts", KT_INT, F(solver, max_restarts), 0, NULL, 0, 0},
+    {"solver", "max_restarts", KT_INT_AUTO, F(solver, max_restarts), 0, NULL, 0, 0},
     {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
     {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
     {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
@@ -122,7 +124,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->solver.nev = 4;
     cfg->solver.which = PL_WHICH_SMALLEST;
     cfg->solver.tolerance = 1e-10;
-    cfg->solver.max_restarts = 1000;
+    cfg->solver.max_restarts = PL_MAX_RESTARTS_AUTO; /* scales with the problem: lanczos.h */
     cfg->solver.seed = 1;
     cfg->solver.verify = 1;
     cfg->spmv.chunk_height = 32;
@@ -171,10 +173,25 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
     char *end = NULL;
     errno = 0;
     switch (k->type) {
+    case KT_INT_AUTO:
+        if (!strcmp(value, "auto")) {
+            *(int *)field = PL_MAX_RESTARTS_AUTO;
+            return 0;
+        }
+        /* fall through */
     case KT_INT: {
         long v = strtol(value, &end, 10);
-        if (end == value || *end || errno) { snprintf(err, errlen, "'%s' is not an integer", value); return 1; }
+        if (end == value || *end || errno) {
+            snprintf(err, errlen, k->type == KT_INT_AUTO ? "'%s' is neither auto nor an integer" : "'%s' is not an integer",
+                     value);
+            return 1;
+        }
         if (v < -2147483647L || v > 2147483647L) { snprintf(err, errlen, "%s does not fit a 32-bit integer", value); return 1; }
+        /* refused here, not in pl_config_check: -1 would read as auto */
+        if (k->type == KT_INT_AUTO && v < 0) {
+            snprintf(err, errlen, "must be >= 0 or auto (got %s)", value);
+            return 1;
+        }
         *(int *)field = (int)v;
         return 0;
     }
@@ -499,7 +516,8 @@ int pl_config_check(pl_config *cfg)
     if (s->tolerance < 1e-15) /* residual estimates would only meet it by underflowing to 0 */
         BAD("solver", "tolerance", "%g is below what double precision can resolve; use >= 1e-15", s->tolerance);
     if (s->ncv != 0 && s->ncv < s->nev + 2) BAD("solver", "ncv", "must be 0 (auto) or >= nev + 2 = %d (got %d)", s->nev + 2, s->ncv);
-    if (s->max_restarts < 0) BAD("solver", "max_restarts", "must be >= 0 (got %d)", s->max_restarts);
+    if (s->max_restarts < 0 && s->max_restarts != PL_MAX_RESTARTS_AUTO)
+        BAD("solver", "max_restarts", "must be >= 0 or auto (got %d)", s->max_restarts);
     const pl_spmv_cfg *p = &cfg->spmv;
     if (p->chunk_height < 1 || p->chunk_height > 1024) BAD("spmv", "chunk_height", "must be in 1..1024 (got %d)", p->chunk_height);
     if (p->sort_window < 0 && p->sort_window != PL_SORT_WINDOW_AUTO)
@@ -580,6 +598,10 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
         fprintf(f, "%s = ", k->key);
         switch (k->type) {
         case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
+        case KT_INT_AUTO:
+            if (*(const int *)field == PL_MAX_RESTARTS_AUTO) fprintf(f, "auto\n");
+            else fprintf(f, "%d\n", *(const int *)field);
+            break;
         case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;
         case KT_I64_AUTO:
             if (*(const int64_t *)field == PL_SORT_WINDOW_AUTO) fprintf(f, "auto\n");

@@ -73,7 +73,8 @@ typedef struct pl_solver_cfg {
     int method;              /* method: auto | lanczos | krylov-schur = auto    */
     double tolerance;        /* tolerance: relative residual = 1e-10 (> 0)      */
     int ncv;                 /* ncv: basis size, 0 = auto max(2 nev + 10, 24)   */
-    int max_restarts;        /* max_restarts: = 1000                            */
+    int max_restarts;        /* max_restarts: >= 0, or auto (scales with N,     */
+                             /* ncv, nev; PL_MAX_RESTARTS_AUTO) = auto          */
     uint64_t seed;           /* seed: start vector seed = 1                     */
     int verify;              /* verify: search for missed copies of degenerate  */
                              /* eigenvalues after convergence = true            */
@@ -83,6 +84,7 @@ typedef struct pl_solver_cfg {
 enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 };
 
 #define PL_SORT_WINDOW_AUTO (-1) /* [spmv] sort_window = auto */
+#define PL_MAX_RESTARTS_AUTO (-1) /* [solver] max_restarts = auto (= LZ_RESTARTS_AUTO) */
 typedef struct pl_spmv_cfg {
     int backend;             /* backend: auto | cpu | cuda = auto               */
     int chunk_height;        /* chunk_height: C = 32                            */

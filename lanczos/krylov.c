@@ -6,6 +6,7 @@
  * breakdown guard is described at kr_orthogonalize.  Written against spmv.h
  * only: no backend headers, no conditional code. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,6 +267,9 @@ void kr_ws_free(kr_ws *w)
     free(w->cf);
     free(w->Ysel);
     free(w->ord);
+    free(w->pg.score);
+    free(w->pg.decades);
+    free(w->pg.scr);
     memset(w, 0, sizeof *w);
 }
 
@@ -357,11 +361,152 @@ int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_e
              "largest or smallest)");
     PL_CHECK(opt->which >= PL_WHICH_SMALLEST && opt->which <= last_which, PL_ERR_INPUT, "[solver] which = %d: unknown",
              opt->which);
-    PL_CHECK(opt->max_restarts >= 0, PL_ERR_INPUT, "[solver] max_restarts = %d must be >= 0", opt->max_restarts);
+    PL_CHECK(opt->max_restarts >= 0 || opt->max_restarts == LZ_RESTARTS_AUTO, PL_ERR_INPUT,
+             "[solver] max_restarts = %d must be >= 0 (or auto)", opt->max_restarts);
     int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > 24 ? 2 * opt->nev + 10 : 24);
     PL_CHECK(m >= opt->nev + min_extra, PL_ERR_INPUT, "[solver] ncv = %lld must be >= nev + %d = %d", (long long)m,
              min_extra, opt->nev + min_extra);
     *ncv = m > info.n_global ? info.n_global : m;
+    return PL_OK;
+}
+
+/* ---- restart budget and progress (krylov_impl.h, kr_progress) -------- */
+
+void kr_restart_budget(kr_ws *w, const lz_options *opt, lz_result *res)
+{
+    kr_progress *p = &w->pg;
+    pl_op_info info;
+    pl_op_get_info(w->op, &info);
+    p->nev = opt->nev;
+    p->tol = opt->tol;
+    p->scale = info.norm_estimate;
+    p->next = 8;
+    p->trend = -1;
+    p->is_auto = opt->max_restarts == LZ_RESTARTS_AUTO;
+    if (!p->is_auto) {
+        p->budget = opt->max_restarts;
+    } else {
+        /* KR_PEER_FACTOR x the products of ARPACK's default, 10 N (ncv - nev),
+         * in restarts of p = ncv - kk = ceil((ncv - nev) / 2) products */
+        double extra = (double)(w->m - opt->nev), per = ceil(0.5 * extra);
+        if (extra < 1.0) extra = 1.0;
+        if (per < 1.0) per = 1.0;
+        double b = ceil((double)KR_PEER_FACTOR * (double)KR_PEER_MAXITER_PER_ROW * (double)w->N * extra / per);
+        p->budget = b >= (double)INT_MAX ? INT_MAX : b < LZ_RESTARTS_FLOOR ? LZ_RESTARTS_FLOOR : (int)b;
+    }
+    res->max_restarts = p->budget;
+    res->restarts_auto = p->is_auto;
+}
+
+/* The progress score and the decades above tol of history row r. */
+static void kr_row_score(const kr_progress *p, const lz_result *res, int r, double *score, double *decades)
+{
+    const int ne = res->hist_nev;
+    const double c = -log10(p->tol);
+    double s = 0.0, d = 0.0;
+    for (int i = 0; i < ne && i < p->nev; i++) {
+        size_t at = (size_t)r * (size_t)ne + (size_t)i;
+        double re = res->hist_ritz[at], im = res->hist_ritz_imag ? res->hist_ritz_imag[at] : 0.0;
+        double est = res->hist_resid[at], sc = p->tol * fmax(hypot(re, im), p->scale); /* fmax drops a NaN */
+        if (est <= sc) continue; /* converged (as the solvers test; 0 <= 0 too) */
+        double e = est / sc > 0.0 ? log10(est / sc) : c; /* NaN, or sc = 0: the cap */
+        e = e < c ? e : c;
+        d += e;
+        s += c + e;
+    }
+    *score = s;
+    *decades = d;
+}
+
+/* The lower quartile (the element at (n - 1) / 4 in ascending order) of
+ * a[0:n], n >= 1, by quickselect; a is permuted. */
+static double kr_lower_quartile(double *a, int n)
+{
+    int k = (n - 1) / 4, lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double piv = a[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < piv) i++;
+            while (a[j] > piv) j--;
+            if (i <= j) {
+                double t = a[i];
+                a[i] = a[j];
+                a[j] = t;
+                i++;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else break;
+    }
+    return a[k];
+}
+
+/* Score the history rows not scored yet, then the trend at the last check
+ * row <= the newest row (see kr_progress). */
+static int kr_progress_sync(kr_ws *w, const lz_result *res)
+{
+    kr_progress *p = &w->pg;
+    const int n = res->nhist;
+    if (n <= p->nrow) return PL_OK;
+    if (n > p->cap) {
+        int nc = p->cap ? p->cap : 256;
+        while (nc < n) nc = nc > INT_MAX / 2 ? n : 2 * nc;
+        double *a = realloc(p->score, (size_t)nc * sizeof *a);
+        PL_CHECK(a, PL_ERR_MEM, "out of host memory (progress)");
+        p->score = a;
+        double *b = realloc(p->decades, (size_t)nc * sizeof *b);
+        PL_CHECK(b, PL_ERR_MEM, "out of host memory (progress)");
+        p->decades = b;
+        double *c = realloc(p->scr, (size_t)nc * sizeof *c);
+        PL_CHECK(c, PL_ERR_MEM, "out of host memory (progress)");
+        p->scr = c;
+        p->cap = nc;
+    }
+    for (int r = p->nrow; r < n; r++) kr_row_score(p, res, r, &p->score[r], &p->decades[r]);
+    p->nrow = n;
+    int t = -1; /* the last check row that is due */
+    while (p->next <= n - 1) {
+        t = p->next;
+        p->next += t / 64 > 1 ? t / 64 : 1;
+    }
+    if (t < 0) return PL_OK;
+    int a = t / 8 + 1, b = t / 4 + 1, c = t / 2 + 1, zero = 0; /* older window [a, b), recent [c, t] */
+    if (b <= a) return PL_OK; /* (t >= 8: never) */
+    for (int r = c; r <= t; r++) zero |= p->score[r] == 0.0;
+    memcpy(p->scr, p->score + c, (size_t)(t + 1 - c) * sizeof(double));
+    p->recent = kr_lower_quartile(p->scr, t + 1 - c);
+    memcpy(p->scr, p->score + a, (size_t)(b - a) * sizeof(double));
+    p->before = kr_lower_quartile(p->scr, b - a);
+    p->trend = zero || p->recent < p->before - KR_FLAT_DECADES;
+    return PL_OK;
+}
+
+int kr_give_up(kr_ws *w, const lz_result *res, int restarts, int *reason)
+{
+    *reason = LZ_ITERATING;
+    if (restarts >= w->pg.budget) {
+        *reason = LZ_MAX_RESTARTS;
+        return PL_OK;
+    }
+    if (!w->pg.is_auto || restarts < LZ_RESTARTS_FLOOR) return PL_OK;
+    PL_CALL(kr_progress_sync(w, res));
+    if (w->pg.trend == 0) *reason = LZ_STAGNATED;
+    return PL_OK;
+}
+
+int kr_progress_info(kr_ws *w, const lz_result *res, lz_monitor_info *mi)
+{
+    PL_CALL(kr_progress_sync(w, res));
+    const kr_progress *p = &w->pg;
+    mi->max_restarts = p->budget;
+    mi->restarts_auto = p->is_auto;
+    mi->decades = p->nrow > 0 ? p->decades[p->nrow - 1] : 0.0;
+    mi->trend = p->trend;
+    mi->score_recent = p->recent;
+    mi->score_before = p->before;
     return PL_OK;
 }
 

@@ -20,6 +20,65 @@
         if (kr_m_ != MPI_SUCCESS) return pl_error_set(PL_ERR_MPI, __FILE__, __LINE__, __func__, "%s failed (%d)", #call, kr_m_); \
     } while (0)
 
+/* ---- restart budget and progress (kr_restart_budget, kr_give_up) -------
+ * The budget: max_restarts >= 0 as given; LZ_RESTARTS_AUTO resolves to
+ *   max(LZ_RESTARTS_FLOOR, ceil(3 x 10 N (ncv - nev) / p)) restarts, p =
+ *   ncv - kk = ceil((ncv - nev) / 2) the products of one restart (both
+ *   methods keep kk = nev + (ncv - nev) / 2 vectors): 3 x the products that
+ *   SciPy's ARPACK default allows (maxiter = 10 N implicit restarts of
+ *   ncv - nev products each; maxiter counts restarts, not products), about
+ *   60 N of our restarts.  The factor 3: where ARPACK's default converged
+ *   in the survey below, we needed 0.2 to 2.4 x its products (median 0.8;
+ *   lund_a smallest_real at nev 4, ncv 12: 2.4 x, 24,172 products against
+ *   10,105 of a budget of 11,760), so 1 x would give up where ARPACK
+ *   converges.  Hopeless solves are ended by the trend below, not by this.
+ * The progress score of a history row (one per cycle): over the nev wanted
+ *   values, 0 for a converged one (estimate <= tol max(|theta|, normest0)),
+ *   else c + min(c, log10(estimate / (tol max(|theta|, normest0)))), c =
+ *   log10(1 / tol): a value that converges gains at least c decades, one
+ *   that approaches the tolerance gains its decades.  normest0 is the
+ *   operator's norm estimate (fixed, so that the score is a function of the
+ *   history alone: a resumed solve recomputes it from the checkpoint's
+ *   history and decides alike).
+ * The trend, checked at history rows t = 8, 9, ... (stride max(1, t / 64)):
+ *   falling when a row of (t/2, t] has score 0 (everything converged
+ *   lately: verify, recheck) or when the lower quartile of the scores over
+ *   the last half of the run, (t/2, t], lies more than KR_FLAT_DECADES
+ *   below the lower quartile over the second eighth, (t/8, t/4]; else
+ *   flat: no progress over about three quarters of the run.
+ *   Quartiles, not minima: a non-normal matrix's Ritz values wander, and a
+ *   few rows of a passing (wrong) set with small residuals must not make
+ *   the rest of the run look flat.  The weight c of a converged value:
+ *   values converge one by one while the others' residuals stay put for
+ *   thousands of restarts (olm1000 largest_imaginary).  The far window:
+ *   Krylov convergence comes in stairs, plateaus as long as the run so far
+ *   before a new value is found or a cluster resolves (e20r0000, lund_a,
+ *   olm1000, cryg2500 at small ncv).  In a survey of 164 solves of the
+ *   shared matrices (README), 132 converge, 23 of them after restart 1000:
+ *   against the quarter before, (t/4, t/2], 10 of those were stopped before
+ *   they converged (ARPACK's default converges on several), against
+ *   (t/8, t/4] none; 25 of the 32 that had not converged after 20000
+ *   restarts stop, most at about 1000.
+ * Auto only: a main-phase restart at restarts >= LZ_RESTARTS_FLOOR with the
+ *   trend flat stops the solve as LZ_STAGNATED.  A solve that stopped
+ *   improving at restart r0 so ends by about 8 r0, never before the old
+ *   fixed default of 1000 restarts. */
+#define KR_PEER_MAXITER_PER_ROW 10 /* ARPACK's default maxiter = 10 N (per row) */
+#define KR_PEER_FACTOR 3            /* x ARPACK's default products (see above)   */
+#define KR_FLAT_DECADES 0.5
+typedef struct kr_progress {
+    int budget, is_auto; /* the resolved max_restarts; 1: from auto                */
+    int nev;             /* columns of the history rows scored                     */
+    double tol, scale;   /* the test's tol; normest0 (the operator's estimate)     */
+    int nrow, cap;       /* rows scored so far (= res->nhist after a sync), room   */
+    double *score;       /* per history row                                        */
+    double *decades;     /* per history row: the residuals' decades above tol      */
+    double *scr;         /* scratch for the quartiles                              */
+    int next;            /* the next row to check the trend at                     */
+    int trend;           /* 1 falling, 0 flat, -1 not checked yet                  */
+    double recent, before; /* lower quartiles of the last check                    */
+} kr_progress;
+
 /* ---- workspace -------------------------------------------------------- */
 typedef struct kr_ws {
     pl_op *op;
@@ -52,6 +111,7 @@ typedef struct kr_ws {
     uint64_t n_random; /* random vectors drawn so far */
     int64_t napply;
     lz_timing t;
+    kr_progress pg;    /* restart budget and progress (kr_restart_budget) */
 } kr_ws;
 
 /* Set up the workspace for a basis of m + 1 columns (m = ncv) on the
@@ -196,6 +256,20 @@ int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *
  * the rest.  Collective. */
 int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, kr_cycle *cy, int64_t *ints,
               int nint, double *dbl, int ndbl);
+/* Resolve opt->max_restarts (see kr_progress above) into w->pg.budget,
+ * res->max_restarts and res->restarts_auto; set up the progress score.
+ * Call after kr_check_options.  Not collective; can't fail. */
+void kr_restart_budget(kr_ws *w, const lz_options *opt, lz_result *res);
+/* The main phase's decision after a cycle that did not converge: *reason =
+ * LZ_MAX_RESTARTS when restarts >= the budget, LZ_STAGNATED when the budget
+ * is auto, restarts >= LZ_RESTARTS_FLOOR and the trend of res's history is
+ * flat, else LZ_ITERATING.  Every rank decides alike (the history is the
+ * same on every rank).  PL_ERR_MEM. */
+int kr_give_up(kr_ws *w, const lz_result *res, int restarts, int *reason);
+/* The progress fields of *mi (budget, decades, trend, quartiles) from res's
+ * history so far.  PL_ERR_MEM. */
+int kr_progress_info(kr_ws *w, const lz_result *res, lz_monitor_info *mi);
+
 /* The checks both methods share: nev, tol, which (up to last_which), max_restarts,
  * ncv >= nev + min_extra; *ncv = the basis size (auto choice, capped at N).
  * PL_ERR_INPUT with the key's name, PL_ERR_ARG for NULL.  Not collective. */

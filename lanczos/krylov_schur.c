@@ -51,6 +51,10 @@
  * test, the iteration starts over from the sum of the returned vectors with
  * a fresh relation (at most KS_RECHECKS times, within max_restarts), else
  * the result says LZ_INACCURATE.
+ * Budget: max_restarts, or with max_restarts = auto a budget that scales
+ * with N (about ARPACK's default in products) and a stop as LZ_STAGNATED
+ * once the residuals stop falling after 1000 restarts (krylov_impl.h,
+ * kr_progress; shared with lanczos.c).
  *
  * Written against spmv.h only: no backend headers, no conditional code. */
 #include <float.h>
@@ -453,6 +457,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
     pl_op_get_info(w->op, &info);
     res->ncv = m;
     res->hist_nev = nev;
+    kr_restart_budget(w, opt, res);
 
     double *ritz = NULL, *ritz_im = NULL, *rest = NULL, *lock_re = NULL, *lock_im = NULL, *lock_est = NULL;
     double *ckbuf = NULL;
@@ -579,7 +584,8 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                     PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, lock_re, lock_im, lock_est), out, err);
                     if (opt->monitor) {
                         lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_re, lock_est, worst, pl_wtime() - t_begin, 1,
-                                              w->t.steps, 0.0};
+                                              w->t.steps, 0.0, 0, 0, 0.0, -1, 0.0, 0.0};
+                        PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
                         opt->monitor(opt->monitor_arg, &mi);
                     }
                 }
@@ -587,7 +593,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                     nlock = 0; /* unlock: the whole relation A V = V S + v b^T holds */
                     verify_start = restarts;
                     res->missed++;
-                } else if (conv_c || whole_space || restarts >= opt->max_restarts || restarts >= verify_end) {
+                } else if (conv_c || whole_space || restarts >= w->pg.budget || restarts >= verify_end) {
                     /* accepted: the complement's most wanted value converged
                      * without passing the edge, or the budget of the search
                      * (twice the restarts that found the set, + 20) is spent */
@@ -627,12 +633,13 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
             PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, ritz_im, rest), out, err);
             if (opt->monitor) {
                 lz_monitor_info mi = {restarts, nconv < nev ? nconv : nev, nev, w->napply, ritz, rest, worst,
-                                      pl_wtime() - t_begin, 0, w->t.steps, 0.0};
+                                      pl_wtime() - t_begin, 0, w->t.steps, 0.0, 0, 0, 0.0, -1, 0.0, 0.0};
+                PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
                 opt->monitor(opt->monitor_arg, &mi);
             }
 
             if (nconv >= nret) {
-                if (!opt->verify || whole_space || restarts >= opt->max_restarts || m - nret < 3) {
+                if (!opt->verify || whole_space || restarts >= w->pg.budget || m - nret < 3) {
                     reason = LZ_CONVERGED;
                     break;
                 }
@@ -658,10 +665,9 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                 reason = LZ_BREAKDOWN;
                 break;
             }
-            if (restarts >= opt->max_restarts) {
-                reason = LZ_MAX_RESTARTS;
-                break;
-            }
+            /* the budget, or (auto) residuals that stopped falling: kr_give_up */
+            PL_CALL_GOTO(kr_give_up(w, res, restarts, &reason), out, err);
+            if (reason != LZ_ITERATING) break;
 
             /* ---- restart ---- */
             int kk = ks_keep(k, nret, mm), ok = 0;
@@ -711,7 +717,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
         }
         if (reason != LZ_CONVERGED || !bad) break;
         res->rechecks++;
-        if (res->rechecks > KS_RECHECKS || restarts >= opt->max_restarts) {
+        if (res->rechecks > KS_RECHECKS || restarts >= w->pg.budget) {
             reason = LZ_INACCURATE;
             nconv = lead;
             break;

@@ -81,6 +81,7 @@ const char *lz_reason_name(int reason)
     case LZ_BREAKDOWN: return "breakdown";
     case LZ_CHECKPOINTED: return "checkpointed";
     case LZ_INACCURATE: return "inaccurate";
+    case LZ_STAGNATED: return "stagnated";
     default: return "unknown";
     }
 }
@@ -92,7 +93,7 @@ void lz_options_defaults(lz_options *o)
     o->which = PL_WHICH_SMALLEST;
     o->tol = 1e-10;
     o->ncv = 0;
-    o->max_restarts = 1000;
+    o->max_restarts = LZ_RESTARTS_AUTO;
     o->seed = 1;
     o->want_vectors = 0;
     o->verify = 1;
@@ -251,6 +252,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     pl_op_get_info(w->op, &info);
     res->nev = nev;
     res->hist_nev = nev;
+    kr_restart_budget(w, opt, res); /* max_restarts = auto resolved; progress (krylov.c) */
     res->ncv = m;
 
     double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL, *ckbuf = NULL, *lsort = NULL;
@@ -435,7 +437,9 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
                 PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ls_theta, NULL, ls_est), out, err);
                 if (opt->monitor) {
                     lz_monitor_info mi = {restarts, nev, nev, w->napply, ls_theta, ls_est, worst,
-                                          pl_wtime() - t_begin, 1, w->t.full_reorths, res->orth_estimate};
+                                          pl_wtime() - t_begin, 1, w->t.full_reorths, res->orth_estimate,
+                                          0, 0, 0.0, -1, 0.0, 0.0};
+                    PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
                     opt->monitor(opt->monitor_arg, &mi);
                 }
             }
@@ -471,7 +475,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
                 res->missed++;
                 continue;
             } else if (!missed && (estc <= fmax(tol, opt->verify_tol) * scale || whole_space ||
-                                   restarts >= opt->max_restarts)) {
+                                   restarts >= w->pg.budget)) {
                 reason = LZ_CONVERGED;
                 final_locked = 1;
                 nconv = nev;
@@ -521,12 +525,13 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, NULL, est), out, err);
         if (opt->monitor) {
             lz_monitor_info mi = {restarts, nconv, nev, w->napply, ritz, est, worst, pl_wtime() - t_begin, 0,
-                                  w->t.full_reorths, res->orth_estimate};
+                                  w->t.full_reorths, res->orth_estimate, 0, 0, 0.0, -1, 0.0, 0.0};
+            PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
             opt->monitor(opt->monitor_arg, &mi);
         }
 
         if (nconv >= nev) {
-            if (!opt->verify || whole_space || restarts >= opt->max_restarts || m - nev < 2) {
+            if (!opt->verify || whole_space || restarts >= w->pg.budget || m - nev < 2) {
                 reason = LZ_CONVERGED;
                 break;
             }
@@ -556,10 +561,8 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             reason = LZ_BREAKDOWN;
             break;
         }
-        if (restarts >= opt->max_restarts) {
-            reason = LZ_MAX_RESTARTS;
-            break;
-        }
+        PL_CALL_GOTO(kr_give_up(w, res, restarts, &reason), out, err); /* budget or stagnation */
+        if (reason != LZ_ITERATING) break;
 
         /* ---- thick restart ---- */
         int kk = nev + (mm - nev) / 2;

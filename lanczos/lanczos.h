@@ -27,11 +27,23 @@ enum lz_reason {
                          /* for nev < N; kept for completeness)                  */
     LZ_CHECKPOINTED = 4, /* the checkpoint callback asked to stop: not finished, */
                          /* no eigenvectors or final residuals (README, exit 3)  */
-    LZ_INACCURATE = 5    /* ks_solve: the estimates met the tolerance, but an    */
+    LZ_INACCURATE = 5,   /* ks_solve: the estimates met the tolerance, but an    */
                          /* explicit residual still exceeded 10x it after the    */
                          /* fresh restarts of its recheck (result rechecks)      */
+    LZ_STAGNATED = 6     /* max_restarts = auto: the residuals stopped falling   */
+                         /* (krylov_impl.h, kr_give_up) before the budget ran out */
 };
-const char *lz_reason_name(int reason); /* "converged", "max_restarts", "breakdown", "checkpointed", "inaccurate" */
+/* "converged", "max_restarts", "breakdown", "checkpointed", "inaccurate", "stagnated" */
+const char *lz_reason_name(int reason);
+
+/* lz_options max_restarts = LZ_RESTARTS_AUTO: a budget that scales with the
+ * problem, 3 x the products SciPy's ARPACK default allows (10 N implicit
+ * restarts of ncv - nev products each) and at least LZ_RESTARTS_FLOOR
+ * restarts, and a stop as LZ_STAGNATED when the residuals have stopped
+ * falling over about three quarters of the run (never before the floor).
+ * See lanczos/krylov_impl.h (kr_progress) and README [solver] max_restarts. */
+#define LZ_RESTARTS_AUTO (-1)
+#define LZ_RESTARTS_FLOOR 1000
 
 /* The state of a solve at the end of a cycle, after its restart: the point
  * from which it can be continued bit for bit.  A checkpoint stores it
@@ -79,6 +91,18 @@ typedef struct lz_monitor_info {
                              /* reorthogonalisation (lz_options reorth)         */
     double orth_estimate;    /* largest estimated |v_i^T v_j| (i != j) of the   */
                              /* basis in use so far (partial: <= sqrt(eps))     */
+    /* how far the solve is and whether it still progresses (filled by the    */
+    /* solvers through kr_progress_info, lanczos/krylov_impl.h)                 */
+    int max_restarts;        /* the restart budget in force (auto resolved)    */
+    int restarts_auto;       /* 1: the budget came from max_restarts = auto     */
+    double decades;          /* sum over the nev wanted values of             */
+                             /* log10(residual / (tol scale)) where above 0:   */
+                             /* 0 = all converged                              */
+    int trend;               /* 1 falling, 0 flat (auto: stagnated once past   */
+                             /* the floor), -1 too early to say               */
+    double score_recent, score_before; /* the lower quartiles of the progress */
+                             /* score over the last half of the run and over  */
+                             /* its second eighth (krylov_impl.h kr_progress)  */
 } lz_monitor_info;
 typedef void (*lz_monitor_fn)(void *arg, const lz_monitor_info *info);
 
@@ -103,7 +127,8 @@ typedef struct lz_options {
     double tol;          /* relative residual = 1e-10 (> 0): converged when           */
                          /* |beta_m y_m,i| <= tol * max(|theta_i|, normest)           */
     int ncv;             /* basis size, 0 = auto max(2 nev + 10, 24); capped at N      */
-    int max_restarts;    /* = 1000; 0 = one cycle only                                 */
+    int max_restarts;    /* = LZ_RESTARTS_AUTO (scales with N, ncv and nev; stagnation */
+                         /* stop); >= 0: exactly that budget; 0 = one cycle only       */
     uint64_t seed;       /* start vector seed = 1                                      */
     int want_vectors;    /* return eigenvectors = 0                                    */
     int reorth;          /* enum lz_reorth = partial                                    */
@@ -174,6 +199,9 @@ typedef struct lz_result {
     double normest;          /* max(operator norm estimate, max |theta|) used in tests */
     int nconv;               /* leading pairs that met the tolerance                   */
     int restarts;            /* restarts performed                                     */
+    int max_restarts;        /* the restart budget in force (max_restarts = auto       */
+                             /* resolved, else the option)                             */
+    int restarts_auto;       /* 1: it came from max_restarts = auto                    */
     int64_t iterations;      /* operator applications (including the final residuals) */
     int reason;              /* enum lz_reason                                         */
     int breakdowns;          /* invariant subspaces met (a random vector was injected)  */

@@ -5,6 +5,8 @@
 #   lanczos_ns    method = lanczos on a nonsymmetric matrix (rdb800l)
 #   which_foo     which = foo
 #   method_foo    method = foo
+#   restarts_*    max_restarts = -1 (file, --set) or a word other than auto
+#                 (-1 would read as auto: refused while parsing)
 # Environment: PJDS_BIN, PJDS_SRC, PJDS_MATRICES, PJDS_PYTHON.
 set -u
 mtx=${PJDS_MATRICES:-}/rdb800l.mtx
@@ -49,7 +51,18 @@ sed 's/^nev = 6$/nev = 6\nwhich = foo/' "$dir/ns.ini" >"$dir/foo.ini"   # the ke
 check which_foo_file "$dir/foo.ini" "foo"
 check which_foo_sym "$qs" "foo" --set solver.which=foo
 check method_foo_sym "$qs" "foo" --set solver.method=foo
+sed 's/^nev = 6$/nev = 6\nmax_restarts = -1/' "$dir/ns.ini" >"$dir/mr.ini"
+check restarts_neg_file "$dir/mr.ini" "mr.ini:[0-9]+: \[solver\] max_restarts: must be >= 0 or auto \(got -1\)"
+check restarts_neg_set "$dir/ns.ini" "max_restarts=-3: \[solver\] max_restarts: must be >= 0 or auto" --set solver.max_restarts=-3
+check restarts_word "$dir/ns.ini" "'soon' is neither auto nor an integer" --set solver.max_restarts=soon
 # the control: the same configs solve (so the failures above come from the one bad key)
+for mr in auto 0 7; do
+  rm -f "$dir/out.h5"
+  "$PJDS_BIN" solve "$dir/ns.ini" --quiet --set "output.file=$dir/out.h5" --set "solver.max_restarts=$mr" >/dev/null \
+    2>"$dir/mr_$mr.err" || die "control: max_restarts = $mr failed: $(cat "$dir/mr_$mr.err")"
+  [ -f "$dir/out.h5" ] || die "control: max_restarts = $mr: no output file"
+done
+rm -f "$dir/out.h5"
 "$PJDS_BIN" solve "$dir/ns.ini" --quiet --set solver.which=largest_imaginary --set solver.nev=2 >/dev/null 2>"$dir/ok.err" \
   || die "control: nonsymmetric largest_imaginary failed: $(cat "$dir/ok.err")"
 [ -f "$dir/out.h5" ] || die "control: no output file"
