@@ -63,6 +63,8 @@ int app_ckpt_init(app_ckpt *c, app_ctx *ctx, pl_op *op, int point, const char *s
     snprintf(c->sweep_hash, sizeof c->sweep_hash, "%s", sweep_hash ? sweep_hash : "");
     c->interval = ctx->cfg.output.checkpoint_interval;
     c->last = pl_wtime();
+    const char *at = getenv("PJDS_TEST_SIGNAL_AT"); /* tests: SIGUSR1 at the K-th end of a cycle */
+    c->signal_at = at && at[0] ? atoi(at) : 0;
     c->config_text = pl_config_result_text(&ctx->cfg, 0);
     PL_CHECK(c->config_text, PL_ERR_MEM, "out of host memory");
     return PL_OK;
@@ -159,6 +161,7 @@ int app_ckpt_callback(void *arg, const lz_state *st, int *stop)
 {
     app_ckpt *c = arg;
     app_ctx *ctx = c->ctx;
+    if (++c->cycles == c->signal_at) raise(SIGUSR1); /* as if it came now (PJDS_TEST_SIGNAL_AT) */
     int v[2] = {stop_flag != 0, 0};
     if (ctx->rank == 0 && c->interval > 0 && pl_wtime() - c->last >= c->interval) v[1] = 1;
     PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,

@@ -425,10 +425,13 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     f->solve_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     pl_op_timings ot;
     pl_op_timings_get(op, &ot);
-    f->spmv_count = ot.n_apply;
+    /* the solve's products, those before a checkpoint included (res->iterations: the solver's count,
+     * restored on --resume); their time and rate: the products of this run (ot) */
+    f->spmv_count = res->iterations;
+    f->spmv_run = ot.n_apply;
     f->spmv_seconds = app_max_over_ranks(ctx, ot.t_total);
     f->spmv_gflops =
-        f->spmv_seconds > 0 ? 2.0 * (double)f->mi.nnz * (double)f->spmv_count / f->spmv_seconds * 1e-9 : 0.0;
+        f->spmv_seconds > 0 ? 2.0 * (double)f->mi.nnz * (double)f->spmv_run / f->spmv_seconds * 1e-9 : 0.0;
     f->spmv_median = app_max_over_ranks(ctx, ot.t_median);
     f->device_used = app_max_over_ranks(ctx, prog.dev_max); /* the GPU peak seen at the restarts */
     f->spmv_first = app_max_over_ranks(ctx, ot.t_first);
@@ -460,9 +463,9 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
             "upload %.3f s, solve %.3f s (of it final residuals %.3f s), before write %.3f s since the start",
             ctx->t_mpi_init, f->backend_seconds, f->mi.build_seconds + f->mi.partition_seconds, f->permute_seconds,
             f->solve_seconds, res->time.residual, pl_wtime() - ctx->t_start);
-    pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f->spmv_gflops, (long long)f->spmv_count);
+    pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f->spmv_gflops, (long long)f->spmv_run);
     pl_info("solve: SpMV per product (max over ranks): median %.3f ms, mean %.3f ms, first %.3f ms, max %.3f ms",
-            1e3 * f->spmv_median, f->spmv_count > 0 ? 1e3 * f->spmv_seconds / (double)f->spmv_count : 0.0,
+            1e3 * f->spmv_median, f->spmv_run > 0 ? 1e3 * f->spmv_seconds / (double)f->spmv_run : 0.0,
             1e3 * f->spmv_first, 1e3 * f->spmv_max);
     if (res->time.steps > 0) { /* lanczos-perf: the expansion steps alone (SpMV + Gram-Schmidt) */
         double st = (double)res->time.steps, sp = res->time.steps_time - res->time.orth;

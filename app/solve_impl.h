@@ -21,7 +21,8 @@ typedef struct solve_facts {
     int cmp_vbits, cmp_obits;
     double matrix_bytes;    /* sum over ranks of the operator's matrix bytes */
     char format_note[160];
-    int64_t spmv_count;
+    int64_t spmv_count;     /* the solve's products (before a checkpoint too) */
+    int64_t spmv_run;       /* those of this run: the time and rate below      */
     double spmv_seconds, spmv_gflops, spmv_median, spmv_first, spmv_max;
     const char *backend;
     int exchange, transport;
@@ -95,6 +96,7 @@ typedef struct app_ckpt {
     double interval, last;  /* [output] checkpoint_interval; time of the last */
     int written;            /* checkpoints written                            */
     int stopped;            /* the callback asked the solver to stop          */
+    int cycles, signal_at;  /* cycle ends seen; PJDS_TEST_SIGNAL_AT (tests)   */
 } app_ckpt;
 
 /* Set up the checkpointing of one solve on op (the file: [output] file +

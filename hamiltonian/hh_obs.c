@@ -11,8 +11,12 @@
  * the rest of the last slice, owned by the next ranks) plus the phonon
  * number and its distribution; the electron-side sums (n_i n_j, S^z S^z,
  * n_i x_j, the coupling energy) then cost O(L^2) per configuration.
- * Knows no MPI: the caller sums the accumulators over the ranks. */
+ * Knows no MPI: the caller sums the accumulators over the ranks.
+ * Reproducible: each thread sums a static share of the configurations and
+ * the shares are added in thread order, so the same rows and thread count
+ * give the same bits every run (a checkpointed and resumed solve included). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,9 +81,13 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
              (long long)h1);
     const int64_t e0 = r1 > r0 ? r0 / nph : 0, e1 = r1 > r0 ? (r1 - 1) / nph + 1 : 0;
     int err = 0;
-#pragma omp parallel
+    const int nt = omp_get_max_threads();
+    double **locs = calloc((size_t)nt, sizeof *locs);
+    PL_CHECK(locs, PL_ERR_MEM, "out of host memory for the observables");
+#pragma omp parallel num_threads(nt)
     {
         double *loc = calloc((size_t)nvec * S, sizeof *loc);
+        locs[omp_get_thread_num()] = loc;
         double *z = malloc(((size_t)nvec * (size_t)nm + 1) * sizeof *z);
         double *pd = malloc(((size_t)nvec * (size_t)(M + 1) + 1) * sizeof *pd);
         int32_t occ_buf[HH_MAX_MODES];
@@ -88,7 +96,7 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
 #pragma omp atomic write
             err = 1;
         }
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(static)
         for (int64_t e = e0; e < e1; e++) {
             if (!loc || !z || !pd) continue;
             const int64_t base = e * nph;
@@ -170,13 +178,15 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
                 }
             }
         }
-#pragma omp critical
-        if (loc)
-            for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += loc[i];
-        free(loc);
         free(z);
         free(pd);
     }
+    for (int t = 0; t < nt; t++) { /* in thread order: the same sums every run */
+        if (locs[t])
+            for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += locs[t][i];
+        free(locs[t]);
+    }
+    free(locs);
     PL_CHECK(!err, PL_ERR_MEM, "out of host memory for the observables");
     return PL_OK;
 }

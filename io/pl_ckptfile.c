@@ -12,7 +12,7 @@
 #include "pl_error.h"
 
 #define CKPT_FORMAT "pjds-lanczos checkpoint"
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2 /* 2: the Lanczos state holds the omega recurrence's seeds and expected couplings */
 
 static const char *const meta_names[] = {"point", "ranks", "rows", "method", "nev", "ncv", "which", "nvec", "hist_nev"};
 

@@ -282,11 +282,13 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
     double beta_m = 0.0, normest = info.norm_estimate;
     reset_T(w, 0, NULL, 0);
     /* checkpoint state: ints (krylov_impl.h; then reorth, full_reorths) and
-     * dbl = normest, T (m x m), lock_theta (nev), lock_est (nev), the omega
-     * row of the restart vector (m + 1), the largest omega so far */
+     * dbl = normest, T (m x m), lock_theta (lcap), lock_est (lcap), the omega
+     * row of the restart vector, the seed noise and the expected arrow of
+     * the recurrence (pro.cur, seed, expect: m + 1 each; the next cycle reads
+     * all three), the largest omega so far */
     int64_t ints[KR_ST_COMMON + 2];
     const int ni = KR_ST_COMMON + 2;
-    const int nd = 1 + m * m + 2 * lcap + (m + 1) + 1;
+    const int nd = 1 + m * m + 2 * lcap + 3 * (m + 1) + 1;
     double *ck_om = NULL;
     ckbuf = malloc((size_t)nd * sizeof *ckbuf);
     PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
@@ -305,8 +307,10 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)lcap * sizeof(double));
         memcpy(lock_est, ckbuf + 1 + m * m + lcap, (size_t)lcap * sizeof(double));
         ck_om = ckbuf + 1 + m * m + 2 * lcap;
-        kr_pro_set_row(&pro, k, ck_om);
-        res->orth_estimate = ck_om[m + 1];
+        kr_pro_set_row(&pro, m + 1, ck_om); /* the whole row: cur[m + 1] is never read */
+        memcpy(pro.seed, ck_om + (m + 1), (size_t)(m + 1) * sizeof(double));
+        memcpy(pro.expect, ck_om + 2 * (m + 1), (size_t)(m + 1) * sizeof(double));
+        res->orth_estimate = ck_om[3 * (m + 1)];
     } else {
         int exhausted = 0;
         PL_CALL_GOTO(kr_start_vector(w, opt, &exhausted), out, err);
@@ -322,9 +326,10 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)lcap * sizeof(double));
             memcpy(ckbuf + 1 + m * m + lcap, lock_est, (size_t)lcap * sizeof(double));
             ck_om = ckbuf + 1 + m * m + 2 * lcap;
-            memset(ck_om, 0, (size_t)(m + 1) * sizeof(double));
-            memcpy(ck_om, pro.cur, (size_t)k * sizeof(double));
-            ck_om[m + 1] = res->orth_estimate;
+            memcpy(ck_om, pro.cur, (size_t)(m + 1) * sizeof(double));
+            memcpy(ck_om + (m + 1), pro.seed, (size_t)(m + 1) * sizeof(double));
+            memcpy(ck_om + 2 * (m + 1), pro.expect, (size_t)(m + 1) * sizeof(double));
+            ck_om[3 * (m + 1)] = res->orth_estimate;
             ints[KR_ST_COMMON] = reorth;
             ints[KR_ST_COMMON + 1] = w->t.full_reorths;
             PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, &cy, ints, ni, ckbuf, nd, &stop), out, err);
