@@ -2,11 +2,26 @@
  * and restart"): the SIGUSR1/SIGTERM flag, the collective decision at the
  * end of each solver cycle, and the checkpoint file.
  *
+ * Signals (README "Signals and exit status 3"): what SIGUSR1 or SIGTERM
+ * does depends on the phase the command has set (app_signal_exit_phase,
+ * app_signal_flag_phase).  In an exit phase (start-up, build, import,
+ * permutation and upload, loading a checkpoint, all of dos and spectral
+ * but their write) there is nothing to save: the handler writes one
+ * prebuilt line (rank 0; write(2)) and calls _exit(3), both
+ * async-signal-safe.  No file is written in an exit phase (every write runs
+ * in a flag phase), so none is left behind.  In a flag phase (a solve with
+ * checkpoints, writing a result or the sweep file) it only sets the flag.
  * Decision: at each end of a cycle (lz_checkpoint_fn) every rank adds its
  * signal flag, rank 0 its "interval elapsed" flag, into one MPI_Allreduce;
  * a signal means save and stop (exit status 3), the interval means save and
- * go on.  Under srun every task gets the signal; under mpirun one rank
- * getting it is enough.
+ * go on.  Inside a cycle the solver calls app_ckpt_poll before each step;
+ * every poll_every-th call (about every APP_POLL_SECONDS of steps, agreed at
+ * the end of each cycle) is one MPI_Allreduce of the flag, and a signal
+ * saves the state of the last end of a cycle, which the expansion leaves
+ * untouched, and stops.  In the first cycle (no state yet) every call
+ * looks, and a signal waits for the cycle's end (a checkpoint) only when
+ * that is near, else stops with nothing saved.  Under srun every task gets
+ * the signal; under mpirun one rank getting it is enough in a flag phase.
  * File: "<[output] file>.ckpt" (format: io/pl_ckptfile.h), written by rank
  * 0; each rank un-permutes its slice of every basis vector, which rank 0
  * writes as a hyperslab in the original row order, so a resumed run may
@@ -16,6 +31,7 @@
  * (pl_config_result_text): a resume with another one is bad input naming
  * the first difference. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,16 +42,48 @@
 #include "pl_error.h"
 #include "solve_impl.h"
 
-static volatile sig_atomic_t stop_flag;
+/* a look inside a cycle about this often (seconds of expansion steps) */
+#define APP_POLL_SECONDS 0.25
+/* a signal in the first cycle (no state to save yet) waits for its end when
+ * that is expected within this many seconds */
+#define APP_FIRST_CYCLE_WAIT 1.0
+
+static volatile sig_atomic_t stop_flag, stop_sig = SIGTERM, exit_phase, line_cur;
+static int sig_rank;                  /* rank 0 writes the line of an exit phase */
+static char sig_line[2][1200];        /* " during <phase>; <note>\n", double buffered */
+
+/* async-signal-safe string append */
+static size_t put(char *b, size_t n, size_t cap, const char *s)
+{
+    while (*s && n + 1 < cap) b[n++] = *s++;
+    return n;
+}
+
+/* The end of an exit phase: one line, status 3 (async-signal-safe). */
+static void exit_now(int sig)
+{
+    if (sig_rank == 0) {
+        char b[1300];
+        size_t n = put(b, 0, sizeof b, "pjds-lanczos: stopped by ");
+        n = put(b, n, sizeof b, sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM");
+        n = put(b, n, sizeof b, sig_line[line_cur]);
+        ssize_t w = write(STDERR_FILENO, b, n);
+        (void)w;
+    }
+    _exit(3);
+}
 
 static void on_signal(int sig)
 {
-    (void)sig;
+    if (exit_phase) exit_now(sig);
+    stop_sig = sig;
     stop_flag = 1;
 }
 
-void app_signals_install(void)
+void app_signals_install(int rank)
 {
+    sig_rank = rank;
+    app_signal_exit_phase("the start-up", "nothing to save (no solve had started); rerun to start again");
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -43,6 +91,30 @@ void app_signals_install(void)
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+void app_signal_exit_phase(const char *phase, const char *note)
+{
+    int n = !line_cur; /* the handler may be reading the other buffer */
+    snprintf(sig_line[n], sizeof sig_line[n], " during %s; %s\n", phase, note);
+    line_cur = n;
+    exit_phase = 1;
+    if (stop_flag) exit_now((int)stop_sig); /* noted in the flag phase before */
+}
+
+void app_signal_flag_phase(void) { exit_phase = 0; }
+
+void app_signal_say(const char *phase, const char *note)
+{
+    if (sig_rank == 0)
+        fprintf(stderr, "pjds-lanczos: stopped by %s during %s; %s\n", stop_sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM",
+                phase, note);
+}
+
+const char *app_signal_noted(void)
+{
+    if (!stop_flag) return NULL;
+    return stop_sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM";
 }
 
 int app_stop_requested(app_ctx *ctx, int *stop)
@@ -62,7 +134,10 @@ int app_ckpt_init(app_ckpt *c, app_ctx *ctx, pl_op *op, int point, const char *s
     snprintf(c->path, sizeof c->path, "%s.ckpt", ctx->cfg.output.file);
     snprintf(c->sweep_hash, sizeof c->sweep_hash, "%s", sweep_hash ? sweep_hash : "");
     c->interval = ctx->cfg.output.checkpoint_interval;
-    c->last = pl_wtime();
+    c->last = c->t_cycle = pl_wtime();
+    c->poll_every = 1;
+    const char *ts = getenv("PJDS_TEST_SIGNAL_STEP"); /* tests: SIGTERM before the K-th step, a look at every step */
+    c->signal_step = ts && ts[0] ? atoi(ts) : 0;
     const char *at = getenv("PJDS_TEST_SIGNAL_AT"); /* tests: SIGUSR1 at the K-th end of a cycle */
     c->signal_at = at && at[0] ? atoi(at) : 0;
     c->config_text = pl_config_result_text(&ctx->cfg, 0);
@@ -161,20 +236,78 @@ int app_ckpt_callback(void *arg, const lz_state *st, int *stop)
 {
     app_ckpt *c = arg;
     app_ctx *ctx = c->ctx;
+    app_signal_flag_phase(); /* from the first end of a cycle on there is a state to save */
+    /* the steps of the cycle that ended: how many between two looks */
+    const double dt = pl_wtime() - c->t_cycle, per = dt / (double)(c->steps + 1);
+    int every = c->steps > 0 && per > 0.0 ? (int)fmin(fmax(APP_POLL_SECONDS / per, 1.0), 1e6) : 1;
     if (++c->cycles == c->signal_at) raise(SIGUSR1); /* as if it came now (PJDS_TEST_SIGNAL_AT) */
-    int v[2] = {stop_flag != 0, 0};
+    int v[3] = {stop_flag != 0, 0, -every}; /* every: the least over the ranks */
     if (ctx->rank == 0 && c->interval > 0 && pl_wtime() - c->last >= c->interval) v[1] = 1;
-    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Allreduce of the checkpoint flags failed");
     *stop = 0;
-    if (!v[0] && !v[1]) return PL_OK;
+    c->poll_every = -v[2];
+    c->polls = c->steps = 0;
+    c->state = *st; /* what st points to stays valid during the next expansion (lz_poll_fn) */
+    c->have_state = 1;
+    c->state_saved = 0;
+    if (!v[0] && !v[1]) {
+        c->t_cycle = pl_wtime();
+        return PL_OK;
+    }
     PL_CALL(write_ckpt(c, st));
     c->written++;
-    c->last = pl_wtime();
+    c->state_saved = 1;
+    c->last = c->t_cycle = pl_wtime();
     if (v[0]) {
         *stop = 1;
         c->stopped = 1;
     }
+    return PL_OK;
+}
+
+int app_ckpt_poll(void *arg, int steps_left, int *stop)
+{
+    app_ckpt *c = arg;
+    *stop = 0;
+    c->steps++;
+    if (c->signal_step > 0 && ++c->calls == c->signal_step) raise(SIGTERM); /* PJDS_TEST_SIGNAL_STEP */
+    if (c->signal_step > 0) c->poll_every = 1;
+    if (!c->have_state) {
+        /* the first cycle of this run: nothing to save before its end.  A
+         * look at every step; with a signal, wait for the end (which saves
+         * and stops) when the slowest rank expects it within
+         * APP_FIRST_CYCLE_WAIT, else stop now with nothing saved.  The
+         * estimate, from the second look on (no set-up in it), errs long:
+         * the slower of the last step and the mean step since the first
+         * look, and step costs growing with the basis (full
+         * orthogonalisation: step i costs ~i, so the L steps left after s
+         * cost about L (1 + L / 2s) of the last) */
+        const double now = pl_wtime(), last = now - c->t_prev;
+        if (c->steps == 1) c->t_first = now;
+        c->t_prev = now;
+        double v[2] = {stop_flag != 0, 0.0};
+        if (v[0] && c->steps > 1) {
+            const double mean = (now - c->t_first) / (c->steps - 1), left = steps_left;
+            v[1] = fmax(last, mean) * left * (1.0 + left / (2.0 * c->steps));
+        }
+        PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, c->ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+                 "MPI_Allreduce of the stop flag failed");
+        if (v[0] > 0.0 && v[1] > APP_FIRST_CYCLE_WAIT) *stop = c->stopped = 1;
+        return PL_OK;
+    }
+    if (++c->polls % c->poll_every) return PL_OK;
+    int v = stop_flag != 0;
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, c->ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce of the stop flag failed");
+    if (!v) return PL_OK;
+    if (!c->state_saved) { /* the state of the last end of a cycle: the expansion left it untouched */
+        PL_CALL(write_ckpt(c, &c->state));
+        c->written++;
+        c->state_saved = 1;
+    }
+    *stop = 1;
+    c->stopped = 1;
     return PL_OK;
 }
 

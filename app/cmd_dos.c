@@ -7,7 +7,8 @@
  * in blocks of [kpm] block vectors (one SpMMV per two moments), damp them
  * with the Jackson or Lorentz kernel and write /dos/energy, /dos/density
  * and /dos/moments (raw, before the kernel) with the attributes to
- * [output] file (rank 0, atomically). */
+ * [output] file (rank 0, atomically).  SIGUSR1/SIGTERM before the write:
+ * exit status 3 at once (no checkpoints); during it: finished, status 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,10 @@ int cmd_dos(app_ctx *ctx)
     dos_out d;
     memset(&d, 0, sizeof d);
     int rc = PL_OK;
+    /* signals: nothing to save until the write (no checkpoints): exit 3 at once (checkpoint.c) */
+    const char *note = "nothing to save (dos has no checkpoints); rerun to start again";
+    app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
+                          note);
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.cplx) {
         ctx->error_collective = 1;
@@ -116,7 +121,9 @@ int cmd_dos(app_ctx *ctx)
         goto out;
     }
     ctx->cfg.spmv.blocks = 1; /* block products: format = auto keeps pJDS (spmv/op_format.c) */
+    app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
+    app_signal_exit_phase("the Chebyshev moments", note);
     d.N = k->moments;
     d.R = k->vectors == PL_KPM_UNIT ? (int)f.mi.rows : k->random_vectors;
     d.block = k->block > 0 ? k->block : (d.R < 32 ? d.R : 32);
@@ -159,6 +166,7 @@ int cmd_dos(app_ctx *ctx)
     }
     kpm_damping(k->kernel == PL_KPM_LORENTZ ? 1 : 0, k->lorentz_lambda, d.N, gk);
     kpm_density(d.N, d.mu, gk, d.a, d.b, d.P, d.energy, d.rho, &d.integral);
+    app_signal_flag_phase(); /* the result is complete: it is written, then exit 0 */
     if (ctx->rank == 0) {
         /* the reference of README "Density of states": the same products as single SpMVs (R x N/2) */
         const double equiv = d.spmv_median * (double)d.st.vector_products;
@@ -172,6 +180,9 @@ int cmd_dos(app_ctx *ctx)
         rc = e;
     }
     rc = app_agree_placement(ctx, rc); /* a file that appeared during the run: exit 2 on every rank */
+    if (rc == PL_OK && app_signal_noted())
+        pl_warn("%s arrived while the result was written; %s is complete (exit status 0)", app_signal_noted(),
+                cfg->output.file);
 out2:
     free(gk);
     free(mug);

@@ -7,7 +7,10 @@
  * or every [output] checkpoint_interval seconds -> result file written
  * atomically (solve_core.c).  Exit status 3 when the solve stopped at a
  * checkpoint; `solve --resume` continues it (and, when the result file is
- * already there and no checkpoint is, has nothing to do). */
+ * already there and no checkpoint is, has nothing to do).  Signal phases:
+ * before the solve a signal exits 3 at once (nothing to save); during it,
+ * it checkpoints (or, in a long first cycle, stops with nothing saved);
+ * once the solve is done the result is finished and the exit status is 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +46,6 @@ int cmd_solve(app_ctx *ctx)
     const pl_config *cfg = &ctx->cfg;
     ctx->error_collective = ctx->points != NULL;
     PL_CHECK(!ctx->points, PL_ERR_INPUT, "--points selects points of a sweep, but %s has no [sweep] section", cfg->path);
-    app_signals_install();
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     pl_backend *be = NULL;
@@ -82,20 +84,39 @@ int cmd_solve(app_ctx *ctx)
      * that left the checkpoint); never one that appears during the run */
     const int replace = ctx->overwrite || (mode == 1 && ctx->rank == 0 && access(cfg->output.file, F_OK) == 0);
 
+    /* signals: nothing to save before the solve, exit 3 at once (checkpoint.c) */
+    char note[1400];
+    if (mode == 1)
+        snprintf(note, sizeof note, "nothing new to save; the checkpoint %s is kept: `solve --resume` continues from it",
+                 ckpt);
+    else
+        snprintf(note, sizeof note, "nothing to save (no solve had started); rerun to start again");
+    app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
+                          note);
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
+    app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
     pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",
             (long long)f.mi.rows, (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds, f.permute_seconds);
 
     PL_CALL_GOTO(app_ckpt_init(&ck, ctx, op, -1, ""), out, rc);
     if (mode == 1) {
+        app_signal_exit_phase("the loading of the checkpoint", note);
         PL_CALL_GOTO(app_ckpt_load(&ck, &st), out, rc);
         pl_info("solve --resume: continuing from %s (%d cycles, %lld SpMVs done)", ckpt, st.nhist,
                 (long long)(st.nhist > 0 ? st.hist_iterations[st.nhist - 1] : 0));
     }
     const int want_obs = app_obs_wanted(cfg);
-    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs};
+    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs, app_ckpt_poll};
+    app_signal_flag_phase(); /* the solver looks at the flag (app_ckpt_poll); then the write, exit 0 */
     PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
+    if (res.reason == LZ_CHECKPOINTED && !ck.written) { /* stopped in the first cycle: nothing new saved */
+        if (mode != 1)
+            snprintf(note, sizeof note, "nothing to save (no cycle of the solve had ended); rerun to start again");
+        app_signal_say("the first cycle of the solve", note);
+        rc = APP_CHECKPOINTED;
+        goto out;
+    }
     if (res.reason == LZ_CHECKPOINTED) {
         pl_info("solve: stopped at a checkpoint after %lld SpMVs: %s; continue with `solve --resume`",
                 (long long)res.iterations, ckpt);
@@ -109,6 +130,9 @@ int cmd_solve(app_ctx *ctx)
     PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
     if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);
     solve_report(ctx, &res, &f, cfg->output.file);
+    if (app_signal_noted())
+        pl_warn("%s arrived after the solve had finished; the result %s is complete (exit status 0)",
+                app_signal_noted(), cfg->output.file);
 out:
     hh_obs_free(&ao.obs);
     app_ckpt_state_free(&ck, &st);

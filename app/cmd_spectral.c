@@ -12,7 +12,8 @@
  * between the two through the original order of the rank's block).
  * A q-resolved operator has a cos and a sin part: two recursions, whose
  * spectra add.  The result file is solve's, plus /spectral and
- * /observables. */
+ * /observables.  SIGUSR1/SIGTERM before the write: exit status 3 at once
+ * (no checkpoints); during it: finished, status 0. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,10 +229,16 @@ int cmd_spectral(app_ctx *ctx)
     so.ao = &ao;
     so.sc = sc;
 
+    /* signals: nothing to save until the write (no checkpoints): exit 3 at once (checkpoint.c) */
+    const char *note = "nothing to save (spectral has no checkpoints); rerun to start again";
+    app_signal_exit_phase("the generation of the matrix", note);
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
+    app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
-    solve_extra x = {NULL, NULL, NULL, NULL, 0, 0, 1};
+    solve_extra x = {NULL, NULL, NULL, NULL, 0, 0, 1, NULL};
+    app_signal_exit_phase("the ground-state solve", note);
     PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
+    app_signal_exit_phase("the recursion", note);
     PL_CHECK_GOTO(res.nconv >= 1 && res.vectors, PL_ERR_INPUT, out, rc,
                   "%s: the ground state did not converge (%s after %d restarts); raise [solver] max_restarts or tolerance",
                   cfg->path, lz_reason_name(res.reason), res.restarts);
@@ -296,8 +303,12 @@ int cmd_spectral(app_ctx *ctx)
                 pl_config_enum_name("spectral", "operator", sc->op), sc->momentum, so.parts, so.nsteps[0],
                 so.parts > 1 ? so.nsteps[1] : 0, so.norm, 1e3 * so.step_seconds, 1e3 * so.spmv_median,
                 so.spmv_median > 0 ? so.step_seconds / so.spmv_median : 0.0, so.operator_seconds);
+    app_signal_flag_phase(); /* the result is complete: it is written, then exit 0 */
     PL_CALL_GOTO(solve_write(ctx, cfg->output.file, ctx->overwrite, op, &res, &f, spec_write, &so), out, rc);
     solve_report(ctx, &res, &f, cfg->output.file);
+    if (app_signal_noted())
+        pl_warn("%s arrived while the result was written; %s is complete (exit status 0)", app_signal_noted(),
+                cfg->output.file);
 out:
     free(part_int);
     free(xfull);

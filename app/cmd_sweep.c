@@ -15,7 +15,11 @@
  * random part (the convergence test and verify are unchanged, so the result
  * only moves within the tolerance).
  * Output and durability: io/pl_sweepfile.h.  Checkpoints inside a point,
- * signals between points (exit status 3) and --resume: checkpoint.c. */
+ * signals between points (exit status 3) and --resume: checkpoint.c.
+ * Signal phases: a point's build and checkpoint load are exit phases
+ * (exit 3 at once: the sweep file holds every finished point); its solve,
+ * its write and every write of the sweep file are flag phases (checkpoint,
+ * or finish the write and stop before the next point). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -325,24 +329,40 @@ static int solve_point(sweep_run *r, int p, int *status)
     point_files(r, p, rel, sizeof rel, disk, sizeof disk);
     *status = PL_POINT_FAILED;
 
+    /* signals: nothing new to save until the point's first end of a cycle */
+    char note[2600], ph[80];
+    snprintf(note, sizeof note, "nothing new to save; %s holds every finished point%s%s%s: `solve --resume` continues",
+             r->path, r->ckpt_point >= p ? " and the checkpoint " : "", r->ckpt_point >= p ? r->path : "",
+             r->ckpt_point >= p ? ".ckpt is kept" : "");
+    snprintf(ph, sizeof ph, "the build of point %d", p);
+    app_signal_exit_phase(ph, note);
     PL_CALL_GOTO(operator_for(r, p, &f, &rebuilt, &refill), out, rc);
     PL_CALL_GOTO(app_ckpt_init(&ck, ctx, r->op, p, r->d.hash), out, rc);
     /* the checkpoint file follows the sweep file's name */
     snprintf(ck.path, sizeof ck.path, "%s.ckpt", r->path);
     if (p == r->ckpt_point) {
+        snprintf(ph, sizeof ph, "the loading of the checkpoint of point %d", p);
+        app_signal_exit_phase(ph, note);
         PL_CALL_GOTO(app_ckpt_load(&ck, &st), out, rc);
         pl_info("sweep: point %d resumes from %s", p, ck.path);
     }
     warm = !rebuilt && r->warm && r->nwarm > 0 && p != r->ckpt_point;
     solve_extra x = {app_ckpt_callback, &ck, p == r->ckpt_point ? &st : NULL, warm ? r->warm : NULL,
-                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start};
+                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start, app_ckpt_poll};
     if (warm) {
         pl_op_info info;
         pl_op_get_info(r->op, &info);
         x.start_ld = info.n_local ? (size_t)info.n_local : 1;
     }
+    app_signal_flag_phase(); /* the solver looks at the flag (app_ckpt_poll) */
     PL_CALL_GOTO(solve_run(ctx, r->op, &f, &x, &res), out, rc);
     if (res.reason == LZ_CHECKPOINTED) {
+        if (ck.written) {
+            pl_info("sweep: stopped at a checkpoint in point %d: %s; continue with `solve --resume`", p, ck.path);
+        } else { /* stopped in its first cycle: nothing new saved */
+            snprintf(ph, sizeof ph, "the first cycle of point %d", p);
+            app_signal_say(ph, note);
+        }
         rc = APP_CHECKPOINTED;
         goto out;
     }
@@ -362,6 +382,7 @@ static int solve_point(sweep_run *r, int p, int *status)
         fflush(stdout);
     }
 out:
+    app_signal_flag_phase(); /* the point's file and the sweep file are written */
     if (rc != APP_CHECKPOINTED) {
         int e = record(r, p, rc == PL_OK ? *status : PL_POINT_FAILED, &res, &f, rc == PL_OK ? rebuilt : -1);
         if (rc != PL_OK) { /* the point failed: say why, and go on */
@@ -428,7 +449,9 @@ int cmd_sweep(app_ctx *ctx)
     r.t0 = pl_wtime();
     int rc = PL_OK;
     int8_t *todo = NULL;
-    app_signals_install();
+    app_signal_exit_phase("the start of the sweep",
+                          ctx->resume ? "nothing new to save; `solve --resume` continues"
+                                      : "nothing to save (no point had started); rerun to start again");
     PL_CALL(pl_config_copy(&r.base, &ctx->cfg));
     ctx->error_collective = 1; /* the checks up to the first point fail on every rank alike */
     PL_CALL_GOTO(sweep_def_build(&r.base, &r.d), out, rc);
@@ -436,6 +459,7 @@ int cmd_sweep(app_ctx *ctx)
     snprintf(r.path, sizeof r.path, "%s", r.base.output.file);
     snprintf(r.dir, sizeof r.dir, "%s.points", r.path);
     if (r.base.model.type == PL_MODEL_HOLSTEIN_HUBBARD) PL_CALL_GOTO(find_swept_terms(&r), out, rc);
+    app_signal_flag_phase(); /* the points' directory and the sweep file are written from here */
     PL_CALL_GOTO(open_summary(&r), out, rc);
     if (ctx->resume) {
         char ck[1200];
@@ -476,10 +500,7 @@ int cmd_sweep(app_ctx *ctx)
             goto out;
         }
         rc = solve_point(&r, p, &status);
-        if (rc == APP_CHECKPOINTED) {
-            pl_info("sweep: stopped at a checkpoint in point %d: %s.ckpt; continue with `solve --resume`", p, r.path);
-            goto out;
-        }
+        if (rc == APP_CHECKPOINTED) goto out; /* solve_point said how */
         PL_CALL_GOTO(rc, out, rc);
     }
     double t_fin = pl_wtime();
@@ -488,6 +509,9 @@ int cmd_sweep(app_ctx *ctx)
             t_fin - r.t0, r.failed ? ", some failed" : "", r.t0 - ctx->t_start, pl_wtime() - t_fin);
     if (r.failed)
         pl_warn("sweep: %d point(s) failed (status 3 in /sweep/status); `solve --resume` retries them", r.failed);
+    if (app_signal_noted())
+        pl_warn("%s arrived after the last point had finished; %s is complete (exit status 0)", app_signal_noted(),
+                r.path);
 out:
     free(todo);
     if (r.warm) r.be->vec_free(r.be, r.warm);

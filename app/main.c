@@ -1,8 +1,9 @@
 /* main.c — the pjds-lanczos command line: subcommands info, solve, bench,
  * export; configuration from an INI file with --set overrides; MPI set-up
  * (one rank per GPU, node-local rank for device selection); exit status
- * 0 = success, 2 = bad input, 3 = checkpointed (solve; not finished), 1 = any
- * other failure. */
+ * 0 = success, 2 = bad input, 3 = stopped by SIGUSR1/SIGTERM, not finished
+ * (with a checkpoint when the solve had one to save), 1 = any other
+ * failure. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <omp.h>
@@ -36,8 +37,9 @@ static const command commands[] = {
      "Krylov-Schur (nonsymmetric) in the permuted basis on the configured backend and writes the\n"
      "spectrum to the HDF5 file [output] file.  With a [sweep] section it solves every point of\n"
      "the sweep in one run (README, \"Sweeps\").  Progress goes to stderr; eigenvalues to stdout.\n"
-     "On SIGUSR1 or SIGTERM it writes a checkpoint at the end of the next cycle and exits with\n"
-     "status 3; `solve --resume` continues from it (README, \"Checkpoint and restart\").\n"},
+     "On SIGUSR1 or SIGTERM it exits with status 3 within about a second: during the solve after\n"
+     "writing a checkpoint, which `solve --resume` continues from, before it with nothing to save\n"
+     "(README, \"Signals and exit status 3\").\n"},
     {"spectral", cmd_spectral, "a dynamical correlation function by a Lanczos continued fraction", "",
      "Solves for the ground state psi0 as `solve` does, applies the [spectral] operator O\n"
      "(phonon_displacement, density or current at the momentum index [spectral] momentum) and runs a\n"
@@ -149,7 +151,7 @@ static int setup_config(app_ctx *ctx, char **sets, int nsets)
  * so rank 0 speaks; otherwise the rank that saw it speaks. */
 static int finish(app_ctx *ctx, int rc, int in_setup)
 {
-    if (rc == APP_CHECKPOINTED) return 3; /* every rank alike: checkpointed, not finished */
+    if (rc == APP_CHECKPOINTED) return 3; /* every rank alike: stopped by a signal, not finished */
     if (rc != PL_OK && (!in_setup || ctx->rank == 0)) {
         pl_error_report_rank(ctx->size > 1 && !in_setup ? ctx->rank : -1);
     }
@@ -211,6 +213,11 @@ int main(int argc, char **argv)
     int nsets = 0, help = 0, verbose = 0;
     int rc = parse_args(argc - 2, argv + 2, cmd, &ctx, &sets, &nsets, &help, &verbose);
     pl_log_init(ctx.rank, ctx.quiet ? PL_LOG_QUIET : verbose ? PL_LOG_DEBUG : PL_LOG_INFO);
+    /* SIGUSR1/SIGTERM: exit 3 at once while there is nothing to save, a
+     * checkpoint during a solve (checkpoint.c; README "Signals and exit status 3") */
+    if (rc == PL_OK && !help && (!strcmp(cmd->name, "solve") || !strcmp(cmd->name, "spectral") ||
+                                 !strcmp(cmd->name, "dos")))
+        app_signals_install(ctx.rank);
     int in_setup = 1;
     if (rc == PL_OK && help) {
         if (ctx.rank == 0) command_help(cmd);

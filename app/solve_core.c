@@ -404,6 +404,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     if (x) {
         o.checkpoint = x->checkpoint;
         o.checkpoint_arg = x->checkpoint_arg;
+        o.poll = x->poll;
         o.resume = x->resume;
         o.start = x->start;
         o.nstart = x->nstart;

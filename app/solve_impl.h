@@ -49,6 +49,7 @@ typedef struct solve_extra {
     int nstart;
     size_t start_ld;
     int want_vectors;             /* keep res->vectors even without [output] eigenvectors */
+    lz_poll_fn poll;              /* NULL = none; called with checkpoint_arg */
 } solve_extra;
 
 /* Warm start of sweep points: the random part added to the sum of the
@@ -81,8 +82,22 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
 double app_max_over_ranks(app_ctx *ctx, double t);
 
 /* ---- checkpoints (checkpoint.c; README "Checkpoint and restart") ---- */
-/* Install the SIGUSR1/SIGTERM handlers: they only set a flag.  Can't fail. */
-void app_signals_install(void);
+/* Install the SIGUSR1/SIGTERM handlers (main.c, for solve, spectral and
+ * dos), in an exit phase "the start-up".  Can't fail. */
+void app_signals_install(int rank);
+/* An exit phase: nothing to save, no file is being written; a signal ends
+ * the run at once with status 3 and, on rank 0, the one line
+ * "pjds-lanczos: stopped by SIGTERM during <phase>; <note>".  A signal
+ * noted before (in a flag phase) does that now.  Not async-signal-safe. */
+void app_signal_exit_phase(const char *phase, const char *note);
+/* A flag phase: a signal is only noted (a solve with a state to save, or a
+ * result being written).  Can't fail. */
+void app_signal_flag_phase(void);
+/* "SIGTERM" or "SIGUSR1" when one was noted in a flag phase, else NULL. */
+const char *app_signal_noted(void);
+/* Rank 0: the line of an exit phase for a stop noted in a flag phase
+ * (a solve stopped in its first cycle with nothing to save). */
+void app_signal_say(const char *phase, const char *note);
 /* Whether a stop was requested on any rank (collective, one Allreduce). */
 int app_stop_requested(app_ctx *ctx, int *stop);
 
@@ -96,6 +111,13 @@ typedef struct app_ckpt {
     double interval, last;  /* [output] checkpoint_interval; time of the last */
     int written;            /* checkpoints written                            */
     int stopped;            /* the callback asked the solver to stop          */
+    lz_state state;         /* the state of the last end of a cycle (valid    */
+    int have_state;         /* during the next expansion), and whether it is  */
+    int state_saved;        /* in the checkpoint file already                 */
+    int steps, polls, poll_every; /* app_ckpt_poll: calls in this cycle; looks */
+    int calls, signal_step; /* calls in all; PJDS_TEST_SIGNAL_STEP (tests)   */
+    double t_cycle, t_first, t_prev; /* when the cycle began; its first and  */
+                            /* last look                                      */
     int cycles, signal_at;  /* cycle ends seen; PJDS_TEST_SIGNAL_AT (tests)   */
 } app_ckpt;
 
@@ -103,8 +125,15 @@ typedef struct app_ckpt {
  * ".ckpt").  Can't fail except for memory. */
 int app_ckpt_init(app_ckpt *c, app_ctx *ctx, pl_op *op, int point, const char *sweep_hash);
 void app_ckpt_free(app_ckpt *c);
-/* lz_checkpoint_fn: collective decision, writes the file, stops on a signal. */
+/* lz_checkpoint_fn: collective decision, writes the file, stops on a signal
+ * (and makes sure of a flag phase: from here on there is a state to save). */
 int app_ckpt_callback(void *arg, const lz_state *st, int *stop);
+/* lz_poll_fn (checkpoint_arg = the app_ckpt): inside a cycle, about every
+ * 0.25 s of steps a collective look at the flag; on a signal it saves the
+ * state of the last end of a cycle (unless saved already) and stops.  In
+ * the first cycle of a run it stops without saving (c->written unchanged)
+ * unless the cycle's end, which saves, is expected within a second. */
+int app_ckpt_poll(void *arg, int steps_left, int *stop);
 /* Whether the checkpoint file exists (rank 0 looks, broadcast), and its
  * point (-1: a single solve).  Collective. */
 int app_ckpt_exists(app_ctx *ctx, const char *path, int *exists, int *point);

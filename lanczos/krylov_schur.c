@@ -531,6 +531,14 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
             mm = m;
             int vm_valid = 1;
             for (int j = kcol; j < m; j++) {
+                if (j > kcol && opt->poll) { /* a stop inside the cycle (lz_poll_fn) */
+                    int stop = 0;
+                    PL_CALL_GOTO(opt->poll(opt->checkpoint_arg, m - j, &stop), out, err);
+                    if (stop) {
+                        reason = LZ_CHECKPOINTED;
+                        break;
+                    }
+                }
                 double nrm;
                 int in_span;
                 double ts = pl_wtime();
@@ -560,6 +568,7 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                 }
                 col[j + 1] = beta;
             }
+            if (reason == LZ_CHECKPOINTED) break; /* stopped inside the cycle */
             int whole_space = (int64_t)mm >= w->N || (mm < m && !vm_valid);
             if (mm < m) /* exact: no coupling row */
                 for (int c = 0; c < mm; c++) k->Sb[(size_t)c * ldb + mm] = 0.0;

@@ -343,6 +343,14 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         mm = m;
         int vm_valid = 1;
         for (int j = k; j < m; j++) {
+            if (j > k && opt->poll) { /* a stop inside the cycle (lz_poll_fn) */
+                int stop = 0;
+                PL_CALL_GOTO(opt->poll(opt->checkpoint_arg, m - j, &stop), out, err);
+                if (stop) {
+                    reason = LZ_CHECKPOINTED;
+                    break;
+                }
+            }
             double nrm = 0.0, alpha = 0.0, growth = 1.0, ovl[2] = {0.0, 0.0};
             int in_span = 0, local = 0;
             double ts = pl_wtime();
@@ -417,6 +425,7 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             if (j + 1 < m) w->T[(size_t)(j + 1) * m + j] = w->T[(size_t)j * m + (j + 1)] = beta;
             beta_m = beta;
         }
+        if (reason == LZ_CHECKPOINTED) break; /* stopped inside the cycle */
         int whole_space = (int64_t)mm >= w->N;
 
         /* ---- verification phase: is a wanted eigenvalue outside the locked set? ---- */

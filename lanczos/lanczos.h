@@ -68,12 +68,20 @@ typedef struct lz_state {
     size_t ld;              /* V + j * ld (n_local rows)                           */
 } lz_state;
 
-/* Called on every rank at the end of each cycle, after the restart; st is
- * valid during the call only.  The callback decides collectively (the same
- * answer on every rank) whether to save st and whether to stop: *stop = 1
- * ends the solve with reason LZ_CHECKPOINTED.  An error it returns ends
- * the solve with that error. */
+/* Called on every rank at the end of each cycle, after the restart; st
+ * itself is valid during the call only, the data it points to (dbl, the
+ * history, V[:, 0:nvec]) until the next expansion ends (lz_poll_fn).  The
+ * callback decides collectively (the same answer on every rank) whether to
+ * save st and whether to stop: *stop = 1 ends the solve with reason
+ * LZ_CHECKPOINTED.  An error it returns ends the solve with that error. */
 typedef int (*lz_checkpoint_fn)(void *arg, const lz_state *st, int *stop);
+/* Called on every rank before each expansion step but the first of a
+ * cycle, with the steps left in the cycle; so often that it must be cheap
+ * (the caller decides, the same way on every rank, at which calls to
+ * communicate).  *stop = 1 ends the solve at once with reason
+ * LZ_CHECKPOINTED; the state last passed to the checkpoint callback is then
+ * still intact, and the caller may save it. */
+typedef int (*lz_poll_fn)(void *arg, int steps_left, int *stop);
 
 /* What the monitor sees at the end of each Lanczos cycle (before the restart). */
 typedef struct lz_monitor_info {
@@ -145,6 +153,7 @@ typedef struct lz_options {
     void *monitor_arg;
     lz_checkpoint_fn checkpoint; /* NULL = none (see lz_checkpoint_fn)                */
     void *checkpoint_arg;
+    lz_poll_fn poll;         /* NULL = none; called with checkpoint_arg (lz_poll_fn)  */
     const lz_state *resume;  /* NULL = start afresh; else continue from this state   */
                              /* (its V in backend memory, owned by the caller, the    */
                              /* same operator basis); PL_ERR_INPUT when its method,   */
