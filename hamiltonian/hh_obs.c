@@ -12,11 +12,14 @@
  * number and its distribution; the electron-side sums (n_i n_j, S^z S^z,
  * n_i x_j, the coupling energy) then cost O(L^2) per configuration.
  * Knows no MPI: the caller sums the accumulators over the ranks.
- * Reproducible: each thread sums a static share of the configurations and
- * the shares are added in thread order, so the same rows and thread count
- * give the same bits every run (a checkpointed and resumed solve included). */
+ * Reproducible: the electron configurations are cut into at most
+ * HH_OBS_BLOCKS fixed blocks (independent of the thread count), threads take
+ * blocks dynamically (load balance: a static share made the observables of
+ * HMEp 2.4x slower on 16 threads), each block sums its configurations in
+ * order, and the block sums are added in block order, so the same rows give
+ * the same bits every run and with any thread count (a checkpointed and
+ * resumed solve included). */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +71,9 @@ static void ph_state(const hh_model *m, int64_t p, int32_t *occ_buf, int64_t *up
     *up = up_buf;
 }
 
+/* fixed blocks of electron configurations (see the top of the file) */
+#define HH_OBS_BLOCKS 256
+
 int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
                       const double *halo, size_t ldh, double *acc)
 {
@@ -81,24 +87,25 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
              (long long)h1);
     const int64_t e0 = r1 > r0 ? r0 / nph : 0, e1 = r1 > r0 ? (r1 - 1) / nph + 1 : 0;
     int err = 0;
-    const int nt = omp_get_max_threads();
-    double **locs = calloc((size_t)nt, sizeof *locs);
-    PL_CHECK(locs, PL_ERR_MEM, "out of host memory for the observables");
-#pragma omp parallel num_threads(nt)
+    const int64_t ne = e1 - e0, nb = ne < HH_OBS_BLOCKS ? ne : HH_OBS_BLOCKS;
+    const size_t bsz = (size_t)(nvec > 0 ? nvec : 1) * S;
+    double *bsum = calloc((size_t)(nb > 0 ? nb : 1) * bsz, sizeof *bsum); /* one sum per block */
+    PL_CHECK(bsum, PL_ERR_MEM, "out of host memory for the observables");
+#pragma omp parallel
     {
-        double *loc = calloc((size_t)nvec * S, sizeof *loc);
-        locs[omp_get_thread_num()] = loc;
         double *z = malloc(((size_t)nvec * (size_t)nm + 1) * sizeof *z);
         double *pd = malloc(((size_t)nvec * (size_t)(M + 1) + 1) * sizeof *pd);
         int32_t occ_buf[HH_MAX_MODES];
         int64_t up_buf[HH_MAX_MODES];
-        if (!loc || !z || !pd) {
+        if (!z || !pd) {
 #pragma omp atomic write
             err = 1;
         }
-#pragma omp for schedule(static)
-        for (int64_t e = e0; e < e1; e++) {
-            if (!loc || !z || !pd) continue;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t blk = 0; blk < nb; blk++)
+        for (int64_t e = e0 + ne * blk / nb; e < e0 + ne * (blk + 1) / nb; e++) {
+            double *loc = bsum + (size_t)blk * bsz;
+            if (!z || !pd) continue;
             const int64_t base = e * nph;
             const int64_t pa = (r0 > base ? r0 : base) - base, pb = (r1 < base + nph ? r1 : base + nph) - base;
             memset(z, 0, (size_t)nvec * (size_t)nm * sizeof *z);
@@ -181,12 +188,9 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
         free(z);
         free(pd);
     }
-    for (int t = 0; t < nt; t++) { /* in thread order: the same sums every run */
-        if (locs[t])
-            for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += locs[t][i];
-        free(locs[t]);
-    }
-    free(locs);
+    for (int64_t blk = 0; blk < nb; blk++) /* in block order: the same sums every run */
+        for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += bsum[(size_t)blk * bsz + i];
+    free(bsum);
     PL_CHECK(!err, PL_ERR_MEM, "out of host memory for the observables");
     return PL_OK;
 }
