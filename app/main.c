@@ -190,6 +190,17 @@ int main(int argc, char **argv)
      * more on a many-core node; README "Start-up").  A user's setting wins. */
     if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("PMI_SIZE"))
         setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    /* SIGUSR1/SIGTERM from the first instant (a Slurm job can be signalled
+     * during MPI start-up): exit 3 with one line; the rank is taken from the
+     * launcher's environment until MPI knows it (installed again below) */
+    const int sig_cmd = !strcmp(cmd->name, "solve") || !strcmp(cmd->name, "spectral") || !strcmp(cmd->name, "dos");
+    if (sig_cmd) {
+        const char *r = getenv("OMPI_COMM_WORLD_RANK");
+        if (!r) r = getenv("PMIX_RANK");
+        if (!r) r = getenv("PMI_RANK");
+        if (!r) r = getenv("SLURM_PROCID");
+        app_signals_install(r ? atoi(r) : 0);
+    }
     int provided = 0;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "pjds-lanczos: error: MPI_Init_thread failed\n");
@@ -215,9 +226,7 @@ int main(int argc, char **argv)
     pl_log_init(ctx.rank, ctx.quiet ? PL_LOG_QUIET : verbose ? PL_LOG_DEBUG : PL_LOG_INFO);
     /* SIGUSR1/SIGTERM: exit 3 at once while there is nothing to save, a
      * checkpoint during a solve (checkpoint.c; README "Signals and exit status 3") */
-    if (rc == PL_OK && !help && (!strcmp(cmd->name, "solve") || !strcmp(cmd->name, "spectral") ||
-                                 !strcmp(cmd->name, "dos")))
-        app_signals_install(ctx.rank);
+    if (rc == PL_OK && !help && sig_cmd) app_signals_install(ctx.rank);
     int in_setup = 1;
     if (rc == PL_OK && help) {
         if (ctx.rank == 0) command_help(cmd);
