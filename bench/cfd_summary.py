@@ -62,7 +62,7 @@ def solve_lines(path, spmv_floor_ms, bw):
     out = []
     txt = open(path).read()
     m = STEP.search(txt)
-    it = re.search(r"(converged|max_restarts|breakdown) after (\d+) restart\(s\), (\d+) SpMVs", txt)
+    it = re.search(r"(converged|max_restarts|stagnated|inaccurate|breakdown) after (\d+) restart\(s\), (\d+) SpMVs", txt)
     tm = re.search(r"solve ([\d.]+) s \(SpMV ([\d.]+) s, orth ([\d.]+) s, restart ([\d.]+) s\)", txt)
     tag = os.path.basename(path)
     if it:

@@ -10,8 +10,9 @@ same run, and prints both times and the eigenvalue differences.
 Usage (on the GPU machine, where python3 has CuPy, scipy and h5py):
     python3 bench/cupy_peer.py --matrix /tmp/hmep.h5 --config configs/hmep.ini \
         --bin build-gpu/app/pjds-lanczos [--k 4] [--tol 1e-10] [--json out.json]
-Exit status 0 when both ran and the eigenvalues agree to 1e-8 (relative), 1
-otherwise; each part reports its own failure and the rest still runs.
+Exit status 0 when both ran and every CuPy value equals one of ours to 1e-9
+(relative), or lies beyond ours where ours returned a degenerate copy that
+eigsh skipped; 1 otherwise; each part reports its own failure and the rest still runs.
 """
 import argparse
 import json
@@ -214,7 +215,13 @@ def main():
                 diffs.append(d)
             print(f"{i:>2} {a:24.15f} {b:24.15f} {d:18.2e}")
         extra_copies = [x for x in wo if min(abs(x - a) / max(1.0, abs(a)) for a in wc) > 1e-9]
-        agree = max(diffs) <= 1e-9
+        # a CuPy value missing from ours is consistent when ours is full (k
+        # values) and that value lies beyond our last one: eigsh skipped a
+        # degenerate copy that ours returns, so its list reaches one level
+        # further (HMEp: -9.1054 in place of the second -9.1403)
+        missing = [wc[i] for i, d in enumerate(diffs) if d > 1e-9]
+        dup = sum(1 for i in range(1, len(wo)) if abs(wo[i] - wo[i - 1]) / max(1.0, abs(wo[i])) <= 1e-9)
+        agree = all(a > max(wo) for a in missing) and len(missing) <= dup and len(wo) >= args.k
         ok = ok and agree
         st = out[tag].get("solve_s")
         speed = f"{out['cupy_eigsh_s'] / st:.2f}x" if st else "?"
@@ -222,7 +229,7 @@ def main():
         print(f"peer[{tag}]: cupy eigsh warm {out['cupy_eigsh_s']:.3f} s vs pjds-lanczos solve phase "
               f"{st if st is not None else float('nan'):.3f} s (ratio ours/cupy {ratio}, speed-up {speed}), "
               f"{out[tag]['wall_s']:.2f} s wall; "
-              f"every cupy value found: {'yes' if agree else 'NO'} (max rel. diff {max(diffs):.2e}); "
+              f"every cupy value found: {'NO' if not agree else 'yes' if not missing else f'no, {len(missing)} beyond a degenerate copy of ours'} (max rel. diff {max(diffs):.2e}); "
               f"ours not in cupy's list: {['%.12f' % x for x in extra_copies]}")
     if args.json:
         with open(args.json, "w") as f:
