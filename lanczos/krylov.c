@@ -510,6 +510,22 @@ int kr_progress_info(kr_ws *w, const lz_result *res, lz_monitor_info *mi)
     return PL_OK;
 }
 
+int kr_monitor(kr_ws *w, const lz_options *opt, const lz_result *res, lz_monitor_info *mi)
+{
+    if (!opt->monitor) return PL_OK;
+    PL_CALL(kr_progress_info(w, res, mi));
+    opt->monitor(opt->monitor_arg, mi);
+    return PL_OK;
+}
+
+int kr_poll(const lz_options *opt, int steps_left, int *stop)
+{
+    *stop = 0;
+    if (!opt->poll) return PL_OK;
+    PL_CALL(opt->poll(opt->checkpoint_arg, steps_left, stop));
+    return PL_OK;
+}
+
 int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r)
 {
     PL_CALL(kr_apply(w, i, jw));

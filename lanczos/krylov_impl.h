@@ -269,6 +269,13 @@ int kr_give_up(kr_ws *w, const lz_result *res, int restarts, int *reason);
 /* The progress fields of *mi (budget, decades, trend, quartiles) from res's
  * history so far.  PL_ERR_MEM. */
 int kr_progress_info(kr_ws *w, const lz_result *res, lz_monitor_info *mi);
+/* The monitor record *mi of a finished cycle (its first fields set by the
+ * caller), completed by kr_progress_info, to opt->monitor (if any).
+ * PL_ERR_MEM. */
+int kr_monitor(kr_ws *w, const lz_options *opt, const lz_result *res, lz_monitor_info *mi);
+/* A look inside a cycle, before the step with steps_left steps to go
+ * (opt->poll, lz_poll_fn); *stop = 0 without a poll function.  Its error. */
+int kr_poll(const lz_options *opt, int steps_left, int *stop);
 
 /* The checks both methods share: nev, tol, which (up to last_which), max_restarts,
  * ncv >= nev + min_extra; *ncv = the basis size (auto choice, capped at N).

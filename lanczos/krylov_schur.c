@@ -531,9 +531,9 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
             mm = m;
             int vm_valid = 1;
             for (int j = kcol; j < m; j++) {
-                if (j > kcol && opt->poll) { /* a stop inside the cycle (lz_poll_fn) */
+                if (j > kcol) { /* a stop inside the cycle (lz_poll_fn) */
                     int stop = 0;
-                    PL_CALL_GOTO(opt->poll(opt->checkpoint_arg, m - j, &stop), out, err);
+                    PL_CALL_GOTO(kr_poll(opt, m - j, &stop), out, err);
                     if (stop) {
                         reason = LZ_CHECKPOINTED;
                         break;
@@ -591,12 +591,11 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                     worst = fmax(worst, lock_est[i] / ks_scale(lock_re[i], lock_im[i], normest));
                 if (!missed) {
                     PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, lock_re, lock_im, lock_est), out, err);
-                    if (opt->monitor) {
-                        lz_monitor_info mi = {restarts, nev, nev, w->napply, lock_re, lock_est, worst, pl_wtime() - t_begin, 1,
-                                              w->t.steps, 0.0, 0, 0, 0.0, -1, 0.0, 0.0};
-                        PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
-                        opt->monitor(opt->monitor_arg, &mi);
-                    }
+                    lz_monitor_info mi = {.restart = restarts, .nconv = nev, .nev = nev, .iterations = w->napply,
+                                          .ritz = lock_re, .resid = lock_est, .worst_resid = worst,
+                                          .elapsed = pl_wtime() - t_begin, .verifying = 1,
+                                          .full_reorths = w->t.steps, .orth_estimate = 0.0};
+                    PL_CALL_GOTO(kr_monitor(w, opt, res, &mi), out, err);
                 }
                 if (missed) {
                     nlock = 0; /* unlock: the whole relation A V = V S + v b^T holds */
@@ -640,12 +639,11 @@ static int ks_run(kr_ws *w, ks_ws *k, const lz_options *opt, lz_result *res)
                 rest[i] = i < mm ? k->est[i] : INFINITY;
             }
             PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, ritz_im, rest), out, err);
-            if (opt->monitor) {
-                lz_monitor_info mi = {restarts, nconv < nev ? nconv : nev, nev, w->napply, ritz, rest, worst,
-                                      pl_wtime() - t_begin, 0, w->t.steps, 0.0, 0, 0, 0.0, -1, 0.0, 0.0};
-                PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
-                opt->monitor(opt->monitor_arg, &mi);
-            }
+            lz_monitor_info mi = {.restart = restarts, .nconv = nconv < nev ? nconv : nev, .nev = nev,
+                                  .iterations = w->napply, .ritz = ritz, .resid = rest, .worst_resid = worst,
+                                  .elapsed = pl_wtime() - t_begin, .verifying = 0, .full_reorths = w->t.steps,
+                                  .orth_estimate = 0.0};
+            PL_CALL_GOTO(kr_monitor(w, opt, res, &mi), out, err);
 
             if (nconv >= nret) {
                 if (!opt->verify || whole_space || restarts >= w->pg.budget || m - nret < 3) {

@@ -343,9 +343,9 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         mm = m;
         int vm_valid = 1;
         for (int j = k; j < m; j++) {
-            if (j > k && opt->poll) { /* a stop inside the cycle (lz_poll_fn) */
+            if (j > k) { /* a stop inside the cycle (lz_poll_fn) */
                 int stop = 0;
-                PL_CALL_GOTO(opt->poll(opt->checkpoint_arg, m - j, &stop), out, err);
+                PL_CALL_GOTO(kr_poll(opt, m - j, &stop), out, err);
                 if (stop) {
                     reason = LZ_CHECKPOINTED;
                     break;
@@ -449,13 +449,11 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
             for (int i = 0; i < nev; i++) worst = fmax(worst, ls_est[i] / fmax(fabs(ls_theta[i]), normest));
             if (!missed || nlock < lcap) { /* (else the history row comes from the full problem below) */
                 PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ls_theta, NULL, ls_est), out, err);
-                if (opt->monitor) {
-                    lz_monitor_info mi = {restarts, nev, nev, w->napply, ls_theta, ls_est, worst,
-                                          pl_wtime() - t_begin, 1, w->t.full_reorths, res->orth_estimate,
-                                          0, 0, 0.0, -1, 0.0, 0.0};
-                    PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
-                    opt->monitor(opt->monitor_arg, &mi);
-                }
+                lz_monitor_info mi = {.restart = restarts, .nconv = nev, .nev = nev, .iterations = w->napply,
+                                      .ritz = ls_theta, .resid = ls_est, .worst_resid = worst,
+                                      .elapsed = pl_wtime() - t_begin, .verifying = 1,
+                                      .full_reorths = w->t.full_reorths, .orth_estimate = res->orth_estimate};
+                PL_CALL_GOTO(kr_monitor(w, opt, res, &mi), out, err);
             }
             if (missed && nlock >= lcap) {
                 /* a wanted eigenvalue (e.g. another copy of a degenerate one) was
@@ -537,12 +535,10 @@ static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
         }
         nconv = nc;
         PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, NULL, est), out, err);
-        if (opt->monitor) {
-            lz_monitor_info mi = {restarts, nconv, nev, w->napply, ritz, est, worst, pl_wtime() - t_begin, 0,
-                                  w->t.full_reorths, res->orth_estimate, 0, 0, 0.0, -1, 0.0, 0.0};
-            PL_CALL_GOTO(kr_progress_info(w, res, &mi), out, err);
-            opt->monitor(opt->monitor_arg, &mi);
-        }
+        lz_monitor_info mi = {.restart = restarts, .nconv = nconv, .nev = nev, .iterations = w->napply, .ritz = ritz,
+                              .resid = est, .worst_resid = worst, .elapsed = pl_wtime() - t_begin, .verifying = 0,
+                              .full_reorths = w->t.full_reorths, .orth_estimate = res->orth_estimate};
+        PL_CALL_GOTO(kr_monitor(w, opt, res, &mi), out, err);
 
         if (nconv >= nev) {
             if (!opt->verify || whole_space || restarts >= w->pg.budget || m - nev < 2) {
