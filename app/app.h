@@ -57,6 +57,14 @@ typedef struct app_matrix_info {
 /* Build (generate or import) this rank's contiguous row block, balanced by
  * non-zeros over the ranks of ctx->comm.  Collective.  PL_ERR_INPUT for bad
  * model parameters or a bad matrix file. */
+/* The config translated for the layers below (app_options.c). */
+void app_hh_params(const pl_model_cfg *m, hh_params *p);
+void app_bs_params(const pl_model_cfg *m, bs_params *p);
+void app_op_options(const pl_spmv_cfg *s, pl_op_options *o);
+/* An input error of a lower layer given the config place of the parameter it
+ * names (or of fallback_key); rc is returned. */
+int app_param_error(const pl_config *cfg, const char *section, const char *fallback_key, int rc);
+
 int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 
 /* For solve: is the matrix symmetric?  *symmetric = 1 when its source

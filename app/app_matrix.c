@@ -115,8 +115,10 @@ static int hh_rows_terms_cb(void *arg, int64_t r0, int64_t r1, pl_csr *out)
 static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 {
     hh_model *model = NULL;
-    int rc = hh_model_create(&ctx->cfg.model, &model);
-    if (rc == PL_ERR_INPUT) return model_error(ctx, PL_ERR_INPUT, "max_phonons");
+    hh_params hp;
+    app_hh_params(&ctx->cfg.model, &hp);
+    int rc = hh_model_create(&hp, &model);
+    if (rc == PL_ERR_INPUT) return app_param_error(&ctx->cfg, "model", "max_phonons", rc);
     PL_CALL(rc);
     gen_model g = {model, hh_lengths_cb, hh_rows_cb};
     hh_terms_arg targ = {model, (unsigned)ctx->build_terms};
@@ -147,8 +149,10 @@ static int bs_rows_cb(void *arg, int64_t r0, int64_t r1, pl_csr *out)
 static int build_bs(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 {
     bs_model *model = NULL;
-    int rc = bs_model_create(&ctx->cfg.model, &model);
-    if (rc == PL_ERR_INPUT || rc == PL_ERR_OVERFLOW) return model_error(ctx, PL_ERR_INPUT, "block_size");
+    bs_params bp;
+    app_bs_params(&ctx->cfg.model, &bp);
+    int rc = bs_model_create(&bp, &model);
+    if (rc == PL_ERR_INPUT || rc == PL_ERR_OVERFLOW) return app_param_error(&ctx->cfg, "model", "block_size", PL_ERR_INPUT);
     if (rc == PL_ERR_INTERNAL) return model_error(ctx, PL_ERR_INTERNAL, "seed");
     PL_CALL(rc);
     gen_model g = {model, bs_lengths_cb, bs_rows_cb};

@@ -83,7 +83,8 @@ static int build_operator(app_ctx *ctx, pl_op *op, const hh_model *m, pl_op **oo
         goto out;
     }
     PL_CHECK_GOTO(!bad, PL_ERR_MPI, out, rc, "another rank failed to build the [spectral] operator");
-    pl_spmv_cfg scfg = ctx->cfg.spmv;
+    pl_op_options scfg;
+    app_op_options(&ctx->cfg.spmv, &scfg);
     const double t1 = pl_wtime();
     PL_CALL_GOTO(pl_op_create(&rows, &scfg, pl_op_backend(op), ctx->comm, oop), out, rc);
     pl_debug("spectral: operator rows %.3f s, pJDS operator %.3f s", t1 - t0, pl_wtime() - t1);
@@ -202,7 +203,9 @@ int cmd_spectral(app_ctx *ctx)
              "basis removes the uniform mode, whose spectrum is analytic: 4 beta0^2 delta(w) + delta(w - w0))",
              cfg->path);
     hh_model *m = NULL;
-    PL_CALL(hh_model_create(&cfg->model, &m));
+    hh_params hp;
+    app_hh_params(&cfg->model, &hp);
+    PL_CALL(hh_model_create(&hp, &m));
     int rc = hh_op_check(m, sc->op, sc->momentum);
     if (rc != PL_OK) {
         hh_model_destroy(&m);

@@ -77,7 +77,9 @@ static int find_swept_terms(sweep_run *r)
     r->swept = 0;
     for (int p = 0; p < r->d.npoints; p++) { /* every point passed sweep_def_build's checks */
         PL_CALL(sweep_point_config(&r->base, &r->d, p, &pc));
-        hh_term_coefs(&pc.model, p == 0 ? c0 : c);
+        hh_params hp;
+        app_hh_params(&pc.model, &hp);
+        hh_term_coefs(&hp, p == 0 ? c0 : c);
         pl_config_destroy(&pc);
         for (int k = 0; p > 0 && k < HH_NTERMS; k++)
             if (c[k] != c0[k]) r->swept |= 1u << k;
@@ -104,7 +106,9 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
     if (!*rebuilt) { /* the same structure: refill the values (none kept: they did not change) */
         double c[HH_NTERMS], coef[1 + HH_NTERMS];
         int K = 1;
-        hh_term_coefs(&ctx->cfg.model, c);
+        hh_params hp;
+        app_hh_params(&ctx->cfg.model, &hp);
+        hh_term_coefs(&hp, c);
         coef[0] = 1.0;
         for (int k = 0; k < HH_NTERMS; k++)
             if (r->swept >> k & 1u) coef[K++] = c[k];

@@ -156,7 +156,9 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     hh_model *m = NULL;
     double *x = NULL, *halo = NULL, *acc = NULL, *eh = NULL, *y = NULL;
     int rc = PL_OK;
-    PL_CALL_GOTO(hh_model_create(&ctx->cfg.model, &m), out, rc);
+    hh_params hp;
+    app_hh_params(&ctx->cfg.model, &hp);
+    PL_CALL_GOTO(hh_model_create(&hp, &m), out, rc);
     const double t_m = pl_wtime();
     /* <psi|H|psi> on the backend */
     eh = malloc((((size_t)nvec + 1) + 1) * sizeof *eh);

@@ -697,13 +697,3 @@ char *pl_config_result_text(const pl_config *cfg, int with_sweep)
     free(full);
     return out;
 }
-
-void pl_hash_text(const char *text, char hex[17])
-{
-    uint64_t h = UINT64_C(1469598103934665603);
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        h ^= *p;
-        h *= UINT64_C(1099511628211);
-    }
-    snprintf(hex, 17, "%016llx", (unsigned long long)h);
-}

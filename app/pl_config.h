@@ -11,26 +11,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bs.h"
+#include "hh.h"
+#include "lanczos.h"
+#include "pl_hash.h"
+#include "spmv.h"
+
 enum pl_model_type { PL_MODEL_HOLSTEIN_HUBBARD = 0, PL_MODEL_HDF5 = 1, PL_MODEL_BLOCK_STENCIL = 2 };
-enum pl_phonon_basis { PL_PHONON_SITE = 0, PL_PHONON_NORMAL = 1 };
-enum pl_boundary { PL_BOUNDARY_PERIODIC = 0, PL_BOUNDARY_OPEN = 1 };
-/* smallest/largest: of the real parts (for symmetric problems, the values) */
-enum pl_which {
-    PL_WHICH_SMALLEST = 0,
-    PL_WHICH_LARGEST = 1,
-    PL_WHICH_LARGEST_MAGNITUDE = 2,
-    PL_WHICH_SMALLEST_REAL = 3,
-    PL_WHICH_LARGEST_REAL = 4,
-    PL_WHICH_LARGEST_IMAGINARY = 5
-};
-enum pl_method { PL_METHOD_AUTO = 0, PL_METHOD_LANCZOS = 1, PL_METHOD_KRYLOV_SCHUR = 2 };
-enum pl_stencil { PL_STENCIL_7 = 0, PL_STENCIL_27 = 1 };
-enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA = 2 };
-enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
-/* [spmv] format (issue 16): auto = compressed where its tables fit, else pjds */
-enum pl_format { PL_FORMAT_AUTO = 0, PL_FORMAT_PJDS = 1, PL_FORMAT_COMPRESSED = 2 };
-enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1, PL_TRANSPORT_AUTO = 2, PL_TRANSPORT_IPC = 3 };
-enum pl_precision { PL_PRECISION_DOUBLE = 0, PL_PRECISION_SINGLE = 1 };
+/* The enums of the keys that lower layers read are theirs: which, method,
+ * (lanczos.h), backend, exchange, format, transport,
+ * precision (spmv.h), phonon_basis, boundary (hh.h), stencil (bs.h). */
 
 typedef struct pl_model_cfg {
     int type;                /* type: holstein-hubbard | hdf5 (required)        */
@@ -81,9 +71,8 @@ typedef struct pl_solver_cfg {
     int reorthogonalization; /* reorthogonalization: partial | full = partial   */
                              /* (Lanczos; Krylov-Schur is always full)          */
 } pl_solver_cfg;
-enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 };
+enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 }; /* app translates to enum lz_reorth */
 
-#define PL_SORT_WINDOW_AUTO (-1) /* [spmv] sort_window = auto */
 #define PL_MAX_RESTARTS_AUTO (-1) /* [solver] max_restarts = auto (= LZ_RESTARTS_AUTO) */
 typedef struct pl_spmv_cfg {
     int backend;             /* backend: auto | cpu | cuda = auto               */
@@ -206,8 +195,6 @@ const char *pl_config_enum_words(const char *section, const char *key);
  * malloc'ed: what checkpoints and sweep files hash and compare.  NULL on no
  * memory. */
 char *pl_config_result_text(const pl_config *cfg, int with_sweep);
-/* FNV-1a 64-bit hash of a string, as 16 hex digits into hex[17]. */
-void pl_hash_text(const char *text, char hex[17]);
 
 /* Name of an enum value as written in the INI file. */
 const char *pl_config_enum_name(const char *section, const char *key, int value);

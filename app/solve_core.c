@@ -338,18 +338,12 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     double need = 1.05 * ((14.0 + 8.0 * rows->nterms) * nnz + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
     PL_CALL(pl_backend_mem_check(be, need));
     double t0 = pl_wtime();
-    int orc = pl_op_create(rows, &cfg->spmv, be, ctx->comm, op);
+    pl_op_options oo;
+    app_op_options(&cfg->spmv, &oo);
+    int orc = app_param_error(cfg, "spmv", NULL, pl_op_create(rows, &oo, be, ctx->comm, op));
     /* a check that every rank made alike ([spmv] transport = nccl on a
      * shared GPU, ...) prints once, exit status 2 without MPI_Abort */
     if (orc != PL_OK) app_error_alike(ctx, orc);
-    if (orc == PL_ERR_INPUT && strstr(pl_error_message(), "cannot be compressed")) {
-        /* name the key that asked for it: "cfg.ini:7: [spmv] format = compressed: ..." */
-        char where[1200], msg[1024];
-        pl_config_where(cfg, "spmv", "format", where, sizeof where);
-        snprintf(msg, sizeof msg, "%s", pl_error_message());
-        pl_error_clear();
-        return pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__, "%s = compressed: %s", where, msg);
-    }
     PL_CALL(orc);
     f->permute_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     pl_csr_destroy(rows);
@@ -416,13 +410,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     pl_op_reset_counters(op); /* the counters and per-product samples start here */
     double t0 = pl_wtime();
     int rc = f->method == PL_METHOD_LANCZOS ? lz_solve(op, &o, res) : ks_solve(op, &o, res);
-    if (rc == PL_ERR_INPUT) { /* name where the offending key was set */
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", pl_error_message());
-        pl_error_clear();
-        return PL_ERROR(PL_ERR_INPUT, "%s: %s", cfg->path, msg);
-    }
-    PL_CALL(rc);
+    PL_CALL(app_param_error(cfg, "solver", NULL, rc));
     f->solve_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     pl_op_timings ot;
     pl_op_timings_get(op, &ot);

@@ -104,7 +104,7 @@ static int block_init(bs_model *m)
     lapack_int info = LAPACKE_dgetrf(LAPACK_ROW_MAJOR, b, b, Xi, b, ipiv);
     PL_CHECK_GOTO(info >= 0, PL_ERR_LAPACK, out, rc, "LAPACKE_dgetrf: info = %d", (int)info);
     PL_CHECK_GOTO(info == 0, PL_ERR_INTERNAL, out, rc,
-                  "block-stencil: the block eigenbasis X is singular for seed %llu (b = %d); choose another [model] seed",
+                  "block-stencil: the block eigenbasis X is singular for seed %llu (b = %d); choose another seed",
                   (unsigned long long)m->seed, b);
     info = LAPACKE_dgetri(LAPACK_ROW_MAJOR, b, Xi, b, ipiv);
     PL_CHECK_GOTO(info == 0, info > 0 ? PL_ERR_INTERNAL : PL_ERR_LAPACK, out, rc,
@@ -146,7 +146,7 @@ out:
     return rc;
 }
 
-int bs_model_create(const pl_model_cfg *par, bs_model **model)
+int bs_model_create(const bs_params *par, bs_model **model)
 {
     PL_CHECK(par && model, PL_ERR_ARG, "NULL argument");
     *model = NULL;

@@ -26,8 +26,22 @@
 
 #include <stdint.h>
 
-#include "pl_config.h"
 #include "pl_csr.h"
+
+enum bs_stencil { PL_STENCIL_7 = 0, PL_STENCIL_27 = 1 };
+
+/* The parameters of the block-stencil operator (see the top of this file). */
+typedef struct bs_params {
+    int nx, ny, nz;          /* grid points per direction                       */
+    int block_size;          /* b unknowns per point                            */
+    int stencil;             /* enum bs_stencil                                 */
+    double convection;       /* c in [0, 1): upwind/downwind ratio (1+c)/(1-c)  */
+    double shift;            /* sigma added to the grid operator                */
+    double corner;           /* w, weight of the 27-point product term          */
+    double rotation;         /* argument (radians) of the complex block         */
+                             /* eigenvalues, in (0, pi)                         */
+    uint64_t seed;           /* of the dense block eigenbasis X                 */
+} bs_params;
 
 typedef struct bs_model bs_model; /* opaque */
 
@@ -36,7 +50,7 @@ typedef struct bs_model bs_model; /* opaque */
  * parameter), PL_ERR_OVERFLOW if N or nnz do not fit int64, PL_ERR_INTERNAL if
  * X is singular for this seed, PL_ERR_MEM.  *model is owned by the caller
  * (bs_model_destroy).  Not collective. */
-int bs_model_create(const pl_model_cfg *par, bs_model **model);
+int bs_model_create(const bs_params *par, bs_model **model);
 /* Free; accepts NULL, sets *model = NULL.  Can't fail. */
 void bs_model_destroy(bs_model **model);
 /* N = nx ny nz b, the number of rows.  Can't fail. */

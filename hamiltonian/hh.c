@@ -346,24 +346,24 @@ static inline int row_len(const hh_model *m, const hh_ws *w, int64_t iph)
 
 /* ---- model -------------------------------------------------------------- */
 
-static int hh_check(const pl_model_cfg *p)
+static int hh_check(const hh_params *p)
 {
-    PL_CHECK(p->sites >= 2 && p->sites <= HH_MAX_SITES, PL_ERR_INPUT, "[model] sites: %d: need 2 .. %d", p->sites,
+    PL_CHECK(p->sites >= 2 && p->sites <= HH_MAX_SITES, PL_ERR_INPUT, "sites: %d: need 2 .. %d", p->sites,
              HH_MAX_SITES);
-    PL_CHECK(p->n_up >= 0 && p->n_up <= p->sites, PL_ERR_INPUT, "[model] n_up: %d: need 0 .. sites = %d", p->n_up,
+    PL_CHECK(p->n_up >= 0 && p->n_up <= p->sites, PL_ERR_INPUT, "n_up: %d: need 0 .. sites = %d", p->n_up,
              p->sites);
-    PL_CHECK(p->n_down >= 0 && p->n_down <= p->sites, PL_ERR_INPUT, "[model] n_down: %d: need 0 .. sites = %d",
+    PL_CHECK(p->n_down >= 0 && p->n_down <= p->sites, PL_ERR_INPUT, "n_down: %d: need 0 .. sites = %d",
              p->n_down, p->sites);
-    PL_CHECK(p->max_phonons >= 0, PL_ERR_INPUT, "[model] max_phonons: must be >= 0 (got %d)", p->max_phonons);
+    PL_CHECK(p->max_phonons >= 0, PL_ERR_INPUT, "max_phonons: must be >= 0 (got %d)", p->max_phonons);
     PL_CHECK(isfinite(p->phonon_frequency) && p->phonon_frequency > 0, PL_ERR_INPUT,
-             "[model] phonon_frequency: must be a finite number > 0 (got %g)", p->phonon_frequency);
-    PL_CHECK(isfinite(p->hopping), PL_ERR_INPUT, "[model] hopping: must be finite (got %g)", p->hopping);
-    PL_CHECK(isfinite(p->hubbard_u), PL_ERR_INPUT, "[model] hubbard_u: must be finite (got %g)", p->hubbard_u);
-    PL_CHECK(isfinite(p->coupling), PL_ERR_INPUT, "[model] coupling: must be finite (got %g)", p->coupling);
+             "phonon_frequency: must be a finite number > 0 (got %g)", p->phonon_frequency);
+    PL_CHECK(isfinite(p->hopping), PL_ERR_INPUT, "hopping: must be finite (got %g)", p->hopping);
+    PL_CHECK(isfinite(p->hubbard_u), PL_ERR_INPUT, "hubbard_u: must be finite (got %g)", p->hubbard_u);
+    PL_CHECK(isfinite(p->coupling), PL_ERR_INPUT, "coupling: must be finite (got %g)", p->coupling);
     PL_CHECK(p->phonon_basis == PL_PHONON_SITE || p->phonon_basis == PL_PHONON_NORMAL, PL_ERR_INPUT,
-             "[model] phonon_basis: must be site or normal");
+             "phonon_basis: must be site or normal");
     PL_CHECK(p->boundary == PL_BOUNDARY_PERIODIC || p->boundary == PL_BOUNDARY_OPEN, PL_ERR_INPUT,
-             "[model] boundary: must be periodic or open");
+             "boundary: must be periodic or open");
     return PL_OK;
 }
 
@@ -401,7 +401,7 @@ static int build_ph_tables(hh_model *m)
     return PL_OK;
 }
 
-static int model_init(hh_model *m, const pl_model_cfg *par, int use_tables)
+static int model_init(hh_model *m, const hh_params *par, int use_tables)
 {
     PL_CALL(hh_check(par));
     m->par = *par;
@@ -431,7 +431,7 @@ static int model_init(hh_model *m, const pl_model_cfg *par, int use_tables)
     const int M = m->M, nm = m->nmodes;
     int64_t tsize = 0;
     if (pl_mul_i64((int64_t)nm + 1, (int64_t)M + 1, &tsize) || tsize > HH_PH_COUNT_LIMIT)
-        return PL_ERROR(PL_ERR_INPUT, "[model] max_phonons: %d is too large for %d phonon modes (at most %lld)", M,
+        return PL_ERROR(PL_ERR_INPUT, "max_phonons: %d is too large for %d phonon modes (at most %lld)", M,
                         nm, (long long)(HH_PH_COUNT_LIMIT / (nm + 1) - 1));
     PL_MALLOC(m->ph_count, tsize);
     int overflow = 0;
@@ -450,7 +450,7 @@ static int model_init(hh_model *m, const pl_model_cfg *par, int use_tables)
     m->n_ph = ph_T(m, nm, M);
     if (overflow || pl_mul_i64(m->n_up_states, m->n_dn_states, &nel) || pl_mul_i64(nel, m->n_ph, &m->N))
         return PL_ERROR(PL_ERR_INPUT,
-                        "[model] basis of C(%d,%d) x C(%d,%d) electron x C(%d+%d,%d) phonon states too large to "
+                        "basis of C(%d,%d) x C(%d,%d) electron x C(%d+%d,%d) phonon states too large to "
                         "index in 64 bits: reduce max_phonons (%d) or sites (%d)",
                         L, par->n_up, L, par->n_down, M, nm, nm, M, L);
     /* sqrt table */
@@ -488,7 +488,7 @@ static int model_init(hh_model *m, const pl_model_cfg *par, int use_tables)
     return PL_OK;
 }
 
-int hh_model_create_opts(const pl_model_cfg *par, int use_tables, hh_model **model)
+int hh_model_create_opts(const hh_params *par, int use_tables, hh_model **model)
 {
     PL_CHECK(par && model, PL_ERR_ARG, "hh_model_create: NULL argument");
     *model = NULL;
@@ -503,7 +503,7 @@ int hh_model_create_opts(const pl_model_cfg *par, int use_tables, hh_model **mod
     return PL_OK;
 }
 
-int hh_model_create(const pl_model_cfg *par, hh_model **model)
+int hh_model_create(const hh_params *par, hh_model **model)
 {
     PL_CALL(hh_model_create_opts(par, 1, model));
     return PL_OK;
@@ -696,7 +696,7 @@ int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t 
     return hh_row_lengths(&tm, r0, r1, len);
 }
 
-void hh_term_coefs(const pl_model_cfg *par, double c[HH_NTERMS])
+void hh_term_coefs(const hh_params *par, double c[HH_NTERMS])
 {
     c[HH_TERM_HOPPING] = par->hopping;
     c[HH_TERM_U] = par->hubbard_u;

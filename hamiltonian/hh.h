@@ -18,15 +18,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pl_config.h"
 #include "pl_csr.h"
+
+enum hh_phonon_basis { PL_PHONON_SITE = 0, PL_PHONON_NORMAL = 1 };
+enum hh_boundary { PL_BOUNDARY_PERIODIC = 0, PL_BOUNDARY_OPEN = 1 };
+
+/* The parameters of the Holstein-Hubbard chain (docs/design.md "Models"). */
+typedef struct hh_params {
+    int sites;               /* L >= 2                                          */
+    int n_up, n_down;        /* electrons of each spin, 0..L                    */
+    double hopping;          /* t                                               */
+    double hubbard_u;        /* U                                               */
+    double phonon_frequency; /* omega0 > 0                                      */
+    double coupling;         /* g                                               */
+    int max_phonons;         /* M >= 0: total phonon number cut-off             */
+    int phonon_basis;        /* enum hh_phonon_basis                            */
+    int boundary;            /* enum hh_boundary                                */
+} hh_params;
 
 typedef struct hh_model hh_model; /* opaque */
 
 /* Build the model (basis tables, ranking tables).  PL_ERR_INPUT if the
  * parameters are invalid or the basis is too large to index in 64 bits (the
  * message names the parameter).  Not collective. */
-int hh_model_create(const pl_model_cfg *par, hh_model **model);
+int hh_model_create(const hh_params *par, hh_model **model);
 /* Free; accepts NULL, sets *model = NULL.  Can't fail. */
 void hh_model_destroy(hh_model **model);
 /* N, the number of basis states (rows). */
@@ -58,7 +73,7 @@ int hh_row_lengths(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
  * basis). */
 enum { HH_TERM_HOPPING = 0, HH_TERM_U = 1, HH_TERM_PHONON = 2, HH_TERM_COUPLING = 3, HH_TERM_SHIFT = 4, HH_NTERMS = 5 };
 /* The coefficients c_k at the parameters par.  Can't fail. */
-void hh_term_coefs(const pl_model_cfg *par, double c[HH_NTERMS]);
+void hh_term_coefs(const hh_params *par, double c[HH_NTERMS]);
 /* As hh_rows_csr, but for sweeps: the pattern is the union of the terms'
  * non-zeros, independent of the parameter values (an entry is stored when
  * any term is non-zero there: the couplings at g = 0, the hops at t = 0, a

@@ -31,7 +31,7 @@
 #define HH_PH_COUNT_LIMIT (INT64_C(1) << 26)
 
 struct hh_model {
-    pl_model_cfg par;
+    hh_params par;
     int L, nmodes, nbonds;
     int bond_a[HH_MAX_SITES + 1], bond_b[HH_MAX_SITES + 1]; /* bond (a, b); b == 0 && a == L-1: wrap */
     int64_t binom[HH_MAX_SITES + 1][HH_MAX_SITES + 2];     /* C(n, k), 0 for k > n */
@@ -54,7 +54,7 @@ struct hh_model {
 
 /* Same as hh_model_create; use_tables = 0 forces the per-row phonon
  * ranking path (for tests: both paths must give the same rows). */
-int hh_model_create_opts(const pl_model_cfg *par, int use_tables, hh_model **model);
+int hh_model_create_opts(const hh_params *par, int use_tables, hh_model **model);
 
 /* Ranking helpers (exposed for the tests). */
 uint64_t hh_el_unrank(const hh_model *m, int64_t r, int nbits);

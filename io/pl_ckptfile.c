@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "pl_build.h"
-#include "pl_config.h"
+#include "pl_hash.h"
 #include "pl_error.h"
 
 #define CKPT_FORMAT "pjds-lanczos checkpoint"

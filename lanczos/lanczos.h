@@ -18,6 +18,19 @@
 
 #include "spmv.h"
 
+/* Which eigenvalues are wanted.  smallest/largest: of the real parts (for a
+ * symmetric operator, of the values). */
+enum pl_which {
+    PL_WHICH_SMALLEST = 0,
+    PL_WHICH_LARGEST = 1,
+    PL_WHICH_LARGEST_MAGNITUDE = 2,
+    PL_WHICH_SMALLEST_REAL = 3,
+    PL_WHICH_LARGEST_REAL = 4,
+    PL_WHICH_LARGEST_IMAGINARY = 5
+};
+/* The eigensolver: auto = Lanczos for a symmetric operator, else Krylov-Schur. */
+enum pl_method { PL_METHOD_AUTO = 0, PL_METHOD_LANCZOS = 1, PL_METHOD_KRYLOV_SCHUR = 2 };
+
 /* Why the solver stopped (SLEPc EPSConvergedReason). */
 enum lz_reason {
     LZ_ITERATING = 0,    /* internal: still running                              */

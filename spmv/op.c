@@ -215,3 +215,14 @@ int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, con
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h_out, k + 1, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w, w.w");
     return PL_OK;
 }
+
+void pl_op_options_defaults(pl_op_options *o)
+{
+    *o = (pl_op_options){.chunk_height = 32,
+                         .sort_window = PL_SORT_WINDOW_AUTO,
+                         .exchange = PL_EXCHANGE_VECTOR,
+                         .transport = PL_TRANSPORT_AUTO,
+                         .precision = PL_PRECISION_DOUBLE,
+                         .format = PL_FORMAT_AUTO,
+                         .blocks = 0};
+}

@@ -62,7 +62,7 @@ static void phase(const char *what, double *t)
 }
 
 /* Step 1 (local): validate the block. */
-static int check_block(const pl_csr *A, const pl_spmv_cfg *cfg, const pl_backend *be)
+static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backend *be)
 {
     PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL ||
                  cfg->transport == PL_TRANSPORT_AUTO || cfg->transport == PL_TRANSPORT_IPC,
@@ -285,7 +285,7 @@ static int fill_range(void *arg, int64_t c0, int64_t c1, int32_t *col, double *v
 /* Step 3b (local): local pJDS straight from the CSR block: permuted row s
  * takes the local entries of row perm[s] in their order, columns renumbered
  * through iperm; padding repeats the row's last column. */
-static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+static int fill_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_tmp *t)
 {
     const int32_t n = op->n;
     if (op->fmt == PL_FORMAT_COMPRESSED) return pl_op_format_build(op, A, cfg->chunk_height); /* loc stays empty */
@@ -301,7 +301,7 @@ static int fill_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_
 /* Step 3c (local): remote pJDS of the permuted rows with remote entries,
  * sorted by their remote length, columns = halo indices, row_map = the
  * permuted local row each adds into. */
-static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+static int fill_remote(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_tmp *t)
 {
     const int32_t n = op->n;
     const int C = cfg->chunk_height;
@@ -361,7 +361,7 @@ static int fill_remote(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build
 }
 
 /* Step 3 (local): sort, split, build both pJDS and the halo column list. */
-static int build_local(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+static int build_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_tmp *t)
 {
     const int32_t n = op->n;
     double tp = pl_wtime();
@@ -549,7 +549,7 @@ static int warm_up(pl_op *op)
     return PL_OK;
 }
 
-static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tmp *t)
+static int op_build(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_tmp *t)
 {
     MPI_Comm comm = op->comm;
     /* 1: validate, agree */
@@ -669,12 +669,12 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg, build_tm
     return PL_OK;
 }
 
-int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg_in, pl_backend *be, MPI_Comm comm, pl_op **out)
+int pl_op_create(const pl_csr *rows, const pl_op_options *cfg_in, pl_backend *be, MPI_Comm comm, pl_op **out)
 {
     PL_CHECK(rows && cfg_in && be && out, PL_ERR_ARG, "pl_op_create: NULL argument");
     /* [spmv] sort_window = auto: the backend's window (sort_window.c); the
      * build and pl_op_info see only the resolved value */
-    pl_spmv_cfg cfg_r = *cfg_in;
+    pl_op_options cfg_r = *cfg_in;
     cfg_r.sort_window = pl_sort_window_resolve(cfg_in->sort_window, be->name);
     /* test hook (tests/CMakeLists.txt, PL_ALSO_COMPRESSED): PJDS_SPMV_FORMAT=
      * compressed|pjds replaces format = auto, so that whole test folders run
@@ -683,7 +683,7 @@ int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg_in, pl_backend *be, 
     if (hook && cfg_r.format == PL_FORMAT_AUTO)
         cfg_r.format = !strcmp(hook, "compressed") ? PL_FORMAT_COMPRESSED : !strcmp(hook, "pjds") ? PL_FORMAT_PJDS
                                                                                                     : PL_FORMAT_AUTO;
-    const pl_spmv_cfg *cfg = &cfg_r;
+    const pl_op_options *cfg = &cfg_r;
     *out = NULL;
     pl_op *op = calloc(1, sizeof *op);
     PL_CHECK(op, PL_ERR_MEM, "out of host memory");

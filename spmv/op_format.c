@@ -10,7 +10,7 @@
  * when the tables do not fit.  Operators that keep value terms for the
  * in-place refill of a sweep, and backends without compressed kernels,
  * use pJDS (compressed forced: a warning).  auto also keeps pJDS for an
- * operator that serves block products (pl_spmv_cfg.blocks: dos, bench's
+ * operator that serves block products (pl_op_options.blocks: dos, bench's
  * SpMMV rows).  The decision is collective:
  * all ranks use the same format.  The remote part of a split matrix stays
  * pJDS.
@@ -45,7 +45,7 @@ static void local_entries(const pl_csr *A, int C, int64_t *nent, int64_t *nnz)
     *nnz = nz;
 }
 
-int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg)
+int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg)
 {
     const int want = cfg->format;
     op->fmt = PL_FORMAT_PJDS;

@@ -73,7 +73,7 @@ struct pl_op {
 /* op_format.c: decide the local format from cfg->format, the backend and
  * the tables the local parts would need (collective; sets op->fmt,
  * cmp_nval, cmp_noff, fmt_note), and build the compressed local part. */
-int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_spmv_cfg *cfg);
+int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg);
 int pl_op_format_build(pl_op *op, const pl_csr *A, int C);
 /* op_block.c: free the block halo buffers (pl_op_destroy).  Can't fail. */
 void pl_op_block_free(pl_op *op);

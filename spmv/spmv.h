@@ -21,9 +21,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pl_config.h"
 #include "pl_csr.h"
 #include "pl_error.h"
+
+/* ---- operator options ------------------------------------------------ */
+/* Which backend runs the kernels (pl_backend_create). */
+enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA = 2 };
+/* How the halo exchange meets the local product: vector mode (exchange,
+ * then multiply), overlap (local part while the halo travels), task (a
+ * dedicated communication thread). */
+enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
+/* The local matrix format: auto = compressed where its tables fit and it
+ * pays (op_format.c), else pjds. */
+enum pl_format { PL_FORMAT_AUTO = 0, PL_FORMAT_PJDS = 1, PL_FORMAT_COMPRESSED = 2 };
+/* How halo values travel between ranks: host MPI, NCCL, CUDA IPC between
+ * ranks sharing a GPU, or auto (nccl for the cuda backend when built with
+ * NCCL, ipc where ranks share a device, else mpi). */
+enum pl_transport { PL_TRANSPORT_MPI = 0, PL_TRANSPORT_NCCL = 1, PL_TRANSPORT_AUTO = 2, PL_TRANSPORT_IPC = 3 };
+enum pl_precision { PL_PRECISION_DOUBLE = 0, PL_PRECISION_SINGLE = 1 };
+#define PL_SORT_WINDOW_AUTO (-1) /* sort_window: the backend's window (pl_sort_window_resolve) */
+
+/* What pl_op_create builds; pl_op_options_defaults gives the defaults. */
+typedef struct pl_op_options {
+    int chunk_height;        /* C, rows per pJDS chunk = 32                      */
+    int64_t sort_window;     /* sigma: rows sorted together by length, 0 = all   */
+                             /* rows (pJDS), PL_SORT_WINDOW_AUTO = per backend   */
+    int exchange;            /* enum pl_exchange = vector                         */
+    int transport;           /* enum pl_transport = auto                          */
+    int precision;           /* enum pl_precision = double                        */
+    int format;              /* enum pl_format = auto                             */
+    int blocks;              /* 1: the operator serves block products (SpMMV);   */
+                             /* format = auto then keeps pJDS, whose block       */
+                             /* kernels are the faster ones = 0                  */
+} pl_op_options;
+void pl_op_options_defaults(pl_op_options *o);
 
 /* ---- pJDS ------------------------------------------------------------ */
 typedef struct pjds {
@@ -285,7 +316,7 @@ static inline int pl_backend_mem_check(pl_backend *be, double bytes_needed)
                         bytes_needed / 1073741824.0, dev, (double)fr / 1073741824.0, (double)tot / 1073741824.0);
 }
 
-/* Create the backend named by cfg->backend (auto: cuda when built with CUDA
+/* Create the backend of kind (enum pl_backend_kind; auto: cuda when built with CUDA
  * and a device is present, else cpu).  PL_ERR_INPUT if cuda is asked for
  * and not available.  `local_rank` picks the GPU. */
 int pl_backend_create(int kind, int local_rank, pl_backend **be);
@@ -316,7 +347,7 @@ typedef struct pl_op_info {
     int64_t sort_window;   /* [spmv] sort_window in use: auto resolved   */
                            /* (pl_sort_window_resolve), 0 = all rows     */
     int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
-                           /* _NCCL or _IPC (pl_config.h enum values)   */
+                           /* _NCCL or _IPC                              */
     /* issue 16: the local part's format */
     int format;            /* PL_FORMAT_PJDS or PL_FORMAT_COMPRESSED     */
     int64_t cmp_nval, cmp_noff; /* distinct values / offsets counted (max */
@@ -349,8 +380,8 @@ int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name);
  * (spmv helper:) rows are sorted by the length of their local part (the
  * columns this rank owns); the blocks of the ranks must be contiguous and in
  * rank order.  Failure is collective: if any rank fails, every rank returns
- * an error (PL_ERR_INPUT for a column outside [0, N) or a bad [spmv] key). */
-int pl_op_create(const pl_csr *rows, const pl_spmv_cfg *cfg, pl_backend *be, MPI_Comm comm, pl_op **op);
+ * an error (PL_ERR_INPUT for a column outside [0, N) or a bad option). */
+int pl_op_create(const pl_csr *rows, const pl_op_options *opt, pl_backend *be, MPI_Comm comm, pl_op **op);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.
  * Collective over the operator's communicator (halo exchange).

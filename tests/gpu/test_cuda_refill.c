@@ -207,7 +207,7 @@ static void test_op(pl_backend *be, pl_backend *cpu, tm_csr *a, const char *name
         setenv("PJDS_FILL_HOST", fh ? "1" : "0", 1);
         for (int mi = 0; mi < 3; mi++)
             for (int si = 0; si < 2; si++) {
-                pl_spmv_cfg cfg = {0};
+                pl_op_options cfg = {0};
                 cfg.chunk_height = 32;
                 cfg.sort_window = sigmas[si];
                 cfg.exchange = modes[mi];
@@ -261,7 +261,7 @@ static void test_op(pl_backend *be, pl_backend *cpu, tm_csr *a, const char *name
     unsetenv("PJDS_FILL_HOST");
     /* an operator without terms */
     {
-        pl_spmv_cfg cfg = {0};
+        pl_op_options cfg = {0};
         cfg.chunk_height = 32;
         cfg.transport = PL_TRANSPORT_MPI;
         pl_op *op = NULL;

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s L n_up n_down t U w0 g M site|normal periodic|open\n", argv[0]);
         return 2;
     }
-    pl_model_cfg p = {.type = PL_MODEL_HOLSTEIN_HUBBARD};
+    hh_params p = {};
     p.sites = atoi(argv[1]);
     p.n_up = atoi(argv[2]);
     p.n_down = atoi(argv[3]);

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     pl_log_init(0, PL_LOG_INFO);
-    pl_model_cfg p = {.type = PL_MODEL_HOLSTEIN_HUBBARD, .sites = 6, .n_up = 3, .n_down = 3, .hopping = 1.0,
+    hh_params p = {.sites = 6, .n_up = 3, .n_down = 3, .hopping = 1.0,
                       .hubbard_u = 4.0, .phonon_frequency = 1.0, .coupling = 1.0, .max_phonons = 15,
                       .phonon_basis = PL_PHONON_NORMAL, .boundary = PL_BOUNDARY_PERIODIC};
     if (argc == 11) {

@@ -23,15 +23,15 @@
 #include "pl_error.h"
 #include "testutil.h"
 
-static pl_model_cfg model(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
+static hh_params model(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
 {
-    pl_model_cfg p = {.type = PL_MODEL_HOLSTEIN_HUBBARD, .sites = L, .n_up = nu, .n_down = nd, .hopping = t,
+    hh_params p = {.sites = L, .n_up = nu, .n_down = nd, .hopping = t,
                       .hubbard_u = U, .phonon_frequency = w0, .coupling = g, .max_phonons = M,
                       .phonon_basis = basis, .boundary = bc};
     return p;
 }
 
-static const char *describe(const pl_model_cfg *p)
+static const char *describe(const hh_params *p)
 {
     static char s[200];
     snprintf(s, sizeof s, "L=%d up=%d dn=%d t=%g U=%g w0=%g g=%g M=%d %s %s", p->sites, p->n_up, p->n_down,
@@ -67,7 +67,7 @@ static int same_csr(const pl_csr *a, const pl_csr *b)
 }
 
 /* 1 + 2: structure, symmetry, consistency of all entry points, pieces */
-static void check_model(const pl_model_cfg *p)
+static void check_model(const hh_params *p)
 {
     hh_model *m = NULL, *mf = NULL;
     pl_csr a = {0};
@@ -141,7 +141,7 @@ static void check_model(const pl_model_cfg *p)
 }
 
 /* all eigenvalues (ascending) of the whole matrix by dense LAPACKE_dsyev */
-static double *dense_eigenvalues(const pl_model_cfg *p, int64_t *n_out)
+static double *dense_eigenvalues(const hh_params *p, int64_t *n_out)
 {
     hh_model *m = NULL;
     pl_csr a = {0};
@@ -164,7 +164,7 @@ static double *dense_eigenvalues(const pl_model_cfg *p, int64_t *n_out)
     return w;
 }
 
-static double ground_state(const pl_model_cfg *p)
+static double ground_state(const hh_params *p)
 {
     int64_t n;
     double *w = dense_eigenvalues(p, &n);
@@ -177,7 +177,7 @@ static void test_dense(void)
 {
     /* 4-site Hubbard ring, half filling, U = 4: E0 = -2.1027484835 */
     for (int basis = 0; basis < 2; basis++) {
-        pl_model_cfg p = model(4, 2, 2, 1.0, 4.0, 1.0, 0.0, 0, basis, PL_BOUNDARY_PERIODIC);
+        hh_params p = model(4, 2, 2, 1.0, 4.0, 1.0, 0.0, 0, basis, PL_BOUNDARY_PERIODIC);
         TU_CLOSE(ground_state(&p), -2.1027484835, 1e-9);
         /* g != 0 with M = 0: phonons frozen; site basis: unchanged spectrum,
          * normal basis: only the uniform-mode shift -g^2 N_e^2 / (L w0) = -4 g^2 */
@@ -190,7 +190,7 @@ static void test_dense(void)
      * is what makes these fermions periodic: N = 2 gives E0 = -2 (twice);
      * without the sign (hard-core bosons' matrix) it would be -2 sqrt2. */
     {
-        pl_model_cfg p = model(4, 2, 0, 1.0, 0.0, 1.0, 0.0, 0, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
+        hh_params p = model(4, 2, 0, 1.0, 0.0, 1.0, 0.0, 0, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
         int64_t n;
         double *w = dense_eigenvalues(&p, &n);
         if (w) {
@@ -216,7 +216,7 @@ static void test_dense(void)
      * E = U d - g^2 sum_i n_i^2 / w0; with U = 0.2, g = 0.5, w0 = 1: the
      * on-site bipolaron 0.2 - 4 g^2 = -0.8 lies below the two polarons -0.5 */
     for (int basis = 0; basis < 2; basis++) {
-        pl_model_cfg p = model(2, 1, 1, 0.0, 0.2, 1.0, 0.5, basis == PL_PHONON_SITE ? 20 : 40, basis,
+        hh_params p = model(2, 1, 1, 0.0, 0.2, 1.0, 0.5, basis == PL_PHONON_SITE ? 20 : 40, basis,
                                PL_BOUNDARY_PERIODIC);
         int64_t n;
         double *w = dense_eigenvalues(&p, &n);
@@ -233,8 +233,8 @@ static void test_dense(void)
         double prev = INFINITY, diff = INFINITY;
         int monotone = 1;
         for (int M = 2; M <= 8; M += 2) {
-            pl_model_cfg ps = model(3, 1, 1, 1.0, 2.0, 1.0, 0.5, M, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
-            pl_model_cfg pn = ps;
+            hh_params ps = model(3, 1, 1, 1.0, 2.0, 1.0, 0.5, M, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
+            hh_params pn = ps;
             pn.phonon_basis = PL_PHONON_NORMAL;
             double es = ground_state(&ps), en = ground_state(&pn);
             diff = fabs(es - en);
@@ -251,7 +251,7 @@ static void test_counts(void)
 {
     hh_model *m = NULL;
     /* HMEp: C(6,3)^2 = 400 electron states x C(15+5,5) = 15504 phonon states */
-    pl_model_cfg p = model(6, 3, 3, 1.0, 4.0, 1.0, 1.0, 15, PL_PHONON_NORMAL, PL_BOUNDARY_PERIODIC);
+    hh_params p = model(6, 3, 3, 1.0, 4.0, 1.0, 1.0, 15, PL_PHONON_NORMAL, PL_BOUNDARY_PERIODIC);
     TU_OK(hh_model_create(&p, &m));
     if (m) {
         int64_t nu, nd, nph;
@@ -350,7 +350,7 @@ static void test_counts(void)
 static void test_ranking(void)
 {
     hh_model *m = NULL;
-    pl_model_cfg p = model(7, 3, 2, 1.0, 0.0, 1.0, 1.0, 5, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
+    hh_params p = model(7, 3, 2, 1.0, 0.0, 1.0, 1.0, 5, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
     TU_OK(hh_model_create(&p, &m));
     if (!m) return;
     /* electrons: ascending masks with 3 bits among 7 are ranks 0, 1, ... */
@@ -389,14 +389,14 @@ static void test_ranking(void)
 /* value terms (hh_rows_csr_terms): one pattern for all parameter values; the
  * fixed part plus the swept terms give the values; on the entries
  * hh_rows_csr stores the values are its values, elsewhere 0 */
-static void test_terms(const pl_model_cfg *base)
+static void test_terms(const hh_params *base)
 {
     const double pars[][4] = {{1.0, 3.0, 0.8, 0.6}, {0.0, 0.0, 1.3, 0.0}, {0.7, 0.0, 0.5, 1.1}, {1.0, 2.0, 1.0, 0.0}};
     const unsigned masks[] = {0u, 1u << HH_TERM_COUPLING | 1u << HH_TERM_SHIFT, (1u << HH_NTERMS) - 1u,
                               1u << HH_TERM_U};
     pl_csr first = {0};
     for (size_t q = 0; q < sizeof pars / sizeof pars[0]; q++) {
-        pl_model_cfg p = *base;
+        hh_params p = *base;
         p.hopping = pars[q][0];
         p.hubbard_u = pars[q][1];
         p.phonon_frequency = pars[q][2];
@@ -460,11 +460,11 @@ int main(void)
             for (int bc = 0; bc < 2; bc++) {
                 int L = sizes[s][0];
                 int M = L <= 3 ? 4 : L <= 5 ? 3 : 2;
-                pl_model_cfg p = model(L, sizes[s][1], sizes[s][2], 1.0, 3.0, 0.8, 0.6, M, basis, bc);
+                hh_params p = model(L, sizes[s][1], sizes[s][2], 1.0, 3.0, 0.8, 0.6, M, basis, bc);
                 check_model(&p);
             }
     /* g = 0 and t = 0 special cases */
-    pl_model_cfg p = model(4, 2, 1, 1.0, 2.0, 1.0, 0.0, 3, PL_PHONON_NORMAL, PL_BOUNDARY_PERIODIC);
+    hh_params p = model(4, 2, 1, 1.0, 2.0, 1.0, 0.0, 3, PL_PHONON_NORMAL, PL_BOUNDARY_PERIODIC);
     check_model(&p);
     p = model(4, 2, 1, 0.0, 2.0, 1.0, 1.0, 3, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
     check_model(&p);
@@ -474,7 +474,7 @@ int main(void)
     for (size_t s = 0; s < sizeof tsz / sizeof tsz[0]; s++)
         for (int basis = 0; basis < 2; basis++)
             for (int bc = 0; bc < 2; bc++) {
-                pl_model_cfg tp = model(tsz[s][0], tsz[s][1], tsz[s][2], 1.0, 3.0, 0.8, 0.6, tsz[s][3], basis, bc);
+                hh_params tp = model(tsz[s][0], tsz[s][1], tsz[s][2], 1.0, 3.0, 0.8, 0.6, tsz[s][3], basis, bc);
                 test_terms(&tp);
             }
     return tu_result("hh_unit");

@@ -35,7 +35,7 @@
 #include "testutil.h"
 
 static int g_rank, g_size;
-static pl_spmv_cfg g_spmv;
+static pl_op_options g_spmv;
 static int g_ncv = 0;
 static int g_verify = 1;
 static int g_reorth = LZ_REORTH_PARTIAL;
@@ -315,7 +315,7 @@ static void ghost_case(void)
     free(d.a);
 }
 
-static int hh_dense(const pl_model_cfg *m, dense *d)
+static int hh_dense(const hh_params *m, dense *d)
 {
     hh_model *model = NULL;
     pl_csr a = {0};
@@ -337,11 +337,11 @@ static int hh_dense(const pl_model_cfg *m, dense *d)
     return PL_OK;
 }
 
-static pl_model_cfg hh_cfg(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
+static hh_params hh_cfg(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
 {
-    pl_model_cfg m;
+    hh_params m;
     memset(&m, 0, sizeof m);
-    m.type = PL_MODEL_HOLSTEIN_HUBBARD;
+    m;
     m.sites = L;
     m.n_up = nu;
     m.n_down = nd;
@@ -358,7 +358,7 @@ static pl_model_cfg hh_cfg(int L, int nu, int nd, double t, double U, double w0,
 static void hh_cases(void)
 {
     /* Hubbard ring: exact ground state */
-    pl_model_cfg m = hh_cfg(4, 2, 2, 1.0, 4.0, 1.0, 0.0, 0, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
+    hh_params m = hh_cfg(4, 2, 2, 1.0, 4.0, 1.0, 0.0, 0, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
     dense d = {0, NULL};
     TU_OK(hh_dense(&m, &d));
     if (d.a) {
@@ -372,7 +372,7 @@ static void hh_cases(void)
     /* Holstein-Hubbard with phonons, site and normal basis, a few hundred rows */
     struct {
         const char *name;
-        pl_model_cfg m;
+        hh_params m;
     } cs[] = {
         {"hh L=3 1u1d M=3 site open", hh_cfg(3, 1, 1, 1.0, 2.0, 1.0, 0.7, 3, PL_PHONON_SITE, PL_BOUNDARY_OPEN)},
         {"hh L=4 1u1d M=2 normal per.", hh_cfg(4, 1, 1, 1.0, 4.0, 1.0, 1.0, 2, PL_PHONON_NORMAL, PL_BOUNDARY_PERIODIC)},
@@ -387,7 +387,7 @@ static void hh_cases(void)
         free(h.a);
     }
     /* degenerate ground state: 5 sites, 2 up, 1 down, periodic, U = 4 */
-    pl_model_cfg dg = hh_cfg(5, 2, 1, 1.0, 4.0, 1.0, 0.0, 0, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
+    hh_params dg = hh_cfg(5, 2, 1, 1.0, 4.0, 1.0, 0.0, 0, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
     dense e = {0, NULL};
     TU_OK(hh_dense(&dg, &e));
     if (e.a) {
@@ -413,7 +413,6 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     pl_log_init(g_rank, PL_LOG_INFO);
     memset(&g_spmv, 0, sizeof g_spmv);
-    g_spmv.backend = PL_BACKEND_CPU;
     g_spmv.chunk_height = 32;
     g_spmv.sort_window = 0;
     g_spmv.exchange = PL_EXCHANGE_VECTOR;

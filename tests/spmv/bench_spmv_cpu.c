@@ -119,7 +119,7 @@ int main(int argc, char **argv)
         } fmts[] = {{32, 0}, {32, 1}, {32, 65536}, {8, 0}, {4, 0}};
         double *xp = malloc((size_t)n * sizeof *xp);
         for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
-            pl_spmv_cfg cfg = {.backend = PL_BACKEND_CPU, .chunk_height = fmts[f].C, .sort_window = fmts[f].sigma,
+            pl_op_options cfg = {.chunk_height = fmts[f].C, .sort_window = fmts[f].sigma,
                                .exchange = PL_EXCHANGE_VECTOR};
             pl_op *op = NULL;
             double tc = pl_wtime();

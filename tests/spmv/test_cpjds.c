@@ -53,15 +53,14 @@ static int check_op(const tm_csr *a, int fmt, const char *name, pl_op_info *info
     block_of(a, &blk);
     pl_backend *be = NULL;
     TU_OK(pl_backend_create(backend_kind, 0, &be));
-    pl_config cfg;
-    pl_config_defaults(&cfg);
-    cfg.spmv.format = fmt;
-    if (backend_kind == PL_BACKEND_CUDA && size > 1) cfg.spmv.transport = PL_TRANSPORT_MPI; /* ranks may share a GPU */
+    pl_op_options oo;
+    pl_op_options_defaults(&oo);
+    oo.format = fmt;
+    if (backend_kind == PL_BACKEND_CUDA && size > 1) oo.transport = PL_TRANSPORT_MPI; /* ranks may share a GPU */
     pl_op *op = NULL;
-    int rc = pl_op_create(&blk, &cfg.spmv, be, MPI_COMM_WORLD, &op);
+    int rc = pl_op_create(&blk, &oo, be, MPI_COMM_WORLD, &op);
     if (rc != PL_OK) {
         pl_csr_destroy(&blk);
-        pl_config_destroy(&cfg);
         pl_backend_destroy(&be);
         return -1;
     }
@@ -131,16 +130,13 @@ static int check_op(const tm_csr *a, int fmt, const char *name, pl_op_info *info
     free(ay);
     pl_op_destroy(&op);
     pl_csr_destroy(&blk);
-    pl_config_destroy(&cfg);
     pl_backend_destroy(&be);
     return info.format;
 }
 
 static void hh_matrix(int basis, int boundary, tm_csr *a)
 {
-    pl_config cfg;
-    pl_config_defaults(&cfg);
-    pl_model_cfg *m = &cfg.model;
+    hh_params hp = {0}, *m = &hp;
     m->sites = 4;
     m->n_up = 2;
     m->n_down = 1;
@@ -165,7 +161,6 @@ static void hh_matrix(int basis, int boundary, tm_csr *a)
     memcpy(a->val, c.val, sizeof(double) * (size_t)a->nnz);
     pl_csr_destroy(&c);
     hh_model_destroy(&h);
-    pl_config_destroy(&cfg);
 }
 
 /* random pattern: the diagonal and `k` entries per row at random columns

@@ -92,14 +92,12 @@ static void csr_spmv(const pl_csr *A, const double *x, double *y)
  * note and the stats of its count (pl_cpjds_last_stats). */
 static int decide(const pl_csr *A, pl_backend *be, pl_cpjds_stats *st, char *note, size_t notelen)
 {
-    pl_config cfg;
-    pl_config_defaults(&cfg);
-    cfg.spmv.format = PL_FORMAT_AUTO;
-    cfg.spmv.backend = PL_BACKEND_CPU;
+    pl_op_options oo;
+    pl_op_options_defaults(&oo);
     pl_op *op = NULL;
     memset(st, 0, sizeof *st);
     int fmt = -1;
-    TU_OK(pl_op_create(A, &cfg.spmv, be, MPI_COMM_SELF, &op));
+    TU_OK(pl_op_create(A, &oo, be, MPI_COMM_SELF, &op));
     if (op) {
         pl_op_info info;
         pl_op_get_info(op, &info);
@@ -108,7 +106,6 @@ static int decide(const pl_csr *A, pl_backend *be, pl_cpjds_stats *st, char *not
         pl_cpjds_last_stats(st);
         pl_op_destroy(&op);
     }
-    pl_config_destroy(&cfg);
     return fmt;
 }
 

@@ -44,7 +44,7 @@ static void build_and_check(const tm_csr *a, int mode, int64_t *bounds, pl_op_in
     memcpy(b.val, a->val + a->ptr[r0], (size_t)nnz * sizeof *b.val);
     pl_backend *be = NULL;
     TU_OK(pl_backend_cpu_create(&be));
-    pl_spmv_cfg cfg = {.backend = PL_BACKEND_CPU, .chunk_height = 4, .sort_window = 0, .exchange = mode};
+    pl_op_options cfg = {.chunk_height = 4, .sort_window = 0, .exchange = mode};
     pl_op *op = NULL;
     TU_OK(pl_op_create(&b, &cfg, be, MPI_COMM_WORLD, &op));
     pl_csr_destroy(&b);

@@ -64,9 +64,8 @@ static void run_case(const tm_csr *a, const char *name, MPI_Comm comm)
     for (int mi = 0; mi < 3; mi++)
         for (int ci = 0; ci < 3; ci++)
             for (int si = 0; si < 3; si++) {
-                pl_spmv_cfg cfg = {0};
+                pl_op_options cfg = {0};
                 cfg.format = PL_FORMAT_PJDS; /* the pJDS sort windows under test */
-                cfg.backend = PL_BACKEND_CPU;
                 cfg.chunk_height = Cs[ci];
                 cfg.sort_window = sigmas[si];
                 cfg.exchange = modes[mi];
@@ -174,9 +173,8 @@ int main(int argc, char **argv)
         block_of(&a, r0, r1, &blk);
         pl_backend *be = NULL;
         TU_OK(pl_backend_cpu_create(&be));
-        pl_spmv_cfg cfg = {0};
+        pl_op_options cfg = {0};
         cfg.format = PL_FORMAT_PJDS; /* the pJDS sort windows under test */
-        cfg.backend = PL_BACKEND_CPU;
         cfg.chunk_height = 4;
         cfg.exchange = PL_EXCHANGE_OVERLAP;
         cfg.transport = PL_TRANSPORT_NCCL;

@@ -125,8 +125,7 @@ static void run_case(tm_csr *a, int signed_terms, const char *name, MPI_Comm com
     const int64_t sigmas[] = {0, 64};
     for (int mi = 0; mi < 3; mi++)
         for (int si = 0; si < 2; si++) {
-            pl_spmv_cfg cfg = {0};
-            cfg.backend = PL_BACKEND_CPU;
+            pl_op_options cfg = {0};
             cfg.chunk_height = si ? 4 : 32;
             cfg.sort_window = sigmas[si];
             cfg.exchange = modes[mi];

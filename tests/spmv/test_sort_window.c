@@ -62,9 +62,8 @@ static void check_op(const tm_csr *a, int64_t cfg_window, int64_t want_reported,
 {
     pl_csr blk;
     csr_of(a, &blk);
-    pl_spmv_cfg cfg = {0};
+    pl_op_options cfg = {0};
     cfg.format = PL_FORMAT_PJDS; /* the pJDS sort windows under test */
-    cfg.backend = PL_BACKEND_CPU;
     cfg.chunk_height = 4;
     cfg.sort_window = cfg_window;
     pl_op *op = NULL;
@@ -157,9 +156,8 @@ static int blocks_kept(const tm_csr *a, int b, int64_t window, pl_backend *be)
 {
     pl_csr blk;
     csr_of(a, &blk);
-    pl_spmv_cfg cfg = {0};
+    pl_op_options cfg = {0};
     cfg.format = PL_FORMAT_PJDS; /* the pJDS sort windows under test */
-    cfg.backend = PL_BACKEND_CPU;
     cfg.chunk_height = 32;
     cfg.sort_window = window;
     pl_op *op = NULL;

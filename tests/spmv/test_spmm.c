@@ -56,8 +56,7 @@ static void run(const tm_csr *a, int kind, pl_backend *be)
     Rs[nR++] = 64;
     for (int mi = 0; mi < 3; mi++)
         for (int ci = 0; ci < 2; ci++) {
-            pl_spmv_cfg cfg = {0};
-            cfg.backend = kind;
+            pl_op_options cfg = {0};
             cfg.chunk_height = Cs[ci];
             cfg.sort_window = 0;
             cfg.exchange = modes[mi];
