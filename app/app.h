@@ -98,11 +98,14 @@ int app_row_stats(app_ctx *ctx, const pl_csr *rows, int32_t **len_out, struct pj
 /* Subcommands: return an error code (main maps it to the exit status). */
 int cmd_info(app_ctx *ctx);
 int cmd_solve(app_ctx *ctx);
-int cmd_bench(app_ctx *ctx);
 int cmd_export(app_ctx *ctx);
 int cmd_merge(app_ctx *ctx);
 int cmd_spectral(app_ctx *ctx);
 int cmd_dos(app_ctx *ctx);
+/* `bench`: executes pjds-bench from the directory of the running executable
+ * with the command's arguments (argv after "bench"); returns only when that
+ * fails: 2 after one line on stderr. */
+int app_bench_exec(int argc, char **argv);
 
 /* 1 if ctx says the output file may be (over)written; PL_ERR_INPUT with a
  * clear message otherwise (exists without --overwrite, directory missing or

@@ -51,9 +51,8 @@ static const command commands[] = {
      "Chebyshev moments of [kpm] random_vectors random vectors, [kpm] block of them per SpMMV, two\n"
      "moments per product; writes the damped density (Jackson or Lorentz kernel), the raw moments and\n"
      "the bounds to [output] file (README, \"Density of states\").  Symmetric matrices only.\n"},
-    {"bench", cmd_bench, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "",
-     "Times y = A x on the configured matrix for each storage format on the configured backend\n"
-     "(median of [spmv] repeats runs) and reports GF/s, effective GB/s and %% of the memory floor.\n"},
+    /* no fn: runs the program pjds-bench, which has its own help (app_bench_exec) */
+    {"bench", NULL, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "", NULL},
     {"merge", cmd_merge, "combine partial sweep files (job arrays) into one", "",
      "usage: pjds-lanczos merge [--overwrite] OUT.h5 IN.h5...\n\n"
      "Combines sweep result files of the same sweep (root attribute sweep_hash), e.g. the shares of a\n"
@@ -91,7 +90,6 @@ static void command_help(const command *c)
         printf("  --resume                 continue from the checkpoint, or the points of a sweep not yet done\n"
                "  --points A-B|auto        solve only sweep points A..B (0-based, inclusive); auto: this task's\n"
                "                           share of a Slurm job array (SLURM_ARRAY_TASK_ID, _COUNT or _MIN/_MAX)\n");
-    if (!strcmp(c->name, "bench")) printf("  --json FILE              also write the results as JSON\n");
     printf("  --help                   this text\n\nThe config reference is in README.md; configs/ holds examples.\n");
 }
 
@@ -115,10 +113,7 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
             PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--points needs A-B (sweep point indices) or auto");
             ctx->points = argv[++i];
         }
-        else if (!strcmp(a, "--json") && !strcmp(c->name, "bench")) {
-            PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--json needs a file name");
-            setenv("PJDS_BENCH_JSON", argv[++i], 1); /* read by cmd_bench */
-        } else if (!strcmp(a, "--set")) {
+        else if (!strcmp(a, "--set")) {
             PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--set needs an argument section.key=value");
             (*sets)[(*nsets)++] = argv[++i];
         } else if (!strncmp(a, "--set=", 6)) (*sets)[(*nsets)++] = argv[i] + 6;
@@ -184,6 +179,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (!cmd->fn) return app_bench_exec(argc - 2, argv + 2); /* before MPI: pjds-bench starts its own */
 
     /* Started without a launcher (no mpirun/srun environment): an isolated
      * singleton, so that Open MPI does not fork an orted first (0.1 s here,

@@ -1,4 +1,4 @@
-/* bench_blocked.c — `bench` (cmd_bench.c): blocked pJDS (pJDS-b,
+/* bench_blocked.c — `bench` (bench_run.c): blocked pJDS (pJDS-b,
  * spmv/pjds_block.h) on one rank.
  *
  * Method.  pjds_block_detect finds the run length b (2..8, fill <= 5 %) of a

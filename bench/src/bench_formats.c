@@ -1,4 +1,4 @@
-/* bench_formats.c — the storage formats that `bench` (cmd_bench.c) times on
+/* bench_formats.c — the storage formats that `bench` (bench_run.c) times on
  * one rank: pJDS per sort window and kernel variant (with the cuSPARSE SELL
  * oracle and the CPU backend on the configured window), ELLPACK-R, cuSPARSE
  * CSR and sliced ELLPACK, and the operator of `solve`.  Each adds its rows
@@ -300,7 +300,7 @@ static void run_op_rows(bench *b, int fmt, const char *label)
     pl_op_destroy(&op);
 }
 
-/* The operator of `solve` in both formats (issue 16). */
+/* The operator of `solve` in both formats. */
 void bench_run_op(bench *b)
 {
     run_op_rows(b, PL_FORMAT_PJDS, "pJDS operator (format pjds)");

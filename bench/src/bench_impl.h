@@ -1,6 +1,6 @@
-/* bench_impl.h — internals of `bench` shared by app/cmd_bench.c and
- * app/bench_*.c (never included from another folder): the result table,
- * the bench state, the launchers and the helpers.  Not a public interface.
+/* bench_impl.h — internals of pjds-bench shared by the files of bench/src
+ * (never included from another folder): the result table, the bench state,
+ * the launchers and the helpers.  Not a public interface.
  */
 #ifndef PL_BENCH_IMPL_H
 #define PL_BENCH_IMPL_H
@@ -19,6 +19,7 @@
 #include "pjds_block.h"
 #if PJDS_HAVE_CUDA
 #include "cuda/pl_cuda_bench.h"
+#include "cusparse_ref.h"
 #endif
 
 #define BENCH_MAX_ROWS 64
@@ -177,5 +178,12 @@ int bench_write_json(bench *b, const char *path);
 
 /* ---- bench_mpi.c ---- */
 int bench_mpi(bench *b);
+
+/* ---- bench_run.c ---- */
+/* The whole benchmark of the configured matrix (`pjds-lanczos bench`):
+ * builds it, times every format (or, with several ranks, the distributed
+ * operator per exchange mode), prints the table on rank 0 and writes the
+ * JSON named by PJDS_BENCH_JSON.  Collective. */
+int bench_run(app_ctx *ctx);
 
 #endif

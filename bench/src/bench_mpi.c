@@ -1,4 +1,4 @@
-/* bench_mpi.c — `bench` (cmd_bench.c) with several MPI ranks: the
+/* bench_mpi.c — `bench` (bench_run.c) with several MPI ranks: the
  * distributed operator per exchange mode, its time split, and the parallel
  * efficiency against the whole matrix timed as one rank on rank 0.
  */

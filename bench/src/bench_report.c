@@ -1,4 +1,4 @@
-/* bench_report.c — output of `bench` (cmd_bench.c): the table on stdout and
+/* bench_report.c — output of `bench` (bench_run.c): the table on stdout and
  * the JSON file (PJDS_BENCH_JSON).
  */
 #define _POSIX_C_SOURCE 200809L

@@ -1,4 +1,4 @@
-/* bench_spmm.c — the SpMMV table of `bench` (issue 14; README "SpMMV"):
+/* bench_spmm.c — the SpMMV table of `bench` (README "SpMMV"):
  * Y = A X for R = 1, 2, 4, 8, 16, 32 vectors with pl_op_apply_block (the
  * operator of the solve path, so every matrix entry is loaded once per
  * block), against the operator's single SpMV and, on the GPU, cuSPARSE's

@@ -1,4 +1,4 @@
-/* bench_util.c — helpers of `bench` (cmd_bench.c): the input vector, table
+/* bench_util.c — helpers of `bench` (bench_run.c): the input vector, table
  * rows, timing of launches (CUDA events or wall clock, median after
  * warm-up), error against the host CSR reference, the launchers, kernel
  * variant selection and the host copy bandwidth.

@@ -1,4 +1,4 @@
-/* bench_vecops.c — `bench` (cmd_bench.c) on a GPU, one rank: the dense
+/* bench_vecops.c — `bench` (bench_run.c) on a GPU, one rank: the dense
  * backend operations of Lanczos at the matrix's n (gemv_t, gemv_n, gemm with
  * our tall-skinny kernels and with cuBLAS; dot, axpy), GPU and wall times.
  */

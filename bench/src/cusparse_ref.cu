@@ -1,17 +1,27 @@
-/* cusparse_ref.cu — the cuSPARSE reference formats of `bench` (pl_cuda_bench.h):
- * CSR (CUSPARSE_SPMV_CSR_ALG1) and sliced ELLPACK (SELL_ALG1), built from the
- * host arrays, timed on the CUDA backend's stream.  Split from backend_cuda.cu
- * (the backend proper). */
+/* cusparse_ref.cu — the cuSPARSE peer of `pjds-bench` (cusparse_ref.h): CSR
+ * (CUSPARSE_SPMV_CSR_ALG1), sliced ELLPACK (SELL_ALG1) and the CSR SpMM, built
+ * from the host arrays and run on the CUDA backend's stream.  Each matrix owns
+ * its cuSPARSE handle, so the backend itself never links cuSPARSE. */
 #include <cuda_runtime.h>
+#include <cusparse.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_impl.h"
+extern "C" {
+#include "cusparse_ref.h"
+}
 
-
-/* ---- cuSPARSE reference formats ------------------------------------------------ */
+#define PL_CUSPARSE(e)                                                                                   \
+    do {                                                                                                 \
+        cusparseStatus_t pl_cse_ = (e);                                                                  \
+        if (pl_cse_ != CUSPARSE_STATUS_SUCCESS)                                                          \
+            return pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,            \
+                                cusparseGetErrorName(pl_cse_), cusparseGetErrorString(pl_cse_));        \
+    } while (0)
 
 struct pl_cusparse_mat {
+    cusparseHandle_t h;          /* on the backend's stream, host pointer mode */
     int64_t nrows, ncols;
     cusparseSpMatDescr_t A;
     void *d_off, *d_col, *d_val; /* offsets (row or slice), columns, values */
@@ -21,12 +31,11 @@ struct pl_cusparse_mat {
     const char *what;
 };
 
-static int cusparse_handle(pl_cuda_ctx *cx)
+static int cusparse_handle(pl_cuda_ctx *cx, cusparseHandle_t *h)
 {
-    if (cx->cusparse) return PL_OK;
-    PL_CUSPARSE(cusparseCreate(&cx->cusparse));
-    PL_CUSPARSE(cusparseSetStream(cx->cusparse, cx->stream));
-    PL_CUSPARSE(cusparseSetPointerMode(cx->cusparse, CUSPARSE_POINTER_MODE_HOST));
+    PL_CUSPARSE(cusparseCreate(h));
+    PL_CUSPARSE(cusparseSetStream(*h, cx->stream));
+    PL_CUSPARSE(cusparseSetPointerMode(*h, CUSPARSE_POINTER_MODE_HOST));
     return PL_OK;
 }
 
@@ -40,6 +49,7 @@ extern "C" void pl_cusparse_destroy(pl_backend *be, pl_cusparse_mat **pm)
     if (m->d_col) (void)cudaFree(m->d_col);
     if (m->d_val) (void)cudaFree(m->d_val);
     if (m->d_buf) (void)cudaFree(m->d_buf);
+    if (m->h) (void)cusparseDestroy(m->h);
     free(m);
     *pm = NULL;
 }
@@ -61,7 +71,7 @@ static int cusparse_prepare(pl_backend *be, pl_cusparse_mat *m)
     s = cusparseCreateDnVec(&vx, m->ncols, x, CUDA_R_64F);
     if (s == CUSPARSE_STATUS_SUCCESS) s = cusparseCreateDnVec(&vy, m->nrows, y, CUDA_R_64F);
     if (s == CUSPARSE_STATUS_SUCCESS)
-        s = cusparseSpMV_bufferSize(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy,
+        s = cusparseSpMV_bufferSize(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy,
                                     CUDA_R_64F, m->alg, &m->buf_bytes);
     if (s == CUSPARSE_STATUS_SUCCESS && m->buf_bytes) {
         cudaError_t ce = cudaMalloc(&m->d_buf, m->buf_bytes);
@@ -73,12 +83,12 @@ static int cusparse_prepare(pl_backend *be, pl_cusparse_mat *m)
     }
 #if CUSPARSE_VERSION >= 12400
     if (s == CUSPARSE_STATUS_SUCCESS)
-        s = cusparseSpMV_preprocess(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy,
+        s = cusparseSpMV_preprocess(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy,
                                     CUDA_R_64F, m->alg, m->d_buf);
 #endif
     if (s == CUSPARSE_STATUS_SUCCESS) {
         /* one trial SpMV: cuSPARSE reports unsupported configurations here */
-        s = cusparseSpMV(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy, CUDA_R_64F, m->alg,
+        s = cusparseSpMV(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy, CUDA_R_64F, m->alg,
                          m->d_buf);
     }
     if (s == CUSPARSE_STATUS_NOT_SUPPORTED) {
@@ -152,14 +162,14 @@ extern "C" int pl_cusparse_csr_create(pl_backend *be, int64_t nrows, int64_t nco
 {
     PL_CHECK_CUDA_BE(be);
     *pm = NULL;
-    PL_CALL(cusparse_handle(pl_cuda_ctx_of(be)));
     pl_cusparse_mat *m = (pl_cusparse_mat *)calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory");
     m->nrows = nrows;
     m->ncols = ncols;
     m->alg = CUSPARSE_SPMV_CSR_ALG1;
     m->what = "CSR";
-    int e = csr_fill(be, m, row_ptr, col, val);
+    int e = cusparse_handle(pl_cuda_ctx_of(be), &m->h);
+    if (e == PL_OK) e = csr_fill(be, m, row_ptr, col, val);
     if (e == PL_OK) e = cusparse_prepare(be, m);
     if (e != PL_OK) {
         pl_cusparse_destroy(be, &m);
@@ -211,14 +221,14 @@ extern "C" int pl_cusparse_sell_create(pl_backend *be, const pjds *p, pl_cuspars
     PL_CHECK_CUDA_BE(be);
     *pm = NULL;
     PL_CHECK(!p->row_map, PL_ERR_ARG, "sliced ELLPACK via cuSPARSE: row_map is not supported");
-    PL_CALL(cusparse_handle(pl_cuda_ctx_of(be)));
     pl_cusparse_mat *m = (pl_cusparse_mat *)calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory");
     m->nrows = p->nrows;
     m->ncols = p->ncols;
     m->alg = CUSPARSE_SPMV_SELL_ALG1;
     m->what = "sliced ELLPACK";
-    int e = sell_fill(be, m, p);
+    int e = cusparse_handle(pl_cuda_ctx_of(be), &m->h);
+    if (e == PL_OK) e = sell_fill(be, m, p);
     if (e == PL_OK) e = cusparse_prepare(be, m);
     if (e != PL_OK) {
         pl_cusparse_destroy(be, &m);
@@ -231,7 +241,6 @@ extern "C" int pl_cusparse_sell_create(pl_backend *be, const pjds *p, pl_cuspars
 extern "C" int pl_cusparse_spmv(pl_backend *be, pl_cusparse_mat *m, const double *d_x, double *d_y)
 {
     PL_CHECK_CUDA_BE(be);
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     if (m->nrows == 0) return PL_OK;
     cusparseConstDnVecDescr_t vx = NULL;
     cusparseDnVecDescr_t vy = NULL;
@@ -239,7 +248,7 @@ extern "C" int pl_cusparse_spmv(pl_backend *be, pl_cusparse_mat *m, const double
     PL_CUSPARSE(cusparseCreateConstDnVec(&vx, m->ncols, d_x, CUDA_R_64F));
     cusparseStatus_t s = cusparseCreateDnVec(&vy, m->nrows, d_y, CUDA_R_64F);
     if (s == CUSPARSE_STATUS_SUCCESS)
-        s = cusparseSpMV(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy, CUDA_R_64F, m->alg,
+        s = cusparseSpMV(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A, vx, &zero, vy, CUDA_R_64F, m->alg,
                          m->d_buf);
     (void)cusparseDestroyDnVec(vx);
     if (vy) (void)cusparseDestroyDnVec(vy);
@@ -278,7 +287,6 @@ extern "C" int pl_cusparse_spmm_create(pl_backend *be, pl_cusparse_mat *m, int R
 {
     PL_CHECK_CUDA_BE(be);
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CALL(cusparse_handle(cx));
     pl_cusparse_spmm *p = (pl_cusparse_spmm *)calloc(1, sizeof *p);
     PL_CHECK(p, PL_ERR_MEM, "out of host memory");
     p->R = R;
@@ -288,15 +296,16 @@ extern "C" int pl_cusparse_spmm_create(pl_backend *be, pl_cusparse_mat *m, int R
     const cusparseSpMMAlg_t algs[2] = {CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_ALG_DEFAULT};
     for (int a = 0; a < 2 && s == CUSPARSE_STATUS_SUCCESS; a++) {
         p->alg = algs[a];
-        s = cusparseSpMM_bufferSize(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+        s = cusparseSpMM_bufferSize(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                     &one, m->A, p->X, &zero, p->Y, CUDA_R_64F, p->alg, &p->buf_bytes);
         if (s == CUSPARSE_STATUS_SUCCESS && p->buf_bytes && !p->d_buf &&
             cudaMalloc(&p->d_buf, p->buf_bytes) != cudaSuccess) {
+            const size_t bytes = p->buf_bytes;
             pl_cusparse_spmm_destroy(&p);
-            return PL_ERROR(PL_ERR_CUDA, "cudaMalloc of the cuSPARSE SpMM buffer (%zu bytes)", (size_t)0);
+            return PL_ERROR(PL_ERR_CUDA, "cudaMalloc of the cuSPARSE SpMM buffer (%zu bytes)", bytes);
         }
         if (s == CUSPARSE_STATUS_SUCCESS)
-            s = cusparseSpMM(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+            s = cusparseSpMM(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                              m->A, p->X, &zero, p->Y, CUDA_R_64F, p->alg, p->d_buf);
         if (s == CUSPARSE_STATUS_SUCCESS) break;
         if (a == 0) {
@@ -317,9 +326,8 @@ extern "C" int pl_cusparse_spmm_create(pl_backend *be, pl_cusparse_mat *m, int R
 extern "C" int pl_cusparse_spmm_run(pl_backend *be, pl_cusparse_mat *m, pl_cusparse_spmm *p)
 {
     PL_CHECK_CUDA_BE(be);
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     const double one = 1.0, zero = 0.0;
-    PL_CUSPARSE(cusparseSpMM(cx->cusparse, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A,
+    PL_CUSPARSE(cusparseSpMM(m->h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->A,
                              p->X, &zero, p->Y, CUDA_R_64F, p->alg, p->d_buf));
     return PL_OK;
 }

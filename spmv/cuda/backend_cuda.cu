@@ -2,7 +2,7 @@
  * device vectors, cuBLAS vector and dense operations, the pJDS SpMV kernel
  * family of pjds_kernels.cu (and, for block-structured matrices, the pJDS-b
  * kernels through block_mode.cu), and the bench entry points of
- * pl_cuda_bench.h (cuda_bench.cu; the cuSPARSE references are in cusparse_ref.cu).
+ * pl_cuda_bench.h (cuda_bench.cu).
  *
  * Everything runs on one non-blocking stream owned by the backend context
  * (no globals).  Operations are asynchronous except those that deliver a
@@ -644,7 +644,6 @@ static void cu_destroy(pl_backend **pbe)
         if (cx->stream) (void)cudaStreamSynchronize(cx->stream);
         if (cx->d_work) (void)cudaFree(cx->d_work);
         pl_cuda_ts_free(cx);
-        if (cx->cusparse) (void)cusparseDestroy(cx->cusparse);
         if (cx->cublas) (void)cublasDestroy(cx->cublas);
         if (cx->ev0) (void)cudaEventDestroy(cx->ev0);
         if (cx->ev1) (void)cudaEventDestroy(cx->ev1);

@@ -1,13 +1,12 @@
 /* cuda_impl.h — internals of the CUDA backend (spmv/cuda/ only; included
  * from .cu files, never from another folder).
  *
- * - PL_CUDA / PL_CUBLAS / PL_CUSPARSE: call, and on failure record
- *   PL_ERR_CUDA with the library's error name and string (PETSc
- *   PetscCallCUDA style) and return.  PL_CUDA_LAUNCH checks
- *   cudaGetLastError() after a kernel launch.
- * - pl_cuda_ctx: everything the backend owns (device, stream, cuBLAS and
- *   cuSPARSE handles, timing events, a small device workspace); it lives
- *   in pl_backend.ctx, never in a global.
+ * - PL_CUDA / PL_CUBLAS: call, and on failure record PL_ERR_CUDA with the
+ *   library's error name and string (PETSc PetscCallCUDA style) and return.
+ *   PL_CUDA_LAUNCH checks cudaGetLastError() after a kernel launch.
+ * - pl_cuda_ctx: everything the backend owns (device, stream, cuBLAS
+ *   handle, timing events, a small device workspace); it lives in
+ *   pl_backend.ctx, never in a global.
  * - pl_cuda_mat: a pJDS matrix in device memory.
  */
 #ifndef PL_CUDA_IMPL_H
@@ -16,7 +15,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <string.h>
-#include <cusparse.h>
 #include <stdint.h>
 
 #include <mpi.h> /* before the extern "C" block: mpi.h handles C++ itself */
@@ -61,14 +59,6 @@ extern "C" {
                                 cublasGetStatusName(pl_cbe_), cublasGetStatusString(pl_cbe_));           \
     } while (0)
 
-#define PL_CUSPARSE(e)                                                                                   \
-    do {                                                                                                 \
-        cusparseStatus_t pl_cse_ = (e);                                                                  \
-        if (pl_cse_ != CUSPARSE_STATUS_SUCCESS)                                                          \
-            return pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,            \
-                                cusparseGetErrorName(pl_cse_), cusparseGetErrorString(pl_cse_));        \
-    } while (0)
-
 /* The SpMV kernel family: thread mapping, loop bound, unrolling of the
  * entry loop, cache hints, block size.  Table in pjds_kernels.cu. */
 typedef struct pl_cuda_variant {
@@ -85,7 +75,6 @@ typedef struct pl_cuda_ctx {
     int device;
     cudaStream_t stream;
     cublasHandle_t cublas;
-    cusparseHandle_t cusparse; /* created on first use (bench only)   */
     cudaEvent_t ev0, ev1;      /* timer                               */
     double *d_work;            /* small device workspace (h, Y)       */
     size_t work_n;             /* doubles in d_work                   */

@@ -1,7 +1,6 @@
-/* pl_cuda_bench.h — extra entry points of the CUDA backend for `bench` and
- * the GPU tests: SpMV kernel variants, event timing, copy bandwidth, and
- * cuSPARSE reference formats (CSR, sliced ELLPACK).  Plain C header, no CUDA
- * include; the functions exist only when PJDS_HAVE_CUDA == 1 (callers guard
+/* pl_cuda_bench.h — extra entry points of the CUDA backend for `pjds-bench`
+ * and the GPU tests: SpMV kernel variants, block mode, event timing, device
+ * name, copy bandwidth.  Plain C header, no CUDA include; the functions exist only when PJDS_HAVE_CUDA == 1 (callers guard
  * with #if PJDS_HAVE_CUDA).  All functions taking a backend require one
  * made by pl_backend_cuda_create (PL_ERR_ARG otherwise).  Not collective.
  */
@@ -24,7 +23,7 @@ int pl_cuda_spmv_variant_default(void);
 int pl_cuda_set_variant(pl_backend *be, int v);
 int pl_cuda_get_variant(pl_backend *be, int *v);
 
-/* Kernel variants of the compressed pJDS SpMV (issue 16): the one named by
+/* Kernel variants of the compressed pJDS SpMV: the one named by
  * PJDS_CPJDS_VARIANT, else (pl_cuda_cpjds_variant_default() = -1) the best of
  * the matrix's device layout, set when a compressed matrix is uploaded. */
 int pl_cuda_cpjds_nvariants(void);
@@ -60,30 +59,5 @@ int pl_cuda_copy_bandwidth(pl_backend *be, size_t bytes, int repeats, double *gb
 
 /* Device bytes of a matrix made by be->mat_create.  Can't fail. */
 size_t pl_cuda_mat_bytes(const void *mat);
-
-/* cuSPARSE reference formats (bench, tests).  y = A x with cusparseSpMV. */
-typedef struct pl_cusparse_mat pl_cusparse_mat;
-/* CSR from a host CSR with int32 column indices (nrows + 1 row offsets). */
-int pl_cusparse_csr_create(pl_backend *be, int64_t nrows, int64_t ncols, const int64_t *row_ptr, const int32_t *col,
-                           const double *val, pl_cusparse_mat **m);
-/* Sliced ELLPACK (CUSPARSE_FORMAT_SLICED_ELLPACK, slice = p->C) from the
- * arrays of a host pJDS (same layout; padding columns become -1).
- * PL_ERR_NOTSUP if cuSPARSE refuses the configuration (message says why);
- * p->row_map must be NULL. */
-int pl_cusparse_sell_create(pl_backend *be, const pjds *p, pl_cusparse_mat **m);
-int pl_cusparse_spmv(pl_backend *be, pl_cusparse_mat *m, const double *d_x, double *d_y);
-size_t pl_cusparse_bytes(const pl_cusparse_mat *m);
-void pl_cusparse_destroy(pl_backend *be, pl_cusparse_mat **m);
-
-
-/* cuSPARSE SpMM of a CSR reference matrix with row-major dense blocks:
- * Y (nrows x R) = A X (ncols x R), ld = R; create binds the device blocks
- * and runs one trial product; run queues one product on the stream. */
-typedef struct pl_cusparse_spmm pl_cusparse_spmm;
-int pl_cusparse_spmm_create(pl_backend *be, pl_cusparse_mat *m, int R, const double *d_X, double *d_Y,
-                            pl_cusparse_spmm **p);
-int pl_cusparse_spmm_run(pl_backend *be, pl_cusparse_mat *m, pl_cusparse_spmm *p);
-void pl_cusparse_spmm_destroy(pl_cusparse_spmm **p);
-const char *pl_cusparse_spmm_alg(const pl_cusparse_spmm *p);
 
 #endif

@@ -29,6 +29,7 @@
 #include "testutil.h"
 #if PJDS_HAVE_CUDA
 #include "cuda/pl_cuda_bench.h"
+#include "cusparse_ref.h"
 #endif
 
 #if PJDS_HAVE_CUDA

@@ -1,4 +1,4 @@
-/* cmd_bench.c — `pjds-lanczos bench CONFIG`: time y = A x on the configured
+/* bench_run.c — `pjds-bench CONFIG` (also `pjds-lanczos bench CONFIG`): time y = A x on the configured
  * matrix for several storage formats in one process and report, per format,
  * the median time, GF/s, effective GB/s, % of the memory floor, device
  * bytes and the relative error against a host CSR reference.
@@ -36,14 +36,16 @@
  * GB/s of its minimal traffic and % of the copy bandwidth; gemv_t results
  * of the two are compared.
  * Output: a table on stdout (rank 0); JSON to the file named by the
- * environment variable PJDS_BENCH_JSON (or the app's --json option where
- * main.c provides it by setting that variable).
+ * environment variable PJDS_BENCH_JSON (or the --json option, which
+ * bench_main.c turns into that variable).
  *
- * Files: cmd_bench.c (this: the flow of one rank and the entry),
+ * Files: bench_main.c (the program: arguments, MPI, configuration),
+ * bench_run.c (this: the flow of one rank and the entry),
  * bench_impl.h (shared structs and helpers), bench_util.c (timing, errors,
  * launchers), bench_formats.c (the formats), bench_blocked.c (blocked
- * pJDS), bench_vecops.c (vector ops), bench_report.c (table and JSON),
- * bench_mpi.c (several ranks).
+ * pJDS), bench_vecops.c (vector ops), bench_spmm.c (SpMMV), bench_report.c
+ * (table and JSON), bench_mpi.c (several ranks), cusparse_ref.cu (the
+ * cuSPARSE peer).
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* sysconf(_SC_AVPHYS_PAGES) */
@@ -192,7 +194,7 @@ out:
 
 /* ---- entry ------------------------------------------------------------------- */
 
-int cmd_bench(app_ctx *ctx)
+int bench_run(app_ctx *ctx)
 {
     pl_csr A;
     app_matrix_info mi;
