@@ -1,6 +1,6 @@
 #!/bin/bash
 # acceptance.sh — the whole product at the seed's sizes on one GPU, with
-# default settings, against a committed baseline (README "Acceptance run").
+# default settings, against a committed baseline (docs/performance.md, "Acceptance run").
 #
 # Builds pjds-lanczos (CUDA, sm_90) in $BUILD, then bench/acceptance.py runs
 # every user-facing workload (HMEp solve default and verify = false, the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Summary of the CFD-like runs of bench/gpu_run.sh (issue 10).
+"""Summary of the CFD-like runs of bench/gpu_run.sh.
 
 usage: cfd_summary.py --bench NAME=BENCH.json ... --solve SOLVE.log ... --h5 RESULT.h5 ...
                       --config configs/uhbr_like.ini

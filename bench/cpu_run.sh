@@ -1,5 +1,5 @@
 #!/bin/bash
-# cpu_run.sh — the CPU figures of `solve` on HMEp (issue 3): SpMV of pJDS
+# cpu_run.sh — the CPU figures of `solve` on HMEp: SpMV of pJDS
 # against a plain OpenMP CSR loop on the same cores (`bench`, CPU backend),
 # a whole `solve` on the CPU backend, and SciPy's eigsh (ARPACK) on the same
 # matrix in the same run (bench/cpu_peer.py).  Needs a built binary.

@@ -11,16 +11,16 @@
 #   PARTS="tests cfd" bash bench/gpu_run.sh      # GPU tests, bench + solve of dlr1_like/uhbr_like
 #   PARTS="cfdpeer" bash bench/gpu_run.sh        # SciPy eigs (ARPACK, all cores) on uhbr_like
 # PARTS (default "tests hmep"): tests (ctest -L gpu, memcheck), hmep (timings, bench,
-# CuPy peer on $CONFIG), cfd (issue 10: bench and Krylov-Schur solve of the
-# CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like), sweep (issue 11:
+# CuPy peer on $CONFIG), cfd (bench and Krylov-Schur solve of the
+# CFD-like configs), cfdpeer (the SciPy eigs comparison on uhbr_like), sweep (
 # the HMEp coupling sweep against 11 separate solves, refill and warm-start figures),
-# speed (issue 12: whole-run phases, solver settings, CuPy warm median, SciPy on all cores),
-# windows (issue 12: bench sweeps behind sort_window = auto, GPU and CPU),
-# physics (issue 13: observables and spectral functions on HMEp),
-# spmm (issue 14: SpMMV GPU tests, the bench SpMMV table, KPM on HMEp),
-# memory (issue 15: the memory plan against max RSS and the GPU memory in use),
-# compressed (issue 16: HMEp solve in both formats, CPU bench rows, hmep_m21 on one GPU),
-# cprof (issue 16: every compressed kernel variant checked by test_cpjds, bench rows, solve, ncu).
+# speed (whole-run phases, solver settings, CuPy warm median, SciPy on all cores),
+# windows (bench sweeps behind sort_window = auto, GPU and CPU),
+# physics (observables and spectral functions on HMEp),
+# spmm (SpMMV GPU tests, the bench SpMMV table, KPM on HMEp),
+# memory (the memory plan against max RSS and the GPU memory in use),
+# compressed (HMEp solve in both formats, CPU bench rows, hmep_m21 on one GPU),
+# cprof (every compressed kernel variant checked by test_cpjds, bench rows, solve, ncu).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
 #                                      carry=[".deps"], timeout_s=600)
@@ -117,7 +117,7 @@ if [ $BUILD_OK = 1 ] && part tests; then
     fi
 fi
 
-# ---- generator and whole-solve timings (issue 2 and 5 figures) -------------------------
+# ---- generator and whole-solve timings -------------------------------------------------
 if [ $BUILD_OK = 1 ] && [ -f configs/hmep.ini ] && part hmep; then
     step "info + solve timings"
     {
@@ -180,7 +180,7 @@ elif [ $BUILD_OK = 1 ] && [ -f "$CONFIG" ] && [ "${SKIP_PEER:-0}" != 1 ]; then
     rm -f "$H5"
 fi
 
-# ---- CFD-like matrices (issue 10): bench, Krylov-Schur solve, SciPy eigs peer ----------
+# ---- CFD-like matrices: bench, Krylov-Schur solve, SciPy eigs peer ----------
 if [ $BUILD_OK = 1 ] && part cfd; then
     for c in dlr1_like uhbr_like; do
         step "bench configs/$c.ini"
@@ -208,7 +208,7 @@ if [ $BUILD_OK = 1 ] && part cfd; then
     cat "$OUT/cfd_summary.log"
     grep -E "^(CFD|step|eig)" "$OUT/cfd_summary.log" >> "$SUM"
 fi
-# ---- sort_window = auto (issue 12): the GPU rule on HMEp and the CFD-like block matrices,
+# ---- sort_window = auto: the GPU rule on HMEp and the CFD-like block matrices,
 # the CPU rule on all cores --------------------------------------------------------------
 if [ $BUILD_OK = 1 ] && part windows; then
     for c in hmep dlr1_like uhbr_like; do
@@ -229,7 +229,7 @@ if [ $BUILD_OK = 1 ] && part windows; then
     sed -n '/^sort-window sweep/,$p' "$OUT/win_hmep_cpu.log" | tail -20
     grep -E "^(variant|omp|% of floor)|pJDS \(best|operator|CSR|^exit" "$OUT/win_hmep_cpu.log" | sed "s/^/WIN hmep cpu: /" | cut -c1-220 >> "$SUM"
 fi
-# ---- physics (issue 13): observables and a phonon spectral function on HMEp ------------
+# ---- physics: observables and a phonon spectral function on HMEp ------------
 if [ $BUILD_OK = 1 ] && part physics; then
     step "observables and spectral on configs/hmep.ini"
     {
@@ -246,7 +246,7 @@ if [ $BUILD_OK = 1 ] && part physics; then
     } > "$OUT/physics.log" 2>&1
     grep -E "^PHYS|observables of" "$OUT/physics.log" | cut -c1-300 | tee -a "$SUM"
 fi
-# ---- SpMMV and KPM (issue 14) -----------------------------------------------------------
+# ---- SpMMV and KPM -----------------------------------------------------------
 if [ $BUILD_OK = 1 ] && part spmm; then
     step "SpMMV tests and the bench table on $CONFIG"
     (cd "$BUILD" && timeout 200 ctest -R "gpu_spmm|gpu_kpm" --output-on-failure --timeout 150) > "$OUT/spmm_tests.log" 2>&1
@@ -261,7 +261,7 @@ if [ $BUILD_OK = 1 ] && part spmm; then
         grep -E "dos:|exit" "$OUT/kpm.log" | sed 's/^/KPM /' | cut -c1-300 | tee -a "$SUM"
     fi
 fi
-# ---- memory plan (issue 15): plan vs measured peak (max RSS, GPU memory at the restarts) -----
+# ---- memory plan: plan vs measured peak (max RSS, GPU memory at the restarts) -----
 if [ $BUILD_OK = 1 ] && part memory; then
     step "memory plan vs measured peak"
     {
@@ -279,7 +279,7 @@ if [ $BUILD_OK = 1 ] && part memory; then
     } > "$OUT/memory.log" 2>&1
     grep -E "^MEM|^exit" "$OUT/memory.log" | tee -a "$SUM"
 fi
-# ---- sweeps (issue 11): one-run sweep vs separate solves, refill, warm start ---------
+# ---- sweeps: one-run sweep vs separate solves, refill, warm start ---------
 if [ $BUILD_OK = 1 ] && part sweep; then
     step "HMEp coupling sweep (bench/sweep_bench.sh)"
     BIN=$BIN OUT=$OUT PY=$PY bash bench/sweep_bench.sh
@@ -307,9 +307,9 @@ if [ $BUILD_OK = 1 ] && part cfdpeer; then
     grep -E "^\{|exit" "$OUT/scipy_peer.log" | cut -c1-400 >> "$SUM"
 fi
 
-# ---- solver speed (issue 12): whole-run phases, settings, CuPy and SciPy peers ----------
+# ---- solver speed: whole-run phases, settings, CuPy and SciPy peers ----------
 if [ $BUILD_OK = 1 ] && part speed; then
-    step "solver speed on $CONFIG (issue 12)"
+    step "solver speed on $CONFIG"
     {
         echo "--- whole runs, default settings (process start to file written), verbose phases of the last"
         for i in 1 2 3; do
@@ -362,7 +362,7 @@ if [ $BUILD_OK = 1 ] && part speed; then
     rm -f "$H5"
 fi
 
-# ---- compressed format (issue 16): solve in both formats, CPU bench, a larger model ----
+# ---- compressed format: solve in both formats, CPU bench, a larger model ----
 if [ $BUILD_OK = 1 ] && part compressed; then
     step "compressed format on $CONFIG"
     {
@@ -401,7 +401,7 @@ PYEOF
     grep -E "^(FMT|ATTRS|EIG|M21|CPU\[)|format:|SpMV median" "$OUT/compressed.log" | cut -c1-300 >> "$SUM"
 fi
 
-# ---- compressed kernels: every variant checked, timed, and profiled (issue 16) ----------
+# ---- compressed kernels: every variant checked, timed, and profiled ----------
 # both device layouts: narrow (16 + 8-bit word planes, byte lengths: the default where they fit) and
 # wide (PJDS_CPJDS_WIDE=1: 32-bit words and lengths)
 if [ $BUILD_OK = 1 ] && part cprof; then

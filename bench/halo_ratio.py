@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""halo_ratio.py: halo / local rows of a row-block split of the Holstein-Hubbard basis (issue 6 notes).
+"""halo_ratio.py: halo / local rows of a row-block split of the Holstein-Hubbard basis (notes/multi-gpu.md).
 
 Electron-major order: row = (up * n_down + down) * n_phonon + phonon. Up-spin hops keep the down and
 phonon parts, so a rank's halo is (up configurations reachable from its own, outside its rows) x

@@ -6,7 +6,7 @@ generator does), so it serves both as the peer for the generator's speed and
 as an independent reference for its entries: the tests compare row-length
 histograms, nnz and eigenvalues.
 
-Conventions as in DESIGN.md: fermion order all up before all down, periodic
+Conventions as in docs/models.md: fermion order all up before all down, periodic
 hop across the boundary with sign (-1)^(N_s - 1); phonon states with total
 number <= M; basis order electron-major (up, down, phonon); phonon_basis
 `site` or `normal` (uniform mode removed exactly, constant -g^2 Ne^2/(L w0)).

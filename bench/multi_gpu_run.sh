@@ -1,5 +1,5 @@
 #!/bin/bash
-# multi_gpu_run.sh — multi-GPU scaling runs of issue 6 on one host with 2 or
+# multi_gpu_run.sh — multi-GPU scaling runs on one host with 2 or
 # 4 GPUs (repository root; builds with CUDA first, like gpu_run.sh):
 #  - weak scaling: configs/hmep.ini on 1 GPU, hmep_m18.ini on 2, hmep_m21.ini
 #    on 4 (solve; 2 and 4 GPUs with transport nccl and ipc, exchange task);

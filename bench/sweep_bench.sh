@@ -1,5 +1,5 @@
 #!/bin/bash
-# sweep_bench.sh — issue 11 targets on one GPU, in one run (called by
+# sweep_bench.sh — the sweep figures on one GPU, in one run (called by
 # gpu_run.sh, PARTS="sweep"; or alone: BIN=build-gpu/app/pjds-lanczos
 # OUT=/tmp/o bash bench/sweep_bench.sh):
 #   1. the HMEp coupling sweep g = 0.0, 0.1, .., 1.0 (configs/hmep_g_sweep.ini,

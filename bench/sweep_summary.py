@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The issue 11 table from bench/sweep_bench.sh: the one-run sweep against the
+"""The sweep table from bench/sweep_bench.sh: the one-run sweep against the
 sum of separate solves (process start to file written, wall clock), the
 per-point value refill against the first point's build + permute + upload,
 and the SpMVs of warm against cold starts; plus the largest eigenvalue

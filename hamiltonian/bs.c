@@ -17,7 +17,7 @@
  * (Clement, SIAM Rev. 1 (1959) 50; Taussky & Todd, "Another look at a matrix
  * of Mark Kac", Lin. Alg. Appl. 150 (1991) 341).  B = X Lambda X^-1 with a
  * seeded random X: dense, nonsymmetric, complex pairs r_p exp(+-i phi).
- * The spectrum of A is the set of products m delta (README). */
+ * The spectrum of A is the set of products m delta (docs/models.md "Block-stencil"). */
 #define _DEFAULT_SOURCE
 #include "bs.h"
 

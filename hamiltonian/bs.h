@@ -17,7 +17,7 @@
  * rotations r_p [[cos phi, sin phi], [-sin phi, cos phi]], r_p = 1 - p/b,
  * phi = rotation, and for odd b a last real 1 - floor(b/2)/b.
  * Eigenvalues of A: m delta, m = shift + sum_d mu_d [+ corner prod_d (1 + mu_d)],
- * delta = r_p exp(+-i phi) (and the real one).  README "[model] block-stencil".
+ * delta = r_p exp(+-i phi) (and the real one).  docs/models.md "Block-stencil".
  *
  * Only true non-zeros are stored (an entry that is exactly 0.0 is dropped);
  * columns of a row ascending.  Knows no GPU, MPI or files. */

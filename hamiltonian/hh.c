@@ -28,7 +28,7 @@
  * U d + w0 n_ph + shift = 0 are exact when the numbers are.
  *
  * References: the seed paper's HMEp matrix (L = 6, 3 up 3 down, M = 15,
- * N = 6,201,600); ../shared/DESIGN.md "Physics conventions". */
+ * N = 6,201,600); docs/models.md "Holstein-Hubbard". */
 #define _DEFAULT_SOURCE
 #include "hh_impl.h"
 

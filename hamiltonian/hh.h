@@ -2,7 +2,7 @@
  *
  * H = -t sum_{i,s} (c+_{i s} c_{i+1 s} + h.c.) + U sum_i n_iup n_idn
  *     + w0 sum_i b+_i b_i - g sum_i n_i (b+_i + b_i)
- * Conventions (../shared/DESIGN.md, "Physics conventions"): fermion order all
+ * Conventions (docs/models.md, "Holstein-Hubbard"): fermion order all
  * up before all down, each by site; a periodic boundary hop carries
  * (-1)^(N_s - 1); phonons truncated by total number <= M; basis electron-
  * major: row = (up_index * n_down_states + down_index) * n_phonon_states +
@@ -66,7 +66,7 @@ int hh_rows_csr(const hh_model *model, int64_t r0, int64_t r1, pl_csr *out);
  * len[r1 - r0]; used to balance row blocks by non-zeros. */
 int hh_row_lengths(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
 
-/* ---- value terms (sweeps that refill only values, README "Sweeps") ----
+/* ---- value terms (sweeps that refill only values, docs/operations.md "Sweeps") ----
  * H is linear in its parameters: H = sum_k c_k H_k with c = hh_term_coefs:
  * t H_hop + U H_U + w0 H_ph + g H_g + (g^2 / w0) H_shift, where H_shift is
  * the normal-mode basis' constant -(N_e^2 / L) I (zero for the site
@@ -89,7 +89,7 @@ int hh_rows_csr_terms(const hh_model *model, int64_t r0, int64_t r1, unsigned sw
 /* Row lengths of that pattern (for balancing row blocks). */
 int hh_row_lengths_terms(const hh_model *model, int64_t r0, int64_t r1, int32_t *len);
 
-/* ---- observables of eigenvectors (hh_obs.c; README "Observables") ----
+/* ---- observables of eigenvectors (hh_obs.c; docs/models.md "Observables") ----
  * The caller holds rows [r0, r1) of nvec vectors (original basis, vector v
  * at psi + v ld) and the halo: rows [r1, hh_obs_halo_end) (the rest of the
  * last electron slice, owned by the next ranks; vector v at halo + v ldh).
@@ -117,7 +117,7 @@ typedef struct hh_obs {
 int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *expect_h, hh_obs *o);
 void hh_obs_free(hh_obs *o);
 
-/* ---- operators of `spectral` (hh_ops.c; README "Spectral functions") ----
+/* ---- operators of `spectral` (hh_ops.c; docs/models.md "Spectral functions") ----
  * kind = HH_OP_* (the order of [spectral] operator), q = 2 pi momentum / L.
  * A q-resolved operator is C + i S (cos and sin parts, part 0 and 1);
  * hh_op_parts says how many parts are non-zero (1 for momentum 0 and L/2

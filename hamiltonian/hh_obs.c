@@ -1,5 +1,5 @@
 /* hh_obs.c — ground-state observables of Holstein-Hubbard eigenvectors
- * (hh.h "observables"; formulas in README "Observables").
+ * (hh.h "observables"; formulas in docs/models.md "Observables").
  *
  * The rows of a rank are grouped by electron configuration e (rows
  * e n_ph + p, p = phonon state).  Everything but the kinetic energy is

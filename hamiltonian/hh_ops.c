@@ -1,5 +1,5 @@
 /* hh_ops.c — the operators O of `pjds-lanczos spectral` as CSR rows
- * (hh.h "operators"; README "Spectral functions").
+ * (hh.h "operators"; docs/models.md "Spectral functions").
  *
  * q = 2 pi m / L.  The complex operators O_q = L^-1/2 sum_j e^{iqj} o_j are
  * written as C + i S with the real parts C = L^-1/2 sum_j cos(qj) o_j and

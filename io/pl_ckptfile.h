@@ -1,5 +1,5 @@
-/* pl_ckptfile.h — the HDF5 checkpoint file of one solve (README,
- * "Checkpoint and restart"): the header attributes, the solver state
+/* pl_ckptfile.h — the HDF5 checkpoint file of one solve (docs/formats.md,
+ * "Checkpoint file"): the header attributes, the solver state
  * (/state/ints, /state/dbl), the convergence history (/history/...) and the
  * basis /basis (nvec x N float64, original row order, written and read one
  * row range of one vector at a time).  The file is written under a

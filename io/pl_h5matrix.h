@@ -1,7 +1,7 @@
 /* pl_h5matrix.h — sparse matrices in HDF5 files (schema version 1):
  * validated distributed import by row blocks, symmetry check, export.
  *
- * Schema (README.md, "HDF5 matrix schema" has the full text), in a group G ("/" or a
+ * Schema (docs/formats.md, "HDF5 matrix schema" has the full text), in a group G ("/" or a
  * path such as "/lund_a", so several matrices can share one file):
  *   attributes of G: pjds_matrix_schema = 1 (integer), rows, cols, nnz
  *                    (integer, nnz = entries stored), symmetric (integer 0|1),

@@ -1,4 +1,4 @@
-/* pl_spectrum.c — writer of the HDF5 result file (README.md, "HDF5 result schema").
+/* pl_spectrum.c — writer of the HDF5 result file (docs/formats.md, "HDF5 result schema").
  *
  * Method: serial HDF5 (1.10 API) on one process; the file lives under a
  * temporary name "<path>.tmp.<pid>" until pl_spectrum_commit closes it and

@@ -1,5 +1,5 @@
 /* pl_spectrum.h — the HDF5 result file of a solve (schema in
- * README.md, "HDF5 result schema").
+ * docs/formats.md, "HDF5 result schema").
  *
  * The file is written by one process (rank 0) to a temporary name in the
  * same directory, "<path>.tmp.<pid>", and moved to <path> by

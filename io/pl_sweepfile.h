@@ -1,8 +1,8 @@
-/* pl_sweepfile.h — the HDF5 file of a sweep (README, "HDF5 result schema",
- * sweeps): the summary /sweep/... and one group /points/NNNN per finished
+/* pl_sweepfile.h — the HDF5 file of a sweep (docs/formats.md, "Sweep result
+ * file"): the summary /sweep/... and one group /points/NNNN per finished
  * point holding everything a single solve writes.
  *
- * Durability (README, "Nothing lost"): the file is only ever replaced by
+ * Durability (docs/formats.md, "Nothing lost"): the file is only ever replaced by
  * rename(2) of a complete temporary file.  While a sweep runs, each finished
  * point is its own result file "<file>.points/NNNN.h5" (written atomically)
  * and /points/NNNN in the sweep file is an HDF5 external link to it (h5py

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """mtx2h5.py — convert a Matrix Market file (.mtx or .mtx.gz) to the
-pjds-lanczos HDF5 matrix schema 1 (README.md, "HDF5 matrix schema").
+pjds-lanczos HDF5 matrix schema 1 (docs/formats.md, "HDF5 matrix schema").
 
 Usage:
   tools/mtx2h5.py IN.mtx[.gz] OUT.h5 [--group /path] [--name NAME]

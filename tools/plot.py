@@ -12,7 +12,7 @@ Panels, each drawn when the file has its data:
   spectral    the spectral function A(w) with the sum rule (/spectral)
   dos         the density of states of `dos` (/dos)
 The convergence panel shows what the solver tests: a pair has converged
-when its residual estimate <= tol * max(|theta|, normest) (README, [solver]
+when its residual estimate <= tol * max(|theta|, normest) (docs/config.md, [solver]
 tolerance), so it plots estimate / max(|theta|, norm_estimate) against tol.
 Energies and frequencies are in units of the hopping t.  Needs numpy, h5py
 and matplotlib (python3-numpy python3-h5py python3-matplotlib, installed by

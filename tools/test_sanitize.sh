@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sanitizer half of CI (issue 15; README "Reliability"): the CPU code built by clang with
+# The sanitizer half of CI (docs/operations.md, "Reliability"): the CPU code built by clang with
 # AddressSanitizer + UndefinedBehaviorSanitizer (-DPJDS_SANITIZE=address,undefined, CUDA off) in
 # build-asan/, then the unit and mpi tests under it, the libFuzzer harnesses of tests/fuzz included.
 # Every report aborts its test.  Left out (time, not findings): end-to-end solves that take minutes

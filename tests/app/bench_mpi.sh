@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `bench` under MPI (issue 6): per exchange mode one row with the median
+# `bench` under MPI: per exchange mode one row with the median
 # apply time, the local/remote/comm split, rel_err <= 1e-12 against the
 # host CSR product, and the parallel efficiency against the whole matrix
 # timed as one rank in the same run (the "one rank" line); efficiency must

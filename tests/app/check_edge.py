@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_edge.py -- edge cases of the mathematics and determinism
-(README "Reliability").
+(docs/operations.md, "Reliability").
 
 usage: check_edge.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
   edge         N = 1 (exit 2, one line naming nev), N = 2, nev = N - 1, a

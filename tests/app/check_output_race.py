@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_output_race.py -- an output file that appears while a run works is
-never replaced without --overwrite (issue 23, io/pl_place.c).
+never replaced without --overwrite (io/pl_place.c).
 
 Two runs started together with the same [output] file both found it free;
 the one that finishes second must not replace the other's result.  The test

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_plot_tool.py -- tools/plot.py's missing-package message and its
-convergence panel (issue 23).
+convergence panel.
 
 case missing: with a matplotlib (or h5py) that cannot be imported (a fake
   package raising ImportError first on PYTHONPATH) plot.py exits 2 with one
@@ -8,7 +8,7 @@ case missing: with a matplotlib (or h5py) that cannot be imported (a fake
 case convergence: the convergence panel plots what the solver tests, so the
   converged pairs sit at or below its line at tol: for a Lanczos solve (the
   quickstart model with M = 3, where a converged pair's absolute estimate
-  2.7e-10 is above tol = 1e-10, as the old panel showed it) and a
+  2.7e-10 is above tol = 1e-10, as an absolute panel would show it) and a
   Krylov-Schur solve (complex Ritz values), plot.convergence_series gives
   estimate / max(|theta|, norm_estimate) <= tol for the nconv leading pairs
   of the last cycle.  Needs no matplotlib.
@@ -89,7 +89,7 @@ def case_convergence(d):
               % (name, tol, normest, nconv, " ".join("%.2e" % v for v in last), above))
         check(np.all(last <= tol), "%s: a converged pair is plotted above the line at tol" % name)
         check(rel.shape == est.shape and len(it) == est.shape[0], "%s: series shapes" % name)
-        if name == "lanczos":  # the model where the old (absolute) panel put a converged pair above tol
+        if name == "lanczos":  # the model where an absolute panel would put a converged pair above tol
             check(above >= 1, "lanczos: expected a converged pair with absolute estimate > tol (test model changed?)")
 
 

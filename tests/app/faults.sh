@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Faults that must end cleanly (issue 15, README "Reliability").
+# Faults that must end cleanly (docs/operations.md, "Reliability").
 # Usage: faults.sh CASE   (PJDS_BIN = the pjds-lanczos executable)
 #   disk_full   the result file cannot be written (ulimit -f: a file size
 #               limit, as a full disk or a quota): exit != 0, the first line

@@ -1,5 +1,5 @@
-/* fuzz_config.c — a mutation fuzzer of the configuration path (issue 15;
- * README "Reliability"): the INI reader, --set overrides, the checks and the
+/* fuzz_config.c — a mutation fuzzer of the configuration path
+ * (docs/operations.md, "Reliability"): the INI reader, --set overrides, the checks and the
  * resolved dump, all in one process so that thousands of cases run in
  * seconds (and under the sanitizer build, where a report fails the test).
  *

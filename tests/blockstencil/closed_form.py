@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """closed_form.py -- the exact spectrum of the block-stencil operator
-(README "[model] block-stencil", hamiltonian/bs.h), independent of the C code.
+(docs/models.md, "Block-stencil"; hamiltonian/bs.h), independent of the C code.
 
 A = M (x) B: eigenvalues lambda = m * delta with
   m     = shift + mu_x + mu_y + mu_z [+ corner (1 + mu_x)(1 + mu_y)(1 + mu_z), stencil 27]

@@ -1,4 +1,4 @@
-/* fuzz_h5m.c — libFuzzer harness of the HDF5 matrix reader (issue 15).
+/* fuzz_h5m.c — libFuzzer harness of the HDF5 matrix reader.
  * Structure-aware: the input bytes decide a small matrix group in schema 1
  * (sizes, the three datasets with their element types, row_ptr, col_idx and
  * values, the attributes, each of them kept, dropped or made inconsistent),

@@ -1,4 +1,4 @@
-/* fuzz_ini.c — libFuzzer harness of the configuration path (issue 15):
+/* fuzz_ini.c — libFuzzer harness of the configuration path:
  * the input is an INI text, optionally followed by a line "--set" and one
  * override "section.key=value" per line.  It goes through what `solve`
  * does with a config file: pl_config_read, pl_config_set, pl_config_check,

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Sweeps and checkpoints on the GPU (issue 11), against the CPU backend:
+"""Sweeps and checkpoints on the GPU, against the CPU backend:
   - the 3 x 2 grid of tests/sweep/hh_sweep.ini on backend cuda (refilled on the
     device, streamed and host fill) equals the same sweep on the CPU (1e-10),
     with the operator built once;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # shared_gpu.sh — ranks that share one GPU (PJDS_SHARE_GPUS=1) and the halo
-# transport (issue 23).  NCCL refuses two ranks of a communicator on one
+# transport.  NCCL refuses two ranks of a communicator on one
 # device (ncclCommInitRank: invalid usage), so:
 #  - [spmv] transport = auto (the default) must not pick nccl: on one node
 #    it picks ipc (logged: "ranks 0 and 1 share GPU ...: using ipc"), and

@@ -5,7 +5,7 @@ matrices) through `pjds-lanczos solve`.  Usage:
   nonsym.py real MATRIX      MATRIX from $PJDS_MATRICES: largest_magnitude and
                              largest_real, nev = 6, against a reference
   nonsym.py auto MATRIX      a case of AUTO_CASES that needs more than 1000
-                             restarts at ncv 24: the old fixed default
+                             restarts at ncv 24: a fixed budget
                              (max_restarts = 1000) gives up, the default
                              max_restarts = auto converges (checks of `real`)
   nonsym.py crosscheck       krylov-schur vs lanczos on symmetric matrices
@@ -80,8 +80,8 @@ CASES = {
     "cryg2500": {"largest_magnitude": 1e-12,
                  # tol 1e-10: a spurious 2.76 (residual-limited, ill-conditioned); hard case (rightmost values
                  # clustered below a spectral radius of 1e4): converged at restart ~840, 1603 restarts with verify
-                 # (13,703 SpMVs at tol 1e-14; ARPACK needs 7191 SpMVs even at tol 1e-8): more than the old fixed
-                 # default of 1000 allowed, within max_restarts = auto
+                 # (13,703 SpMVs at tol 1e-14; ARPACK needs 7191 SpMVs even at tol 1e-8): more than a fixed budget
+                 # of 1000 allows, within max_restarts = auto
                  "largest_real": 1e-14},
     # seeds 7 and 10: the gcc build's false convergences before the final explicit-residual check (a verify
     # unlock broke the Krylov relation; explicit residuals 79 and 76 against 10 tol normest = 4.1)
@@ -92,9 +92,9 @@ CASES = {
 }
 
 # `auto MATRIX`: (which, tolerance) at nev 6, ncv 24 (the default), whose wanted values need more than
-# OLD_DEFAULT restarts to converge (issue 23): cryg10000 largest_real at tol 1e-12 converges at restart ~3200
+# OLD_DEFAULT restarts to converge: cryg10000 largest_real at tol 1e-12 converges at restart ~3200
 # (~29,000 SpMVs; ~6,200 restarts, ~56,000 SpMVs with verify's search; SciPy's eigs with its defaults: ~34,500
-# products); the old default stopped after 1000 restarts, 9,031 SpMVs, with residuals of 0.03..0.24 relative.
+# products); max_restarts = 1000 stops after 1000 restarts, 9,031 SpMVs, with residuals of 0.03..0.24 relative.
 AUTO_CASES = {"cryg10000": ("largest_real", 1e-12)}
 OLD_DEFAULT = 1000
 NCV = 24
@@ -354,7 +354,7 @@ def arpack_default(A, which, tol):
 
 
 def cmd_auto(name):
-    """AUTO_CASES[name]: max_restarts = 1000 (the old default) must give up, max_restarts = auto (the default) must
+    """AUTO_CASES[name]: max_restarts = 1000 must give up, max_restarts = auto (the default) must
     converge after more than 1000 restarts to the reference, with the budget of the documented formula."""
     need_bin()
     mfile = mtx(name)
@@ -366,7 +366,7 @@ def cmd_auto(name):
         h5 = os.path.join(d, "m.h5")
         convert(mfile, h5)
         base = {"method": "auto", "which": which, "nev": NEV, "tolerance": tol}
-        # the old fixed default: gives up
+        # a fixed budget of 1000 restarts: gives up
         cfg, out = os.path.join(d, "old.ini"), os.path.join(d, "old.h5")
         write_cfg(cfg, hdf5_model(h5), {**base, "max_restarts": OLD_DEFAULT}, out)
         st, sec, log = solve(cfg)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""SIGTERM in every phase of a run (issue 23), through the real `pjds-lanczos` binary on the CPU backend.
+"""SIGTERM in every phase of a run, through the real `pjds-lanczos` binary on the CPU backend.
 
 usage: signal_test.py CASE RANKS     (env PJDS_BIN, PJDS_SRC; PJDS_MPIEXEC for RANKS > 1)
 cases:
@@ -240,7 +240,7 @@ def case_resume(ranks):
             e = eigenvalues(r.stdout)
             close = r.returncode == 0 and len(e) == len(e_ref) > 0 and all(
                 abs(float(a) - float(b)) <= 1e-10 * max(1.0, abs(float(b))) for a, b in zip(e, e_ref))
-            # bit for bit where the checkpoint holds all the state (README "Checkpoint and restart")
+            # bit for bit where the checkpoint holds all the state (docs/operations.md, "Checkpoint and restart")
             check(close, f"{name}: --resume = the uninterrupted eigenvalues to 1e-10 ({e} vs {e_ref}; "
                   f"{'all 17 digits equal' if e == e_ref else 'not bit for bit'})")
             check(not os.path.exists(out + ".ckpt"), f"{name}: the checkpoint is removed after the resume")

@@ -7,7 +7,7 @@
 #                reference too), eigenvectors in the original basis satisfy
 #                ||A v - lambda v|| <= tol * max(|lambda|, normest)
 #   largest      which = largest, nev = 1 and 4 against dense
-#   h5dump       every dataset and attribute of README.md, "HDF5 result schema" exists
+#   h5dump       every dataset and attribute of docs/formats.md, "HDF5 result schema" exists
 #   bad_nev bad_tol bad_which unwritable exists
 #                exit 2, one line on stderr, no output (or temporary) file
 #   kill         SIGKILL mid-solve leaves no output file
@@ -79,7 +79,7 @@ sort)
   # (pl_sort_window_resolve), while config_resolved keeps auto
   mkcfg sa $'nev = 4\ntolerance = 1e-12' "format = pjds" "eigenvectors = true"
   run_solve sa || die "sa: exit status $?: $(cat "$dir/sa.err")"
-  # nothing set (issue 16): a generated model gets the compressed format, rows in their order (window 1)
+  # nothing set: a generated model gets the compressed format, rows in their order (window 1)
   mkcfg sd $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = true"
   run_solve sd || die "sd: exit status $?: $(cat "$dir/sd.err")"
   got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; a = h5py.File(sys.argv[1]).attrs['spmv_format']; print(a.decode() if isinstance(a, bytes) else a)" "$dir/sd.h5")
@@ -108,7 +108,7 @@ h5dump)
   mkcfg d $'nev = 2' "" "eigenvectors = true"
   run_solve d || die "exit status $?: $(cat "$dir/d.err")"
   "$PJDS_H5DUMP" -H "$dir/d.h5" >"$dir/d.dump" 2>&1 || die "h5dump cannot open the file"
-  # the names documented in README.md, "HDF5 result schema"
+  # the names documented in docs/formats.md, "HDF5 result schema"
   for ds in eigenvalues residual_norms eigenvectors iterations ritz_values residual_estimates; do
     grep -q "DATASET \"$ds\"" "$dir/d.dump" || die "dataset $ds missing"
   done
@@ -123,7 +123,7 @@ h5dump)
   done
   # also documented in the schema file itself
   for a in eigenvalues residual_norms ritz_values storage_pjds_entries spmv_gflops converged_reason; do
-    grep -q "$a" "$PJDS_SRC/README.md" || die "$a not documented"
+    grep -q "$a" "$PJDS_SRC/docs/formats.md" || die "$a not documented"
   done
   "$PJDS_H5DUMP" -d /eigenvalues "$dir/d.h5" | grep -q "(0):" || die "h5dump cannot read /eigenvalues"
   ;;

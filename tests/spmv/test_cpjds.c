@@ -1,4 +1,4 @@
-/* test_cpjds.c — the compressed pJDS (issue 16) against a plain serial CSR
+/* test_cpjds.c — the compressed pJDS against a plain serial CSR
  * product, through the distributed operator on the CPU backend.
  *
  * Matrices: Holstein-Hubbard models (site and normal phonon basis, periodic

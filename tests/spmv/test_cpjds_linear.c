@@ -1,7 +1,7 @@
 /* test_cpjds_linear.c — the [spmv] format decision does work linear in the
- * entries and stops as soon as the compressed tables cannot fit (issue 23:
- * importing a 490k-row matrix of distinct values took 26-29 s in it, the
- * merge of the threads' hash sets being quadratic).  Work is counted in
+ * entries and stops as soon as the compressed tables cannot fit (a quadratic merge of the
+ * threads' hash sets would make the import of a 490k-row matrix of distinct
+ * values take tens of seconds).  Work is counted in
  * hash probes (pl_cpjds_stats.probes), not seconds, so the test is immune
  * to machine load.  For three kinds of matrix, each at n and 8n rows:
  *
@@ -19,11 +19,11 @@
  *  - all values distinct, 7 diagonals: ids fit 32 bits but the tables
  *    exceed auto's 2 MiB: auto's count stops early (bounded as above),
  *    while the count without a table limit is complete and linear
- *    (probes(8n) <= 9 probes(n): a merge of large sets, the quadratic case
- *    of the old code).
+ *    (probes(8n) <= 9 probes(n): a merge of large sets, where a merge into a
+ *    small growing set would be quadratic).
  *
  * Few values: the compressed product is also checked, and 8n rows have 7
- * times the distinct offsets, so the old merge was quadratic there too.
+ * times the distinct offsets, where such a merge would be quadratic too.
  * The counts and the reason do not depend on the thread count (1, 2, 3
  * threads give the same nval, noff, over).  One rank (MPI_COMM_SELF). */
 #include <mpi.h>

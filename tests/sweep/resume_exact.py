@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""`solve --resume` equals the uninterrupted solve bit for bit (issue 23; README "Checkpoint and
-restart"), through the real `pjds-lanczos` binary on the CPU backend.
+"""`solve --resume` equals the uninterrupted solve bit for bit (docs/operations.md, "Checkpoint
+and restart"), through the real `pjds-lanczos` binary on the CPU backend.
 
 usage: resume_exact.py METHOD RANKS     (env PJDS_BIN, PJDS_SRC; PJDS_MPIEXEC for RANKS > 1)
 METHOD: lanczos (Holstein-Hubbard, configs/quickstart.ini) or krylov-schur (nonsymmetric block

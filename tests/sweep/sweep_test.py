@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Sweeps, checkpoint/restart, job-array shares and merge (issue 11), through
+"""Sweeps, checkpoint/restart, job-array shares and merge, through
 the real `pjds-lanczos` binary on the CPU backend.
 
 usage: sweep_test.py CASE RANKS     (env PJDS_BIN, PJDS_SRC; PJDS_MPIEXEC for RANKS > 1)
