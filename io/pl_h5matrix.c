@@ -1,5 +1,5 @@
 /* pl_h5matrix.c — validated, distributed import of CSR matrices from HDF5
- * (schema 1, see pl_h5matrix.h and README.md, "HDF5 matrix schema"), the distributed
+ * (schema 1, see pl_h5matrix.h and docs/formats.md, "HDF5 matrix schema"), the distributed
  * symmetry check, and export by rank 0.
  *
  * Method.
