@@ -58,6 +58,8 @@ static int run_one(bench *b, int bs, double fill, int64_t sigma, bench_row *r, d
     int rc = PL_OK;
 #if PJDS_HAVE_CUDA
     pl_cuda_pjds_block *d = NULL;
+#else
+    (void)d_x, (void)d_y; /* device vectors: GPU only */
 #endif
     PL_CALL(pjds_block_create((int32_t)b->n, b->A->row_ptr, b->lcol, b->A->val, bs, C, sigma, &p));
     r->sigma = p.sort_window;
@@ -67,9 +69,9 @@ static int run_one(bench *b, int bs, double fill, int64_t sigma, bench_row *r, d
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < b->n; i++) hx[i] = b->x[p.perm[i]];
     char others[120] = "";
-    size_t used = 0;
     if (b->on_gpu) {
 #if PJDS_HAVE_CUDA
+        size_t used = 0;
         PL_CALL_GOTO(pl_cuda_pjds_block_upload(b->be, &p, &d), out, rc);
         r->bytes_dev = (double)pl_cuda_pjds_block_bytes(d);
         PL_CALL_GOTO(b->be->upload(b->be, d_x, hx, (size_t)b->n), out, rc);

@@ -219,7 +219,8 @@ void bench_run_cusparse_sell(bench *b, double *d_x, double *d_y)
  * floor: 4 B per non-zero + 20 B per row (the tables stay in cache). */
 static void run_op_rows(bench *b, int fmt, const char *label)
 {
-    pl_spmv_cfg sc = b->ctx->cfg.spmv;
+    pl_op_options sc;
+    app_op_options(&b->ctx->cfg.spmv, &sc);
     sc.format = fmt;
     pl_op *op = NULL;
     double *d_x = NULL, *d_y = NULL, *hx = NULL, *hy = NULL;

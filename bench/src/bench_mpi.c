@@ -61,7 +61,8 @@ static int bench_reference(bench *b, double *t1_ms, char *why, size_t nwhy)
             memset(&A1, 0, sizeof A1);
             pl_op *op = NULL;
             double *d_x = NULL, *d_y = NULL;
-            pl_spmv_cfg cfg = ctx->cfg.spmv;
+            pl_op_options cfg;
+            app_op_options(&ctx->cfg.spmv, &cfg);
             cfg.exchange = PL_EXCHANGE_VECTOR;
             rc = app_build_rows(&one, &A1, &mi);
             if (rc == PL_OK) rc = pl_op_create(&A1, &cfg, b->be, MPI_COMM_SELF, &op);
@@ -120,7 +121,8 @@ int bench_mpi(bench *b)
                "comm_ms", "halo/rank", "MB sent", "rel_err", "eff");
     }
     for (int mode = 0; mode < 3; mode++) {
-        pl_spmv_cfg cfg = ctx->cfg.spmv;
+        pl_op_options cfg;
+        app_op_options(&ctx->cfg.spmv, &cfg);
         cfg.exchange = mode;
         pl_op *op = NULL;
         double *d_x = NULL, *d_y = NULL, *hx = NULL;

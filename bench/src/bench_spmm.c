@@ -65,7 +65,8 @@ void bench_run_spmm(bench *b)
     const size_t nn = (size_t)(n ? n : 1) * 32;
     pl_op *op = NULL;
     double *hX = NULL, *hY = NULL, *X = NULL, *Y = NULL, *W = NULL;
-    pl_spmv_cfg sc = b->ctx->cfg.spmv;
+    pl_op_options sc;
+    app_op_options(&b->ctx->cfg.spmv, &sc);
     sc.blocks = 1; /* the operator dos builds: format = auto keeps pJDS for block products */
     int rc = pl_op_create(b->A, &sc, be, b->ctx->comm, &op);
     if (rc == PL_OK) {
