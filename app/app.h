@@ -7,7 +7,7 @@
 #include "pl_config.h"
 #include "pl_csr.h"
 
-/* The memory plan (mem_plan.c; README "Reliability"): per-rank estimates
+/* The memory plan (mem_plan.c; docs/operations.md, "Memory plan"): per-rank estimates
  * of the peak host and device bytes. */
 typedef struct app_mem_plan {
     int64_t rows_local;

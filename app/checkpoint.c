@@ -1,8 +1,8 @@
-/* checkpoint.c — checkpoint and restart of one solve (README, "Checkpoint
- * and restart"): the SIGUSR1/SIGTERM flag, the collective decision at the
+/* checkpoint.c — checkpoint and restart of one solve (docs/operations.md,
+ * "Checkpoint and restart"): the SIGUSR1/SIGTERM flag, the collective decision at the
  * end of each solver cycle, and the checkpoint file.
  *
- * Signals (README "Signals and exit status 3"): what SIGUSR1 or SIGTERM
+ * Signals (docs/operations.md, "Signals and exit status 3"): what SIGUSR1 or SIGTERM
  * does depends on the phase the command has set (app_signal_exit_phase,
  * app_signal_flag_phase).  In an exit phase (start-up, build, import,
  * permutation and upload, loading a checkpoint, all of dos and spectral

@@ -1,5 +1,5 @@
 /* cmd_dos.c — `pjds-lanczos dos CONFIG`: the density of states by the
- * kernel polynomial method (README "Density of states"; lanczos/kpm.c).
+ * kernel polynomial method (docs/models.md, "Density of states"; lanczos/kpm.c).
  *
  * Build the operator as `solve` does, refuse a nonsymmetric matrix (KPM
  * needs a real spectrum), estimate the spectral bounds with a short Lanczos
@@ -168,7 +168,7 @@ int cmd_dos(app_ctx *ctx)
     kpm_density(d.N, d.mu, gk, d.a, d.b, d.P, d.energy, d.rho, &d.integral);
     app_signal_flag_phase(); /* the result is complete: it is written, then exit 0 */
     if (ctx->rank == 0) {
-        /* the reference of README "Density of states": the same products as single SpMVs (R x N/2) */
+        /* the reference of docs/performance.md (KPM on HMEp): the same products as single SpMVs (R x N/2) */
         const double equiv = d.spmv_median * (double)d.st.vector_products;
         pl_info("dos: %lld block products (%lld vector products for %d moments of %d vectors) in %.3f s (start vectors "
                 "%.3f s)%s; as %lld single SpMVs at the median %.3f ms: %.3f s, ratio %.3f; integral %.12f",

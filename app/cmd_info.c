@@ -28,7 +28,7 @@ int cmd_info(app_ctx *ctx)
     for (int64_t i = 0; i < rows.nrows; i++) hist[len[i]]++;
     PL_CHECK_GOTO(MPI_Reduce(hist, ghist, (int)st.row_len_max + 1, MPI_INT64_T, MPI_SUM, 0, ctx->comm) == MPI_SUCCESS,
                   PL_ERR_MPI, out, rc, "MPI_Reduce failed");
-    /* compressed format (issue 16): the tables each rank's local part needs
+    /* compressed format: the tables each rank's local part needs
      * (no table limit; the count stops where the ids need more than 32 bits
      * or a table more than PL_CPJDS_COUNT_MAX keys: then the counts up to
      * there, lower bounds, "(or more)") */
@@ -68,7 +68,7 @@ int cmd_info(app_ctx *ctx)
         printf("build_seconds: %.3f\n", mi.build_seconds);
         printf("ranks: %d\n", ctx->size);
         printf("threads_per_rank: %d\n", omp_get_max_threads());
-        if (ctx->have_plan) { /* the memory plan (README "Reliability"), before the build */
+        if (ctx->have_plan) { /* the memory plan (docs/operations.md), before the build */
             const app_mem_plan *p = &ctx->plan;
             printf("memory_plan_backend: %s\n", p->gpu ? "cuda" : "cpu");
             printf("memory_host_bytes_per_rank: %.0f\n", p->host_bytes);

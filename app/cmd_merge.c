@@ -1,7 +1,7 @@
 /* cmd_merge.c — `pjds-lanczos merge [--overwrite] OUT.h5 IN.h5...`: combine
  * sweep files of one sweep (the same root attribute sweep_hash), e.g. the
  * shares of a Slurm job array run with --points, into one finalised sweep
- * file (README, "Cluster runs").  A point finished (status 1 or 2) in
+ * file (docs/operations.md, "Cluster runs").  A point finished (status 1 or 2) in
  * several inputs must agree: every eigenvalue to 1e-7 relative
  * (max(|lambda|, 1)); independent solves of one point agree far closer.
  * Failed or missing points stay as they are (status 3 or 0), so `solve

@@ -1,5 +1,5 @@
 /* cmd_spectral.c — `pjds-lanczos spectral CONFIG`: a dynamical correlation
- * function by a Lanczos continued fraction (README "Spectral functions").
+ * function by a Lanczos continued fraction (docs/models.md, "Spectral functions").
  *
  * Solve for the ground state psi0 (the [solver] settings; the lowest
  * returned pair), apply the operator O of [spectral] (hamiltonian/hh_ops.c)

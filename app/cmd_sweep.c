@@ -1,5 +1,5 @@
 /* cmd_sweep.c — `pjds-lanczos solve CONFIG` with a [sweep] section: every
- * point of the sweep in one run (README, "Sweeps").
+ * point of the sweep in one run (docs/operations.md, "Sweeps").
  *
  * Permute once: points that differ from the operator's point only in
  * matrix values (the Hamiltonian's hopping, hubbard_u, phonon_frequency,

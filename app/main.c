@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 
     /* Started without a launcher (no mpirun/srun environment): an isolated
      * singleton, so that Open MPI does not fork an orted first (0.1 s here,
-     * more on a many-core node; README "Start-up").  A user's setting wins. */
+     * more on a many-core node).  A user's setting wins. */
     if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("PMI_SIZE"))
         setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     /* SIGUSR1/SIGTERM from the first instant (a Slurm job can be signalled
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
     int rc = parse_args(argc - 2, argv + 2, cmd, &ctx, &sets, &nsets, &help, &verbose);
     pl_log_init(ctx.rank, ctx.quiet ? PL_LOG_QUIET : verbose ? PL_LOG_DEBUG : PL_LOG_INFO);
     /* SIGUSR1/SIGTERM: exit 3 at once while there is nothing to save, a
-     * checkpoint during a solve (checkpoint.c; README "Signals and exit status 3") */
+     * checkpoint during a solve (checkpoint.c; docs/operations.md, "Signals and exit status 3") */
     if (rc == PL_OK && !help && sig_cmd) app_signals_install(ctx.rank);
     int in_setup = 1;
     if (rc == PL_OK && help) {

@@ -1,4 +1,4 @@
-/* mem_plan.c — the memory plan (README "Reliability"): before a generated
+/* mem_plan.c — the memory plan (docs/operations.md, "Memory plan"): before a generated
  * matrix is built, every rank estimates its peak host and device bytes from
  * what is known (rows, the mean row length of a sample of rows, ncv, the
  * backend) and the run stops with exit status 2 and one line when that
@@ -9,7 +9,7 @@
  *   CSR block       8 (n + 1) + 16 z          (int64 columns, values)
  *   pJDS            12.6 z + 4 n              (int32 columns, values, row lengths)
  *   compressed      4.4 z + 4 n               (32-bit words, ~10 % padding in row order;
- *                                              generated models outside sweeps, issue 16)
+ *                                              generated models outside sweeps)
  *   build temps     40 n                      (permutation, lengths, global index)
  *   basis + work    8 n (k + 6)
  * Host: what the process holds already (VmRSS: libraries, MPI, the CUDA

@@ -1,5 +1,5 @@
 /* observables.c — ground-state observables of the returned eigenvectors
- * (README "Observables"): the distributed side of hamiltonian/hh_obs.c.
+ * (docs/models.md, "Observables"): the distributed side of hamiltonian/hh_obs.c.
  *
  * Each rank downloads its block of the nev vectors, un-permutes it into the
  * original row order of its block (a local permutation: rows never leave

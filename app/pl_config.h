@@ -4,7 +4,7 @@
  * Unknown sections and keys, duplicate keys, malformed numbers and values out
  * of range are PL_ERR_INPUT with a one-line message naming file, line and key
  * ("configs/x.ini:7: [model] n_up: 7 > sites = 6").  The defaults are
- * documented beside each field and in the README's config reference. */
+ * documented beside each field and in docs/config.md. */
 #ifndef PL_CONFIG_H
 #define PL_CONFIG_H
 
@@ -34,7 +34,7 @@ typedef struct pl_model_cfg {
     int max_phonons;         /* max_phonons: M >= 0 (required)                  */
     int phonon_basis;        /* phonon_basis: site | normal = site              */
     int boundary;            /* boundary: periodic | open = periodic            */
-    /* type = block-stencil (hamiltonian/bs.h; README "[model] block-stencil") */
+    /* type = block-stencil (hamiltonian/bs.h; docs/models.md "Block-stencil") */
     int nx, ny, nz;          /* nx, ny, nz: grid points per direction (required) */
     int block_size;          /* block_size: b unknowns per point (required)     */
     int stencil;             /* stencil: 7 | 27 = 27                            */
@@ -86,7 +86,7 @@ typedef struct pl_spmv_cfg {
     int precision;           /* precision: double | single = double             */
     int repeats;             /* repeats: timed SpMVs per format in bench = 100  */
     int format;              /* format: auto | pjds | compressed = auto         */
-                             /* (README "Compressed format")                    */
+                             /* (docs/performance.md "Compressed format")      */
     int blocks;              /* not a key: set by the caller when the operator  */
                              /* serves block products (SpMMV: dos, bench's      */
                              /* SpMMV rows); format = auto then keeps pJDS,     */
@@ -105,7 +105,7 @@ typedef struct pl_output_cfg {
 } pl_output_cfg;
 enum pl_observables { PL_OBS_AUTO = 0, PL_OBS_TRUE = 1, PL_OBS_FALSE = 2 };
 
-/* [spectral]: `pjds-lanczos spectral` (README "Spectral functions"). */
+/* [spectral]: `pjds-lanczos spectral` (docs/models.md "Spectral functions"). */
 enum pl_spectral_op { PL_SPEC_PHONON_DISPLACEMENT = 0, PL_SPEC_DENSITY = 1, PL_SPEC_CURRENT = 2 };
 typedef struct pl_spectral_cfg {
     int op;                  /* operator: phonon_displacement | density |       */
@@ -132,7 +132,7 @@ typedef struct pl_sweep_cfg {
     int warm_start;          /* warm_start: true | false = true                 */
 } pl_sweep_cfg;
 
-/* [kpm]: `pjds-lanczos dos` (README "Density of states"). */
+/* [kpm]: `pjds-lanczos dos` (docs/models.md "Density of states"). */
 enum pl_kpm_kernel { PL_KPM_JACKSON = 0, PL_KPM_LORENTZ = 1 };
 enum pl_kpm_vectors { PL_KPM_RANDOM = 0, PL_KPM_UNIT = 1 };
 typedef struct pl_kpm_cfg {

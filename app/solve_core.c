@@ -1,7 +1,7 @@
 /* solve_core.c — the steps of `solve` shared by a single solve and a sweep
  * (solve_impl.h): build the matrix and the pJDS operator, run thick-restart
- * Lanczos or Krylov-Schur, write one HDF5 result file (README.md, "HDF5
- * result schema"), print the eigenvalues and the summary.
+ * Lanczos or Krylov-Schur, write one HDF5 result file (docs/formats.md,
+ * "HDF5 result schema"), print the eigenvalues and the summary.
  *
  * Eigenvectors: downloaded, un-permuted (scatter by global index: each rank
  * owns the contiguous original rows [row0, row0 + n)) and sent piece by
@@ -46,7 +46,7 @@ static void monitor(void *arg, const lz_monitor_info *mi)
     p->last = now;
     /* how far (restarts of the budget, decades above the tolerance) and whether the residuals still
      * fall: the progress score's lower quartile over the last half of the run against the quarter
-     * before (lanczos/krylov_impl.h, kr_progress; README [solver] max_restarts) */
+     * before (lanczos/krylov_impl.h, kr_progress; docs/config.md, [solver] max_restarts) */
     char trend[96];
     if (mi->trend < 0) snprintf(trend, sizeof trend, "no trend yet");
     else
@@ -204,7 +204,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "mpi_init_seconds", ctx->t_mpi_init), out, rc);
-    if (ctx->have_plan) { /* the memory plan and what the device used (README "Reliability") */
+    if (ctx->have_plan) { /* the memory plan and what the device used (docs/operations.md) */
         PL_CALL_GOTO(pl_spectrum_attr_double(sp, "memory_plan_host_bytes", ctx->plan.host_bytes), out, rc);
         PL_CALL_GOTO(pl_spectrum_attr_double(sp, "memory_plan_device_bytes",
                                              ctx->plan.device_bytes + ctx->plan.device_resident),
@@ -404,7 +404,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
         o.nstart = x->nstart;
         o.start_ld = x->start_ld;
         o.start_noise = APP_WARM_START_NOISE;
-        const char *wn = getenv("PJDS_WARM_NOISE"); /* measurements only (README, "Sweeps") */
+        const char *wn = getenv("PJDS_WARM_NOISE"); /* measurements only (docs/operations.md, "Sweeps") */
         if (wn && wn[0]) o.start_noise = atof(wn);
     }
     pl_op_reset_counters(op); /* the counters and per-product samples start here */

@@ -81,7 +81,7 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
 /* max of t over the ranks (t itself if MPI fails). */
 double app_max_over_ranks(app_ctx *ctx, double t);
 
-/* ---- checkpoints (checkpoint.c; README "Checkpoint and restart") ---- */
+/* ---- checkpoints (checkpoint.c; docs/operations.md "Checkpoint and restart") ---- */
 /* Install the SIGUSR1/SIGTERM handlers (main.c, for solve, spectral and
  * dos), in an exit phase "the start-up".  Can't fail. */
 void app_signals_install(int rank);

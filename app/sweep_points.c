@@ -1,4 +1,4 @@
-/* sweep_points.c — the points of a [sweep] (README, "Sweeps"): each key's
+/* sweep_points.c — the points of a [sweep] (docs/operations.md, "Sweeps"): each key's
  * values from a list "0.0, 0.5, 1.0" or a range "start:stop:step" (stop
  * included when a step lands on it within 1e-9 relative; range values are
  * rounded to 15 significant digits, so 0:1:0.1 gives 0.3, not
