@@ -2,8 +2,9 @@
 # acceptance.sh — the whole product at the seed's sizes on one GPU, with
 # default settings, against a committed baseline (docs/performance.md, "Acceptance run").
 #
-# Builds pjds-lanczos (CUDA, sm_90) in $BUILD, then bench/acceptance.py runs
-# every user-facing workload (HMEp solve default and verify = false, the
+# Builds pjds-lanczos and pjds-bench (which `pjds-lanczos bench` runs; CUDA,
+# sm_90) in $BUILD, then bench/acceptance.py runs every user-facing workload
+# (HMEp solve default and verify = false, the
 # 11-point coupling sweep against 2 separate solves, dos, spectral,
 # observables, dlr1_like and uhbr_like, hmep_m21, a real matrix imported from
 # HDF5, bench's SpMV and SpMMV rows, CuPy eigsh and cuSPARSE in the same run),
@@ -36,7 +37,7 @@ T0=$(date +%s)
 echo "acceptance: $(head -1 "$OUT/env.log"); commit $(sed -n 2p "$OUT/env.log" | cut -c1-60)"
 if ! { timeout 240 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
            > "$OUT/build.log" 2>&1 &&
-       timeout 300 cmake --build "$BUILD" -j "${JOBS:-16}" --target pjds-lanczos >> "$OUT/build.log" 2>&1; }; then
+       timeout 300 cmake --build "$BUILD" -j "${JOBS:-16}" --target pjds-lanczos pjds-bench >> "$OUT/build.log" 2>&1; }; then
     echo "acceptance: the build FAILED (see $OUT/build.log)"
     grep -E "error" "$OUT/build.log" | head -20
     exit 2

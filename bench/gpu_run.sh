@@ -62,7 +62,7 @@ step "build"
 BUILD_OK=0
 if timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         > "$OUT/build.log" 2>&1 &&
-   timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos test_cuda_backend test_cpjds >> "$OUT/build.log" 2>&1; then
+   timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos pjds-bench test_cuda_backend test_cpjds >> "$OUT/build.log" 2>&1; then
     BUILD_OK=1
     note "build: ok ($(el) s)"
     # the other tests too, best effort (not needed below; BUILD_OTHERS=0 skips them)

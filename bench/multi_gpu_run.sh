@@ -54,7 +54,7 @@ note "gpus: $NG x $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/nul
 . bench/device_deps.sh || echo "warning: no .deps/*.deb (libinih): the build may fail"
 step "build"
 if ! { timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 &&
-       timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos test_cuda_backend; } > "$OUT/build.log" 2>&1; then
+       timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos pjds-bench test_cuda_backend; } > "$OUT/build.log" 2>&1; then
     note "build: FAILED (see build.log)"
     grep -E "error|Error" "$OUT/build.log" | head -20 | tee -a "$SUM"
     exit 1
