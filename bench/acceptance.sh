@@ -4,12 +4,12 @@
 #
 # Builds pjds-lanczos and pjds-bench (which `pjds-lanczos bench` runs; CUDA,
 # sm_90) in $BUILD, then bench/acceptance.py runs every user-facing workload
-# (HMEp solve default and verify = false, the
-# 11-point coupling sweep against 2 separate solves, dos, spectral,
-# observables, dlr1_like and uhbr_like, hmep_m21, a real matrix imported from
-# HDF5, bench's SpMV and SpMMV rows, CuPy eigsh and cuSPARSE in the same run),
-# checks every result against an independent reference and every figure
-# against bench/baseline/h100.json, and prints one table last.
+# (HMEp solve default and verify = false, the 11-point coupling sweep against
+# 2 separate solves, dos, spectral, observables, dlr1_like and uhbr_like,
+# hmep_m21, a real matrix imported from HDF5, bench's SpMV and SpMMV rows,
+# CuPy eigsh and cuSPARSE in the same run), checks every result against an
+# independent reference and every figure against bench/baseline/h100.json, and
+# prints one table last.
 #
 # Exit status: 0 every result right and no figure more than 10 % worse than
 # its baseline; 1 otherwise (the table says which row); 2 the build failed.
