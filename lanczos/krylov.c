@@ -353,18 +353,18 @@ int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_e
     PL_CHECK(op && opt, PL_ERR_ARG, "NULL operator or options");
     pl_op_info info;
     pl_op_get_info(op, &info);
-    PL_CHECK(opt->nev >= 1 && opt->nev < info.n_global, PL_ERR_INPUT, "[solver] nev = %d must be < N = %lld (and >= 1)",
+    PL_CHECK(opt->nev >= 1 && opt->nev < info.n_global, PL_ERR_INPUT, "nev = %d must be < N = %lld (and >= 1)",
              opt->nev, (long long)info.n_global);
-    PL_CHECK(opt->tol > 0 && opt->tol < 1, PL_ERR_INPUT, "[solver] tolerance = %g must be in (0, 1)", opt->tol);
+    PL_CHECK(opt->tol > 0 && opt->tol < 1, PL_ERR_INPUT, "tolerance = %g must be in (0, 1)", opt->tol);
     PL_CHECK(!(opt->which == PL_WHICH_LARGEST_IMAGINARY && last_which < PL_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
-             "[solver] which = largest_imaginary: a symmetric matrix has a real spectrum (use largest_magnitude, "
+             "which = largest_imaginary: a symmetric matrix has a real spectrum (use largest_magnitude, "
              "largest or smallest)");
-    PL_CHECK(opt->which >= PL_WHICH_SMALLEST && opt->which <= last_which, PL_ERR_INPUT, "[solver] which = %d: unknown",
+    PL_CHECK(opt->which >= PL_WHICH_SMALLEST && opt->which <= last_which, PL_ERR_INPUT, "which = %d: unknown",
              opt->which);
     PL_CHECK(opt->max_restarts >= 0 || opt->max_restarts == LZ_RESTARTS_AUTO, PL_ERR_INPUT,
-             "[solver] max_restarts = %d must be >= 0 (or auto)", opt->max_restarts);
+             "max_restarts = %d must be >= 0 (or auto)", opt->max_restarts);
     int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > 24 ? 2 * opt->nev + 10 : 24);
-    PL_CHECK(m >= opt->nev + min_extra, PL_ERR_INPUT, "[solver] ncv = %lld must be >= nev + %d = %d", (long long)m,
+    PL_CHECK(m >= opt->nev + min_extra, PL_ERR_INPUT, "ncv = %lld must be >= nev + %d = %d", (long long)m,
              min_extra, opt->nev + min_extra);
     *ncv = m > info.n_global ? info.n_global : m;
     return PL_OK;
@@ -407,8 +407,8 @@ static void kr_row_score(const kr_progress *p, const lz_result *res, int r, doub
     for (int i = 0; i < ne && i < p->nev; i++) {
         size_t at = (size_t)r * (size_t)ne + (size_t)i;
         double re = res->hist_ritz[at], im = res->hist_ritz_imag ? res->hist_ritz_imag[at] : 0.0;
-        double est = res->hist_resid[at], sc = p->tol * fmax(hypot(re, im), p->scale); /* fmax drops a NaN */
-        if (est <= sc) continue; /* converged (as the solvers test; 0 <= 0 too) */
+        double est = res->hist_resid[at], mag = hypot(re, im), sc = p->tol * kr_scale(mag, p->scale);
+        if (kr_converged_relative(est, mag, p->scale, p->tol, NULL)) continue; /* as the solvers test; 0 <= 0 too */
         double e = est / sc > 0.0 ? log10(est / sc) : c; /* NaN, or sc = 0: the cap */
         e = e < c ? e : c;
         d += e;
@@ -534,7 +534,7 @@ int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r)
     return PL_OK;
 }
 
-/* ---- start vector, checkpoint and resume ----------------------------- */
+/* ---- start vector ---------------------------------------------------- */
 
 int kr_start_vector(kr_ws *w, const lz_options *opt, int *exhausted)
 {
@@ -561,92 +561,5 @@ int kr_start_vector(kr_ws *w, const lz_options *opt, int *exhausted)
     int in_span = 0;
     PL_CALL(kr_orthogonalize(w, 0, 0, w->cf, &n2, &in_span)); /* normalises column 0 */
     if (in_span) return kr_random_direction(w, 0, 1, exhausted);
-    return PL_OK;
-}
-
-int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, const kr_cycle *cy, int64_t *ints,
-                  int nint, double *dbl, int ndbl, int *stop)
-{
-    *stop = 0;
-    if (!opt->checkpoint) return PL_OK;
-    PL_CHECK(nint <= LZ_STATE_INTS && nint >= KR_ST_COMMON, PL_ERR_ARG, "kr_checkpoint: %d ints", nint);
-    ints[KR_ST_NAPPLY] = w->napply;
-    ints[KR_ST_NRANDOM] = (int64_t)w->n_random;
-    ints[KR_ST_BREAKDOWNS] = res->breakdowns;
-    ints[KR_ST_VERIFICATIONS] = res->verifications;
-    ints[KR_ST_MISSED] = res->missed;
-    ints[KR_ST_INCONCLUSIVE] = res->verify_inconclusive;
-    ints[KR_ST_RESTARTS] = cy->restarts;
-    ints[KR_ST_K] = cy->k;
-    ints[KR_ST_NLOCK] = cy->nlock;
-    ints[KR_ST_NCONV] = cy->nconv;
-    dbl[0] = cy->normest;
-    lz_state st;
-    memset(&st, 0, sizeof st);
-    st.method = method;
-    st.nev = opt->nev;
-    st.ncv = w->m;
-    st.which = opt->which;
-    st.nvec = (int)ints[KR_ST_K] + 1;
-    st.nint = nint;
-    memcpy(st.ints, ints, (size_t)nint * sizeof *ints);
-    st.ndbl = ndbl;
-    st.dbl = dbl;
-    st.nhist = res->nhist;
-    st.hist_nev = res->hist_nev;
-    st.hist_iterations = res->hist_iterations;
-    st.hist_ritz = res->hist_ritz;
-    st.hist_resid = res->hist_resid;
-    st.hist_ritz_imag = res->hist_ritz_imag;
-    st.V = w->V;
-    st.ld = w->ld;
-    double t0 = pl_wtime();
-    int rc = opt->checkpoint(opt->checkpoint_arg, &st, stop);
-    w->t.other += pl_wtime() - t0;
-    return rc;
-}
-
-int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, kr_cycle *cy, int64_t *ints,
-              int nint, double *dbl, int ndbl)
-{
-    const lz_state *st = opt->resume;
-    PL_CHECK(st->method == method && st->nev == opt->nev && st->ncv == w->m && st->which == opt->which, PL_ERR_INPUT,
-             "the checkpoint was made by %s with nev %d, ncv %d, which %d; this solve is %s with nev %d, ncv %d, "
-             "which %d",
-             st->method == 1 ? "lanczos" : "krylov-schur", st->nev, st->ncv, st->which,
-             method == 1 ? "lanczos" : "krylov-schur", opt->nev, w->m, opt->which);
-    PL_CHECK(st->nint == nint && st->ndbl == ndbl && st->nvec >= 1 && st->nvec <= w->m + 1 &&
-                 st->ints[KR_ST_K] + 1 == st->nvec && st->hist_nev == opt->nev,
-             PL_ERR_INPUT, "the checkpoint's state has %d ints, %d reals and %d vectors; expected %d, %d and <= %d",
-             st->nint, st->ndbl, st->nvec, nint, ndbl, w->m + 1);
-    for (int j = 0; j < st->nvec; j++)
-        PL_CALL(w->be->copy(w->be, w->n, st->V + (size_t)j * st->ld, kr_col(w, j)));
-    memcpy(ints, st->ints, (size_t)nint * sizeof *ints);
-    memcpy(dbl, st->dbl, (size_t)ndbl * sizeof *dbl);
-    w->napply = ints[KR_ST_NAPPLY];
-    w->n_random = (uint64_t)ints[KR_ST_NRANDOM];
-    res->breakdowns = (int)ints[KR_ST_BREAKDOWNS];
-    res->verifications = (int)ints[KR_ST_VERIFICATIONS];
-    res->missed = (int)ints[KR_ST_MISSED];
-    res->verify_inconclusive = (int)ints[KR_ST_INCONCLUSIVE];
-    *cy = (kr_cycle){(int)ints[KR_ST_RESTARTS], (int)ints[KR_ST_K], (int)ints[KR_ST_NLOCK], (int)ints[KR_ST_NCONV],
-                     dbl[0]};
-    /* the history so far */
-    int nh = st->nhist, ne = st->hist_nev;
-    size_t cells = (size_t)(nh ? nh : 1) * (size_t)ne;
-    res->hist_iterations = malloc((size_t)(nh ? nh : 1) * sizeof *res->hist_iterations);
-    res->hist_ritz = malloc(cells * sizeof(double));
-    res->hist_resid = malloc(cells * sizeof(double));
-    if (st->hist_ritz_imag) res->hist_ritz_imag = malloc(cells * sizeof(double));
-    PL_CHECK(res->hist_iterations && res->hist_ritz && res->hist_resid && (!st->hist_ritz_imag || res->hist_ritz_imag),
-             PL_ERR_MEM, "out of host memory (history)");
-    if (nh > 0) {
-        memcpy(res->hist_iterations, st->hist_iterations, (size_t)nh * sizeof *res->hist_iterations);
-        memcpy(res->hist_ritz, st->hist_ritz, (size_t)nh * ne * sizeof(double));
-        memcpy(res->hist_resid, st->hist_resid, (size_t)nh * ne * sizeof(double));
-        if (st->hist_ritz_imag) memcpy(res->hist_ritz_imag, st->hist_ritz_imag, (size_t)nh * ne * sizeof(double));
-    }
-    res->nhist = nh;
-    *hcap = nh ? nh : 1;
     return PL_OK;
 }

@@ -237,25 +237,89 @@ enum {
     KR_ST_NCONV,
     KR_ST_COMMON
 };
-/* The scalars of a cycle's end that both methods keep (they go to
- * ints[KR_ST_RESTARTS..KR_ST_NCONV] and dbl[0]). */
-typedef struct kr_cycle {
-    int restarts, k, nlock, nconv;
-    double normest;
-} kr_cycle;
-/* At the end of a cycle: hand the state (V[:, 0:cy->k + 1], the ints, dbl
- * and res's history) to opt->checkpoint; *stop as it decides.
- * ints[0:KR_ST_COMMON] and dbl[0] are filled here from w, res and cy; the
- * method fills the rest.  Collective. */
-int kr_checkpoint(kr_ws *w, const lz_options *opt, int method, const lz_result *res, const kr_cycle *cy, int64_t *ints,
-                  int nint, double *dbl, int ndbl, int *stop);
-/* Start from opt->resume: check that it belongs to this method and these
- * options (PL_ERR_INPUT otherwise), copy its basis into V, restore w's
- * counters, res's history (*hcap its capacity) and counters and *cy, and
- * return its ints and dbl (ndbl entries expected) for the method to restore
- * the rest.  Collective. */
-int kr_resume(kr_ws *w, const lz_options *opt, int method, lz_result *res, int *hcap, kr_cycle *cy, int64_t *ints,
-              int nint, double *dbl, int ndbl);
+
+/* ---- the thick-restart cycle (kr_cycle.c) -----------------------------
+ * Both methods run one driver, kr_run, in named phases:
+ *   checkpoint  at the end of a cycle, after its restart (opt->checkpoint)
+ *   expand      columns k .. m - 1: the method's step, the shared breakdown
+ *               handling (a random direction) and the method's coupling
+ *   verify      nlock > 0: the complement of the locked set (method)
+ *   extract     the wanted values and residual estimates of the projected
+ *               problem (method)
+ *   converged   kr_converged_relative on each: the converged prefix
+ *   report      a history row and the monitor (kr_report)
+ *   lock        all wanted values converged, verify on: lock them (method)
+ *   restart     the thick restart of the main phase (method)
+ *   finish      Ritz vectors and explicit residuals (method; Krylov-Schur
+ *               may ask for another round)
+ * A method is a table of hooks on the shared state kr_solver; its own state
+ * is s->ctx. */
+typedef struct kr_solver kr_solver;
+
+/* What the verification phase decided (kr_method verify). */
+enum kr_verdict {
+    KR_UNLOCKED,  /* a missed value: nlock = 0, the main phase goes on this cycle */
+    KR_RESTARTED, /* restarted inside the complement: the next cycle              */
+    KR_ACCEPTED   /* the locked set is the answer                                 */
+};
+
+typedef struct kr_method {
+    int id;              /* lz_state method: 1 Lanczos, 2 Krylov-Schur              */
+    int complex_values;  /* values have imaginary parts (s->ritz_im)                */
+    int every_step_full; /* the monitor's full_reorths counts every step            */
+    int lock_room;       /* lock only while ncv - wanted >= lock_room               */
+    /* expand: column j + 1 = A v_j orthogonalised, its coefficients recorded;      */
+    /* *nrm its norm before normalisation, *in_span: it vanished                    */
+    int (*step)(kr_solver *s, int j, double *nrm, int *in_span);
+    void (*injected)(kr_solver *s, int j); /* column j became a random vector (NULL) */
+    void (*couple)(kr_solver *s, int j, double beta); /* coupling of v_j to v_j+1    */
+    void (*expanded)(kr_solver *s);        /* after the expansion (NULL)              */
+    int (*verify)(kr_solver *s, int *verdict); /* enum kr_verdict                    */
+    int (*extract)(kr_solver *s);  /* s->nwant, ritz, ritz_im, est; s->normest       */
+    int (*lock)(kr_solver *s);     /* lock the nwant values; column nwant random      */
+    int (*restart)(kr_solver *s, int *ok); /* main phase: s->k; *ok = 0: no vector  */
+    void (*pack)(kr_solver *s);    /* the method's ints and dbl of a checkpoint      */
+    int (*unpack)(kr_solver *s);   /* ... of a resumed state                         */
+    int (*finish)(kr_solver *s, int *again); /* eigenpairs into s->res; *again: go on */
+} kr_method;
+
+struct kr_solver {
+    kr_ws *w;
+    const lz_options *opt;
+    lz_result *res;
+    const kr_method *mt;
+    void *ctx;            /* the method's state                                    */
+    double t_begin;       /* the monitor's elapsed time counts from here           */
+    int hcap;             /* history rows allocated in res                         */
+    int restarts, k, nlock, nconv, reason; /* k: columns kept at the cycle's start  */
+    int mm;               /* columns of this cycle's projected problem (m, or fewer */
+                          /* when span(V) is the whole space)                      */
+    int vm_valid;         /* v_mm exists: the restart vector                       */
+    int whole_space, final_locked, cycled;
+    double normest;       /* max(operator norm estimate, |values| seen)           */
+    int nwant;            /* wanted values: nev (Krylov-Schur: + 1 for a pair)     */
+    double *ritz, *ritz_im, *est; /* nev + 1 each: the values of extract          */
+    int64_t ints[LZ_STATE_INTS];  /* checkpoint state: KR_ST_* then the method's    */
+    int nint, ndbl;
+    double *dbl;          /* ndbl: normest, then the method's                      */
+};
+
+/* Run the solve of a method from opt->resume or a start vector to its end
+ * (or a checkpoint stop); the result's scalars into s->res.  s->w, opt, res,
+ * mt, ctx, nint and ndbl set by the caller.  Collective. */
+int kr_run(kr_solver *s);
+/* The relative convergence test (SLEPc's EPSConvergedRelative): the residual
+ * estimate est of a value of modulus mag meets tol relative to
+ * kr_scale(mag, normest); *rel (may be NULL) = est / that scale. */
+int kr_converged_relative(double est, double mag, double normest, double tol, double *rel);
+/* The scale of the test: max(mag, normest) (a NaN mag gives normest). */
+double kr_scale(double mag, double normest);
+/* A history row (nev values; ritz_im may be NULL) and the monitor record of a
+ * finished cycle with nconv converged, worst relative estimate worst. */
+int kr_report(kr_solver *s, const double *ritz, const double *ritz_im, const double *est, int nconv, double worst,
+              int verifying);
+/* After a successful solve: the basis to res (want_vectors), the timings. */
+void kr_hand_over(kr_ws *w, const lz_options *opt, lz_result *res, double t_start);
 /* Resolve opt->max_restarts (see kr_progress above) into w->pg.budget,
  * res->max_restarts and res->restarts_auto; set up the progress score.
  * Call after kr_check_options.  Not collective; can't fail. */
@@ -277,9 +341,11 @@ int kr_monitor(kr_ws *w, const lz_options *opt, const lz_result *res, lz_monitor
  * (opt->poll, lz_poll_fn); *stop = 0 without a poll function.  Its error. */
 int kr_poll(const lz_options *opt, int steps_left, int *stop);
 
-/* The checks both methods share: nev, tol, which (up to last_which), max_restarts,
- * ncv >= nev + min_extra; *ncv = the basis size (auto choice, capped at N).
- * PL_ERR_INPUT with the key's name, PL_ERR_ARG for NULL.  Not collective. */
+/* The checks both methods share: nev, tol, which (up to last_which),
+ * max_restarts, ncv >= nev + min_extra; *ncv = the basis size (auto choice,
+ * capped at N).  PL_ERR_INPUT with a message that starts with the
+ * parameter's name (nev, tolerance, which, max_restarts, ncv), PL_ERR_ARG
+ * for NULL.  Not collective. */
 int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_extra, int64_t *ncv);
 
 #define KR_HOST_ALLOC(p, cnt, label)                                                                     \

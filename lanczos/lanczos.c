@@ -203,7 +203,385 @@ void lz_result_destroy(lz_result *res)
 }
 
 
-static int solve(kr_ws *w, const lz_options *opt, lz_result *res);
+/* ---- the method's state and hooks (kr_method; the cycle: kr_cycle.c) -- */
+typedef struct lz_ctx {
+    int which;       /* smallest, largest or largest_magnitude (the _real      */
+                     /* variants are those of a real spectrum)                 */
+    int reorth;      /* enum lz_reorth                                          */
+    int lcap;        /* locked columns at most (verify)                         */
+    int force_full;  /* the next step orthogonalises against the whole basis    */
+    int nsel;        /* leading kept columns projected out in this cycle        */
+    double beta_m;   /* the last coupling of the expansion                      */
+    kr_pro pro;      /* Simon's omega recurrence (lz_pro.c)                     */
+    double *lock_theta, *lock_est; /* lcap: locked values, their estimates      */
+    double *lsort;   /* 2 lcap: the nev most wanted locked values, estimates    */
+    int *lord;       /* lcap: the locked columns in wanted order                */
+} lz_ctx;
+
+/* A local step at j > k: the three-term recurrence (the SpMV only queued),
+ * then the omega estimate; when it passes the threshold, semi-orthogonality
+ * is about to be lost: v_{j+1} is orthogonalised against the whole basis
+ * now and v_{j+2} next.  *local = 0: the local orthogonalisation declined
+ * (the caller orthogonalises in full). */
+static int lz_step_local(kr_solver *s, int j, double *alpha, double *nrm, int *in_span, int *local)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const double beta_prev = w->T[(size_t)j * w->m + (j - 1)];
+    double growth = 1.0, ovl[2] = {0.0, 0.0};
+    PL_CALL(kr_apply_queued(w, j, j + 1));
+    if (c->nsel > 0) PL_CALL(kr_project_out(w, c->nsel, j + 1));
+    PL_CALL(kr_orthogonalize_local(w, j, beta_prev, alpha, nrm, &growth, ovl, local));
+    if (!*local || c->reorth != LZ_REORTH_PARTIAL) return PL_OK;
+    double om = kr_pro_estimate(&c->pro, w->T, j, *alpha, beta_prev, *nrm, ovl, s->normest);
+    if (c->nsel > 0) om = kr_pro_selected(&c->pro, c->nsel, j, *alpha, beta_prev, *nrm);
+    if (om > c->pro.thresh) {
+        double n2;
+        PL_CALL(kr_orthogonalize(w, j + 1, j + 1, w->cf, &n2, in_span));
+        *alpha += *nrm * w->cf[j];
+        *nrm *= n2;
+        kr_pro_full(&c->pro, j + 1);
+        w->t.full_reorths++;
+        c->force_full = 1;
+    } else {
+        kr_pro_accept(&c->pro, j);
+        s->res->orth_estimate = fmax(s->res->orth_estimate, om);
+    }
+    return PL_OK;
+}
+
+/* A full step at j: two-pass Gram-Schmidt against the whole basis; at the
+ * cycle's first step its coefficients are the arrow of the thick restart. */
+static int lz_step_full(kr_solver *s, int j, double *alpha, double *nrm, int *in_span)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int m = w->m, k = s->k;
+    PL_CALL(kr_orthogonalize(w, j + 1, j + 1, w->cf, nrm, in_span)); /* normalises */
+    const double *coef = w->cf;
+    *alpha = coef[j];
+    if (j == k) { /* locked columns stay decoupled */
+        for (int i = s->nlock; i < k; i++) w->T[(size_t)k * m + i] = w->T[(size_t)i * m + k] = coef[i];
+        kr_pro_seed(&c->pro, k, coef);
+    }
+    kr_pro_full(&c->pro, j + 1);
+    w->t.full_reorths++;
+    return PL_OK;
+}
+
+/* expand: column j + 1 = A v_j, orthogonalised locally or in full; T[j][j]. */
+static int lz_step(kr_solver *s, int j, double *nrm, int *in_span)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int k = s->k;
+    const int try_local = c->reorth != LZ_REORTH_FULL && j > k && !c->force_full;
+    double alpha = 0.0;
+    int local = 0;
+    /* selective orthogonalisation: the leading kept columns that are
+     * converged enough to attract the new vectors (lz_pro.c) */
+    if (j == k + 1) c->nsel = c->reorth == LZ_REORTH_PARTIAL ? kr_pro_nselected(&c->pro, k, s->nlock, s->normest) : 0;
+    c->force_full = 0;
+    if (try_local) PL_CALL(lz_step_local(s, j, &alpha, nrm, in_span, &local));
+    else PL_CALL(kr_apply(w, j, j + 1));
+    if (!local) PL_CALL(lz_step_full(s, j, &alpha, nrm, in_span));
+    w->T[(size_t)j * w->m + j] = alpha;
+    return PL_OK;
+}
+
+/* expand, after a breakdown: column j is a fresh random vector. */
+static void lz_injected(kr_solver *s, int j)
+{
+    lz_ctx *c = s->ctx;
+    kr_pro_full(&c->pro, j);
+    c->force_full = 1;
+}
+
+static void lz_couple(kr_solver *s, int j, double beta)
+{
+    lz_ctx *c = s->ctx;
+    const int m = s->w->m;
+    if (j + 1 < m) s->w->T[(size_t)(j + 1) * m + j] = s->w->T[(size_t)j * m + (j + 1)] = beta;
+    c->beta_m = beta;
+}
+
+/* Keep kk Ritz vectors (the first kk wanted, w->ord) of the block [off, mm)
+ * behind off locked columns: V, T (locked and kept values on the diagonal),
+ * the omega rows and the expected arrow of the next cycle; column off + kk
+ * becomes the restart vector, s->k = off + kk.  *ok = 0: there is none. */
+static int lz_thick_restart(kr_solver *s, int off, int kk, int *ok)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int sz = s->mm - off, vm = s->vm_valid;
+    select_columns(w, sz, kk);
+    PL_CALL(kr_update_basis(w, off, sz, kk));
+    reset_T(w, off, c->lock_theta, kk);
+    if (vm) kr_pro_restart(&c->pro, off, sz, kk, w->Ysel, off + kk);
+    else kr_pro_full(&c->pro, off + kk);
+    for (int i = 0; i < off; i++) c->pro.expect[i] = 0.0;
+    for (int q = 0; q < kk; q++) c->pro.expect[off + q] = vm ? c->beta_m * w->Ysel[(size_t)q * sz + (sz - 1)] : 0.0;
+    PL_CALL(restart_vector(w, s->mm, off + kk, vm, ok));
+    s->k = off + kk;
+    return PL_OK;
+}
+
+/* restart (main phase): keep about half of the unwanted values. */
+static int lz_restart(kr_solver *s, int *ok)
+{
+    const int nev = s->opt->nev, mm = s->mm;
+    int kk = nev + (mm - nev) / 2;
+    if (kk < nev + 1) kk = nev + 1;
+    if (kk > mm - 1) kk = mm - 1;
+    return lz_thick_restart(s, 0, kk, ok);
+}
+
+/* The kept columns of a restart inside the complement of sz columns. */
+static int lz_keep_half(int sz)
+{
+    int kk = 1 + (sz - 1) / 2;
+    return kk > sz - 1 ? sz - 1 : kk;
+}
+
+/* verify, a missed wanted eigenvalue (value thc, estimate estc) converged
+ * in the complement: lock it beside the others and search on (the least
+ * wanted locked one stays locked too, so the search does not find it
+ * again). */
+static int lz_lock_missed(kr_solver *s, double thc, double estc)
+{
+    lz_ctx *c = s->ctx;
+    const int nlock = s->nlock;
+    int ok;
+    PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(s->mm - nlock), &ok)); /* column nlock: the new one */
+    PL_CHECK(ok, PL_ERR_INTERNAL, "no restart vector in the verification phase");
+    c->pro.expect[nlock] = 0.0; /* locked: no arrow */
+    c->lock_theta[nlock] = thc;
+    c->lock_est[nlock] = estc;
+    s->nlock++;
+    s->res->missed++;
+    return PL_OK;
+}
+
+/* verify: is a wanted eigenvalue outside the locked set?  The most wanted
+ * value of the complement against the least wanted of the nev most wanted
+ * locked ones. */
+static int lz_verify(kr_solver *s, int *verdict)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const lz_options *opt = s->opt;
+    const int nev = opt->nev, nlock = s->nlock, sz = s->mm - nlock, which = c->which;
+    const double tol = opt->tol;
+    PL_CALL(projected(w, nlock, s->mm, which));
+    const int cc = w->ord[0];
+    const double thc = w->theta[cc], estc = fabs(c->beta_m * w->Y[(size_t)cc * sz + (sz - 1)]);
+    for (int i = 0; i < sz; i++) s->normest = fmax(s->normest, fabs(w->theta[i]));
+    locked_order(c->lock_theta, nlock, which, c->lord);
+    double *ls_theta = c->lsort, *ls_est = c->lsort + c->lcap;
+    for (int i = 0; i < nev; i++) {
+        ls_theta[i] = c->lock_theta[c->lord[i]];
+        ls_est[i] = c->lock_est[c->lord[i]];
+    }
+    double scale = kr_scale(fabs(thc), s->normest), edge = ls_theta[nev - 1];
+    int missed = which == PL_WHICH_SMALLEST  ? thc < edge - tol * scale
+                 : which == PL_WHICH_LARGEST ? thc > edge + tol * scale
+                                             : fabs(thc) > fabs(edge) + tol * scale;
+    double worst = 0.0;
+    for (int i = 0; i < nev; i++) worst = fmax(worst, ls_est[i] / kr_scale(fabs(ls_theta[i]), s->normest));
+    if (!missed || nlock < c->lcap) /* (else the history row comes from the full problem) */
+        PL_CALL(kr_report(s, ls_theta, NULL, ls_est, nev, worst, 1));
+    *verdict = KR_RESTARTED;
+    if (missed && nlock >= c->lcap) {
+        /* a wanted eigenvalue (e.g. another copy of a degenerate one) was
+         * missed and there is no room to lock it: unlock, continue the
+         * normal iteration on the whole basis */
+        s->nlock = 0;
+        s->res->missed++;
+        *verdict = KR_UNLOCKED;
+        return PL_OK;
+    }
+    if (missed && kr_converged_relative(estc, fabs(thc), s->normest, tol, NULL) && sz >= 3)
+        return lz_lock_missed(s, thc, estc);
+    if (!missed && (kr_converged_relative(estc, fabs(thc), s->normest, fmax(tol, opt->verify_tol), NULL) ||
+                    s->whole_space || s->restarts >= w->pg.budget)) {
+        *verdict = KR_ACCEPTED;
+        return PL_OK;
+    }
+    int ok; /* thick restart inside the complement of the locked vectors */
+    PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(sz), &ok));
+    PL_CHECK(ok, PL_ERR_INTERNAL, "no restart vector in the verification phase");
+    return PL_OK;
+}
+
+/* extract: the nev wanted Ritz values and their estimates |beta_m y_m,i|. */
+static int lz_extract(kr_solver *s)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int mm = s->mm;
+    PL_CALL(projected(w, 0, mm, c->which));
+    for (int i = 0; i < mm; i++) s->normest = fmax(s->normest, fabs(w->theta[i]));
+    for (int i = 0; i < s->opt->nev; i++) {
+        if (i >= mm) { /* cannot happen: mm > nev */
+            s->ritz[i] = NAN;
+            s->est[i] = INFINITY;
+            continue;
+        }
+        int cc = w->ord[i];
+        s->ritz[i] = w->theta[cc];
+        s->est[i] = fabs(c->beta_m * w->Y[(size_t)cc * mm + (mm - 1)]);
+    }
+    return PL_OK;
+}
+
+/* lock: the nev pairs (their residuals are below the tolerance and
+ * dropped); the search of their complement starts from a fresh random
+ * vector (not from the next Ritz vector: its Ritz value would converge
+ * first and hide a missed copy beyond it). */
+static int lz_lock(kr_solver *s)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int nev = s->opt->nev;
+    select_columns(w, s->mm, nev);
+    PL_CALL(kr_update_basis(w, 0, s->mm, nev));
+    memcpy(c->lock_theta, s->ritz, (size_t)nev * sizeof(double));
+    memcpy(c->lock_est, s->est, (size_t)nev * sizeof(double));
+    reset_T(w, nev, c->lock_theta, 0);
+    int ex;
+    PL_CALL(kr_random_direction(w, nev, 0, &ex));
+    kr_pro_full(&c->pro, nev);
+    for (int i = 0; i < nev; i++) c->pro.expect[i] = 0.0;
+    PL_CHECK(!ex, PL_ERR_INTERNAL, "verification vector vanished (nev = %d, N = %lld)", nev, (long long)w->N);
+    return PL_OK;
+}
+
+/* finish, after verify: the nev most wanted locked columns, in wanted
+ * order, to V[:, 0:nev], their values to the result. */
+static int lz_locked_result(kr_solver *s)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int nev = s->opt->nev, nlock = s->nlock;
+    locked_order(c->lock_theta, nlock, c->which, c->lord);
+    int ident = nlock == nev;
+    for (int i = 0; i < nev; i++) ident = ident && c->lord[i] == i;
+    if (!ident) {
+        memset(w->Ysel, 0, (size_t)nlock * nev * sizeof(double));
+        for (int i = 0; i < nev; i++) w->Ysel[(size_t)i * nlock + c->lord[i]] = 1.0;
+        PL_CALL(kr_update_basis(w, 0, nlock, nev));
+    }
+    for (int i = 0; i < nev; i++) s->res->eigenvalues[i] = c->lock_theta[c->lord[i]];
+    return PL_OK;
+}
+
+/* finish: Ritz vectors to V[:, 0:nev], explicit residuals, the measured
+ * loss of orthogonality. */
+static int lz_finish(kr_solver *s, int *again)
+{
+    kr_ws *w = s->w;
+    lz_result *res = s->res;
+    const int nev = s->opt->nev;
+    *again = 0;
+    if (s->final_locked) {
+        PL_CALL(lz_locked_result(s));
+    } else {
+        select_columns(w, s->mm, nev);
+        PL_CALL(kr_update_basis(w, 0, s->mm, nev));
+        for (int i = 0; i < nev; i++) res->eigenvalues[i] = w->theta[w->ord[i]];
+    }
+    double t0 = pl_wtime(), tsp = w->t.spmv;
+    for (int i = 0; i < nev; i++) PL_CALL(kr_residual_real(w, i, res->eigenvalues[i], w->m, &res->residuals[i]));
+    w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
+    return kr_orth_loss(w, nev, &res->orth_loss);
+}
+
+/* The checkpoint state: ints (krylov_impl.h), then reorth and
+ * full_reorths; dbl = normest, T (m x m), lock_theta and lock_est (lcap
+ * each), the omega row of the restart vector, the seed noise and the
+ * expected arrow of the recurrence (pro.cur, seed, expect: m + 1 each; the
+ * next cycle reads all three), the largest omega so far. */
+#define LZ_NINT (KR_ST_COMMON + 2)
+static int lz_ndbl(int m, int lcap) { return 1 + m * m + 2 * lcap + 3 * (m + 1) + 1; }
+
+static void lz_pack(kr_solver *s)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int m = w->m, lcap = c->lcap;
+    double *d = s->dbl + 1, *om = d + m * m + 2 * lcap;
+    memcpy(d, w->T, (size_t)m * m * sizeof(double));
+    memcpy(d + m * m, c->lock_theta, (size_t)lcap * sizeof(double));
+    memcpy(d + m * m + lcap, c->lock_est, (size_t)lcap * sizeof(double));
+    memcpy(om, c->pro.cur, (size_t)(m + 1) * sizeof(double));
+    memcpy(om + (m + 1), c->pro.seed, (size_t)(m + 1) * sizeof(double));
+    memcpy(om + 2 * (m + 1), c->pro.expect, (size_t)(m + 1) * sizeof(double));
+    om[3 * (m + 1)] = s->res->orth_estimate;
+    s->ints[KR_ST_COMMON] = c->reorth;
+    s->ints[KR_ST_COMMON + 1] = w->t.full_reorths;
+}
+
+static const char *lz_reorth_name(int64_t r)
+{
+    return r == LZ_REORTH_PARTIAL ? "partial" : r == LZ_REORTH_FULL ? "full" : r == LZ_REORTH_LOCAL ? "local" : "?";
+}
+
+static int lz_unpack(kr_solver *s)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int m = w->m, lcap = c->lcap;
+    PL_CHECK(s->ints[KR_ST_COMMON] == c->reorth, PL_ERR_INPUT,
+             "reorthogonalization = %s: the checkpoint was written with %s", lz_reorth_name(c->reorth),
+             lz_reorth_name(s->ints[KR_ST_COMMON]));
+    w->t.full_reorths = s->ints[KR_ST_COMMON + 1];
+    const double *d = s->dbl + 1, *om = d + m * m + 2 * lcap;
+    memcpy(w->T, d, (size_t)m * m * sizeof(double));
+    memcpy(c->lock_theta, d + m * m, (size_t)lcap * sizeof(double));
+    memcpy(c->lock_est, d + m * m + lcap, (size_t)lcap * sizeof(double));
+    kr_pro_set_row(&c->pro, m + 1, om); /* the whole row: cur[m + 1] is never read */
+    memcpy(c->pro.seed, om + (m + 1), (size_t)(m + 1) * sizeof(double));
+    memcpy(c->pro.expect, om + 2 * (m + 1), (size_t)(m + 1) * sizeof(double));
+    s->res->orth_estimate = om[3 * (m + 1)];
+    return PL_OK;
+}
+
+static const kr_method lz_method = {
+    .id = 1, .complex_values = 0, .every_step_full = 0, .lock_room = 2,
+    .step = lz_step, .injected = lz_injected, .couple = lz_couple, .expanded = NULL,
+    .verify = lz_verify, .extract = lz_extract, .lock = lz_lock, .restart = lz_restart,
+    .pack = lz_pack, .unpack = lz_unpack, .finish = lz_finish,
+};
+
+static void lz_ctx_free(lz_ctx *c)
+{
+    free(c->lock_theta);
+    free(c->lock_est);
+    free(c->lord);
+    free(c->lsort);
+    kr_pro_free(&c->pro);
+}
+
+static int lz_ctx_init(lz_ctx *c, kr_ws *w, const lz_options *opt)
+{
+    const int nev = opt->nev, m = w->m;
+    c->which = opt->which == PL_WHICH_SMALLEST_REAL  ? PL_WHICH_SMALLEST
+               : opt->which == PL_WHICH_LARGEST_REAL ? PL_WHICH_LARGEST
+                                                     : opt->which;
+    c->reorth = opt->reorth;
+    /* verification locks the nev converged pairs and, as they turn up, missed
+     * copies beyond them: up to lcap columns, leaving room to search */
+    const int lcap = nev + (m - nev - 4 > 0 ? (m - nev - 4 < nev ? m - nev - 4 : nev) : 0);
+    c->lcap = lcap;
+    PL_CALL(kr_pro_init(&c->pro, m, w->N, opt->tol));
+    c->lock_theta = malloc((size_t)lcap * sizeof *c->lock_theta);
+    c->lock_est = malloc((size_t)lcap * sizeof *c->lock_est);
+    c->lord = malloc((size_t)lcap * sizeof *c->lord);
+    c->lsort = malloc((size_t)2 * lcap * sizeof *c->lsort);
+    PL_CHECK(c->lock_theta && c->lock_est && c->lord && c->lsort, PL_ERR_MEM, "out of host memory");
+    reset_T(w, 0, NULL, 0);
+    return PL_OK;
+}
 
 int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
 {
@@ -214,6 +592,8 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_REAL, 1, &m));
 
     kr_ws w;
+    lz_ctx c;
+    memset(&c, 0, sizeof c);
     PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
     /* partial: a full step's second Gram-Schmidt pass only where the first
      * cancelled (DGKS, as SLEPc): the vectors it sees are already nearly
@@ -221,425 +601,20 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     w.refine_if_needed = opt->reorth == LZ_REORTH_PARTIAL;
     KR_HOST_ALLOC(res->eigenvalues, opt->nev, fail);
     KR_HOST_ALLOC(res->residuals, opt->nev, fail);
-
-    PL_CALL_GOTO(solve(&w, opt, res), fail, err);
-    if (opt->want_vectors) {
-        res->vectors = w.V; /* the first nev columns hold the eigenvectors */
-        res->ld = w.ld;
-        res->be = w.be;
-        w.V = NULL;
-    }
-    w.t.total = pl_wtime() - t_start;
-    res->time = w.t;
+    PL_CALL_GOTO(lz_ctx_init(&c, &w, opt), fail, err);
+    res->nev = opt->nev;
+    res->reorth = opt->reorth;
+    res->orth_loss = -1.0;
+    kr_solver s = {.w = &w, .opt = opt, .res = res, .mt = &lz_method, .ctx = &c, .nint = LZ_NINT,
+                   .ndbl = lz_ndbl(w.m, c.lcap)};
+    PL_CALL_GOTO(kr_run(&s), fail, err);
+    kr_hand_over(&w, opt, res, t_start);
+    lz_ctx_free(&c);
     kr_ws_free(&w);
     return PL_OK;
 fail:
+    lz_ctx_free(&c);
     kr_ws_free(&w);
     lz_result_destroy(res);
-    return err;
-}
-
-static int solve(kr_ws *w, const lz_options *opt, lz_result *res)
-{
-    const int nev = opt->nev, m = w->m;
-    const double tol = opt->tol;
-    /* smallest_real/largest_real are smallest/largest of a real spectrum */
-    const int which = opt->which == PL_WHICH_SMALLEST_REAL  ? PL_WHICH_SMALLEST
-                      : opt->which == PL_WHICH_LARGEST_REAL ? PL_WHICH_LARGEST
-                                                            : opt->which;
-    double t_begin = pl_wtime();
-    pl_op_info info;
-    pl_op_get_info(w->op, &info);
-    res->nev = nev;
-    res->hist_nev = nev;
-    kr_restart_budget(w, opt, res); /* max_restarts = auto resolved; progress (krylov.c) */
-    res->ncv = m;
-
-    double *ritz = NULL, *est = NULL, *lock_theta = NULL, *lock_est = NULL, *ckbuf = NULL, *lsort = NULL;
-    int *lord = NULL;
-    int err = PL_OK, hcap = 0;
-    kr_pro pro;
-    memset(&pro, 0, sizeof pro);
-    PL_CALL(kr_pro_init(&pro, m, w->N, opt->tol));
-    const int reorth = opt->reorth;
-    res->reorth = reorth;
-    res->orth_loss = -1.0;
-    int force_full = 0, nsel = 0;
-    ritz = malloc((size_t)nev * sizeof *ritz);
-    est = malloc((size_t)nev * sizeof *est);
-    /* verification locks the nev converged pairs and, as they turn up, missed
-     * copies beyond them: up to lcap columns, leaving room to search */
-    const int lcap = nev + (m - nev - 4 > 0 ? (m - nev - 4 < nev ? m - nev - 4 : nev) : 0);
-    lock_theta = malloc((size_t)lcap * sizeof *lock_theta);
-    lock_est = malloc((size_t)lcap * sizeof *lock_est);
-    lord = malloc((size_t)lcap * sizeof *lord);
-    lsort = malloc((size_t)2 * lcap * sizeof *lsort);
-    PL_CHECK_GOTO(ritz && est && lock_theta && lock_est && lord && lsort, PL_ERR_MEM, out, err, "out of host memory");
-
-    int k = 0;         /* columns kept (locked + Ritz) at the start of the cycle */
-    int nlock = 0;     /* verification phase: nev locked pairs in columns 0..nev-1 */
-    int restarts = 0, reason = LZ_ITERATING, nconv = 0, mm = m, final_locked = 0, cycled = 0;
-    double beta_m = 0.0, normest = info.norm_estimate;
-    reset_T(w, 0, NULL, 0);
-    /* checkpoint state: ints (krylov_impl.h; then reorth, full_reorths) and
-     * dbl = normest, T (m x m), lock_theta (lcap), lock_est (lcap), the omega
-     * row of the restart vector, the seed noise and the expected arrow of
-     * the recurrence (pro.cur, seed, expect: m + 1 each; the next cycle reads
-     * all three), the largest omega so far */
-    int64_t ints[KR_ST_COMMON + 2];
-    const int ni = KR_ST_COMMON + 2;
-    const int nd = 1 + m * m + 2 * lcap + 3 * (m + 1) + 1;
-    double *ck_om = NULL;
-    ckbuf = malloc((size_t)nd * sizeof *ckbuf);
-    PL_CHECK_GOTO(ckbuf, PL_ERR_MEM, out, err, "out of host memory");
-    if (opt->resume) {
-        kr_cycle cy;
-        PL_CALL_GOTO(kr_resume(w, opt, 1, res, &hcap, &cy, ints, ni, ckbuf, nd), out, err);
-        PL_CHECK_GOTO(ints[KR_ST_COMMON] == reorth, PL_ERR_INPUT, out, err,
-                      "the checkpoint was written with another [solver] reorthogonalization");
-        w->t.full_reorths = ints[KR_ST_COMMON + 1];
-        restarts = cy.restarts;
-        k = cy.k;
-        nlock = cy.nlock;
-        nconv = cy.nconv;
-        normest = cy.normest;
-        memcpy(w->T, ckbuf + 1, (size_t)m * m * sizeof(double));
-        memcpy(lock_theta, ckbuf + 1 + m * m, (size_t)lcap * sizeof(double));
-        memcpy(lock_est, ckbuf + 1 + m * m + lcap, (size_t)lcap * sizeof(double));
-        ck_om = ckbuf + 1 + m * m + 2 * lcap;
-        kr_pro_set_row(&pro, m + 1, ck_om); /* the whole row: cur[m + 1] is never read */
-        memcpy(pro.seed, ck_om + (m + 1), (size_t)(m + 1) * sizeof(double));
-        memcpy(pro.expect, ck_om + 2 * (m + 1), (size_t)(m + 1) * sizeof(double));
-        res->orth_estimate = ck_om[3 * (m + 1)];
-    } else {
-        int exhausted = 0;
-        PL_CALL_GOTO(kr_start_vector(w, opt, &exhausted), out, err);
-        PL_CHECK_GOTO(!exhausted, PL_ERR_INTERNAL, out, err, "the start vector is zero");
-    }
-
-    while (reason == LZ_ITERATING) {
-        /* ---- end of a cycle (after its restart): checkpoint ---- */
-        if (cycled && opt->checkpoint) {
-            int stop = 0;
-            kr_cycle cy = {restarts, k, nlock, nconv, normest};
-            memcpy(ckbuf + 1, w->T, (size_t)m * m * sizeof(double));
-            memcpy(ckbuf + 1 + m * m, lock_theta, (size_t)lcap * sizeof(double));
-            memcpy(ckbuf + 1 + m * m + lcap, lock_est, (size_t)lcap * sizeof(double));
-            ck_om = ckbuf + 1 + m * m + 2 * lcap;
-            memcpy(ck_om, pro.cur, (size_t)(m + 1) * sizeof(double));
-            memcpy(ck_om + (m + 1), pro.seed, (size_t)(m + 1) * sizeof(double));
-            memcpy(ck_om + 2 * (m + 1), pro.expect, (size_t)(m + 1) * sizeof(double));
-            ck_om[3 * (m + 1)] = res->orth_estimate;
-            ints[KR_ST_COMMON] = reorth;
-            ints[KR_ST_COMMON + 1] = w->t.full_reorths;
-            PL_CALL_GOTO(kr_checkpoint(w, opt, 1, res, &cy, ints, ni, ckbuf, nd, &stop), out, err);
-            if (stop) {
-                reason = LZ_CHECKPOINTED;
-                break;
-            }
-        }
-        cycled = 1;
-        /* ---- expansion: columns k .. m ---- */
-        mm = m;
-        int vm_valid = 1;
-        for (int j = k; j < m; j++) {
-            if (j > k) { /* a stop inside the cycle (lz_poll_fn) */
-                int stop = 0;
-                PL_CALL_GOTO(kr_poll(opt, m - j, &stop), out, err);
-                if (stop) {
-                    reason = LZ_CHECKPOINTED;
-                    break;
-                }
-            }
-            double nrm = 0.0, alpha = 0.0, growth = 1.0, ovl[2] = {0.0, 0.0};
-            int in_span = 0, local = 0;
-            double ts = pl_wtime();
-            const int try_local = reorth != LZ_REORTH_FULL && j > k && !force_full;
-            /* selective orthogonalisation: the leading kept columns that are
-             * converged enough to attract the new vectors (lz_pro.c) */
-            if (j == k + 1) nsel = reorth == LZ_REORTH_PARTIAL ? kr_pro_nselected(&pro, k, nlock, normest) : 0;
-            force_full = 0;
-            if (try_local) {
-                PL_CALL_GOTO(kr_apply_queued(w, j, j + 1), out, err);
-                if (nsel > 0) PL_CALL_GOTO(kr_project_out(w, nsel, j + 1), out, err);
-                PL_CALL_GOTO(kr_orthogonalize_local(w, j, w->T[(size_t)j * m + (j - 1)], &alpha, &nrm, &growth, ovl,
-                                                    &local), out, err);
-            } else {
-                PL_CALL_GOTO(kr_apply(w, j, j + 1), out, err);
-            }
-            if (local && reorth == LZ_REORTH_PARTIAL) {
-                double beta_prev = w->T[(size_t)j * m + (j - 1)];
-                double om = kr_pro_estimate(&pro, w->T, j, alpha, beta_prev, nrm, ovl, normest);
-                if (nsel > 0) om = kr_pro_selected(&pro, nsel, j, alpha, beta_prev, nrm);
-                if (om > pro.thresh) {
-                    /* semi-orthogonality is about to be lost: orthogonalise
-                     * v_{j+1} against the whole basis now and v_{j+2} next */
-                    double n2;
-                    PL_CALL_GOTO(kr_orthogonalize(w, j + 1, j + 1, w->cf, &n2, &in_span), out, err);
-                    alpha += nrm * w->cf[j];
-                    nrm *= n2;
-                    kr_pro_full(&pro, j + 1);
-                    w->t.full_reorths++;
-                    force_full = 1;
-                } else {
-                    kr_pro_accept(&pro, j);
-                    res->orth_estimate = fmax(res->orth_estimate, om);
-                }
-            } else if (!local) { /* a full step */
-                PL_CALL_GOTO(kr_orthogonalize(w, j + 1, j + 1, w->cf, &nrm, &in_span), out, err); /* normalises */
-                const double *coef = w->cf;
-                alpha = coef[j];
-                if (j == k) { /* arrow of the thick restart; locked columns stay decoupled */
-                    for (int i = nlock; i < k; i++) w->T[(size_t)k * m + i] = w->T[(size_t)i * m + k] = coef[i];
-                    kr_pro_seed(&pro, k, coef);
-                }
-                kr_pro_full(&pro, j + 1);
-                w->t.full_reorths++;
-            }
-            w->t.steps++;
-            w->t.steps_time += pl_wtime() - ts;
-            w->T[(size_t)j * m + j] = alpha;
-            double beta = nrm;
-            if (in_span) {
-                res->breakdowns++;
-                beta = 0.0;
-                if (j + 1 < m) {
-                    int ex;
-                    PL_CALL_GOTO(kr_random_direction(w, j + 1, 0, &ex), out, err);
-                    kr_pro_full(&pro, j + 1);
-                    force_full = 1;
-                    if (ex) { /* span(V) is the whole space: T is exact */
-                        mm = j + 1;
-                        vm_valid = 0;
-                        beta_m = 0.0;
-                        break;
-                    }
-                } else {
-                    /* no v_m to restart from; the dropped coupling nrm (tiny,
-                     * not 0) still bounds the residuals: a tolerance below
-                     * rounding must not count as met */
-                    vm_valid = 0;
-                    beta = nrm;
-                }
-            }
-            if (j + 1 < m) w->T[(size_t)(j + 1) * m + j] = w->T[(size_t)j * m + (j + 1)] = beta;
-            beta_m = beta;
-        }
-        if (reason == LZ_CHECKPOINTED) break; /* stopped inside the cycle */
-        int whole_space = (int64_t)mm >= w->N;
-
-        /* ---- verification phase: is a wanted eigenvalue outside the locked set? ---- */
-        if (nlock > 0) {
-            int s = mm - nlock;
-            PL_CALL_GOTO(projected(w, nlock, mm, which), out, err);
-            int c = w->ord[0];
-            double thc = w->theta[c], estc = fabs(beta_m * w->Y[(size_t)c * s + (s - 1)]);
-            for (int i = 0; i < s; i++) normest = fmax(normest, fabs(w->theta[i]));
-            locked_order(lock_theta, nlock, which, lord);
-            double *ls_theta = lsort, *ls_est = lsort + lcap; /* the nev most wanted locked */
-            for (int i = 0; i < nev; i++) {
-                ls_theta[i] = lock_theta[lord[i]];
-                ls_est[i] = lock_est[lord[i]];
-            }
-            double scale = fmax(fabs(thc), normest), edge = ls_theta[nev - 1];
-            int missed = which == PL_WHICH_SMALLEST  ? thc < edge - tol * scale
-                         : which == PL_WHICH_LARGEST ? thc > edge + tol * scale
-                                                     : fabs(thc) > fabs(edge) + tol * scale;
-            double worst = 0.0;
-            for (int i = 0; i < nev; i++) worst = fmax(worst, ls_est[i] / fmax(fabs(ls_theta[i]), normest));
-            if (!missed || nlock < lcap) { /* (else the history row comes from the full problem below) */
-                PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ls_theta, NULL, ls_est), out, err);
-                lz_monitor_info mi = {.restart = restarts, .nconv = nev, .nev = nev, .iterations = w->napply,
-                                      .ritz = ls_theta, .resid = ls_est, .worst_resid = worst,
-                                      .elapsed = pl_wtime() - t_begin, .verifying = 1,
-                                      .full_reorths = w->t.full_reorths, .orth_estimate = res->orth_estimate};
-                PL_CALL_GOTO(kr_monitor(w, opt, res, &mi), out, err);
-            }
-            if (missed && nlock >= lcap) {
-                /* a wanted eigenvalue (e.g. another copy of a degenerate one) was
-                 * missed and there is no room to lock it: unlock, continue the
-                 * normal iteration on the whole basis */
-                nlock = 0;
-                res->missed++;
-            } else if (missed && estc <= tol * scale && s >= 3) {
-                /* a missed wanted eigenvalue has converged in the complement: lock
-                 * it beside the others and search on (the least wanted locked one
-                 * stays locked too, so the search does not find it again) */
-                int kk = 1 + (s - 1) / 2;
-                if (kk > s - 1) kk = s - 1;
-                select_columns(w, s, kk); /* column 0: the new one (ord[0] = c) */
-                PL_CALL_GOTO(kr_update_basis(w, nlock, s, kk), out, err);
-                int ok;
-                if (vm_valid) kr_pro_restart(&pro, nlock, s, kk, w->Ysel, nlock + kk);
-                else kr_pro_full(&pro, nlock + kk);
-                for (int i = 0; i <= nlock; i++) pro.expect[i] = 0.0;
-                for (int q = 1; q < kk; q++)
-                    pro.expect[nlock + q] = vm_valid ? beta_m * w->Ysel[(size_t)q * s + (s - 1)] : 0.0;
-                lock_theta[nlock] = thc;
-                lock_est[nlock] = estc;
-                nlock++;
-                for (int q = 0; q + 1 < s; q++) w->ord[q] = w->ord[q + 1];
-                reset_T(w, nlock, lock_theta, kk - 1);
-                PL_CALL_GOTO(restart_vector(w, mm, nlock + kk - 1, vm_valid, &ok), out, err);
-                PL_CHECK_GOTO(ok, PL_ERR_INTERNAL, out, err, "no restart vector in the verification phase");
-                k = nlock + kk - 1;
-                restarts++;
-                res->missed++;
-                continue;
-            } else if (!missed && (estc <= fmax(tol, opt->verify_tol) * scale || whole_space ||
-                                   restarts >= w->pg.budget)) {
-                reason = LZ_CONVERGED;
-                final_locked = 1;
-                nconv = nev;
-                break;
-            } else {
-                /* thick restart inside the complement of the locked vectors */
-                int kk = 1 + (s - 1) / 2;
-                if (kk > s - 1) kk = s - 1;
-                select_columns(w, s, kk);
-                PL_CALL_GOTO(kr_update_basis(w, nlock, s, kk), out, err);
-                reset_T(w, nlock, lock_theta, kk);
-                int ok;
-                if (vm_valid) kr_pro_restart(&pro, nlock, s, kk, w->Ysel, nlock + kk);
-                else kr_pro_full(&pro, nlock + kk);
-                for (int i = 0; i < nlock; i++) pro.expect[i] = 0.0;
-                for (int c = 0; c < kk; c++)
-                    pro.expect[nlock + c] = vm_valid ? beta_m * w->Ysel[(size_t)c * s + (s - 1)] : 0.0;
-                PL_CALL_GOTO(restart_vector(w, mm, nlock + kk, vm_valid, &ok), out, err);
-                PL_CHECK_GOTO(ok, PL_ERR_INTERNAL, out, err, "no restart vector in the verification phase");
-                k = nlock + kk;
-                restarts++;
-                continue;
-            }
-        }
-
-        /* ---- projected problem, convergence ---- */
-        PL_CALL_GOTO(projected(w, 0, mm, which), out, err);
-        for (int i = 0; i < mm; i++) normest = fmax(normest, fabs(w->theta[i]));
-        double worst = 0.0;
-        int nc = 0, prefix = 1;
-        for (int i = 0; i < nev; i++) {
-            if (i >= mm) { /* cannot happen: mm > nev */
-                ritz[i] = NAN;
-                est[i] = INFINITY;
-                prefix = 0;
-                continue;
-            }
-            int c = w->ord[i];
-            ritz[i] = w->theta[c];
-            est[i] = fabs(beta_m * w->Y[(size_t)c * mm + (mm - 1)]);
-            double scale = fmax(fabs(ritz[i]), normest);
-            worst = fmax(worst, est[i] / scale);
-            if (prefix && est[i] <= tol * scale) nc++;
-            else prefix = 0;
-        }
-        nconv = nc;
-        PL_CALL_GOTO(kr_push_history(res, &hcap, nev, w->napply, ritz, NULL, est), out, err);
-        lz_monitor_info mi = {.restart = restarts, .nconv = nconv, .nev = nev, .iterations = w->napply, .ritz = ritz,
-                              .resid = est, .worst_resid = worst, .elapsed = pl_wtime() - t_begin, .verifying = 0,
-                              .full_reorths = w->t.full_reorths, .orth_estimate = res->orth_estimate};
-        PL_CALL_GOTO(kr_monitor(w, opt, res, &mi), out, err);
-
-        if (nconv >= nev) {
-            if (!opt->verify || whole_space || restarts >= w->pg.budget || m - nev < 2) {
-                reason = LZ_CONVERGED;
-                break;
-            }
-            /* verification phase: lock the nev pairs (their residuals are below
-             * the tolerance and dropped), and look for the most wanted
-             * eigenvalue of A restricted to their complement, from a fresh
-             * random vector (not from the next Ritz vector: its Ritz value
-             * would converge first and hide a missed copy beyond it) */
-            select_columns(w, mm, nev);
-            PL_CALL_GOTO(kr_update_basis(w, 0, mm, nev), out, err);
-            memcpy(lock_theta, ritz, (size_t)nev * sizeof(double));
-            memcpy(lock_est, est, (size_t)nev * sizeof(double));
-            reset_T(w, nev, lock_theta, 0);
-            int ex;
-            PL_CALL_GOTO(kr_random_direction(w, nev, 0, &ex), out, err);
-            kr_pro_full(&pro, nev);
-            for (int i = 0; i < nev; i++) pro.expect[i] = 0.0;
-            PL_CHECK_GOTO(!ex, PL_ERR_INTERNAL, out, err, "verification vector vanished (nev = %d, N = %lld)", nev,
-                          (long long)w->N);
-            nlock = nev;
-            k = nev;
-            restarts++;
-            res->verifications++;
-            continue;
-        }
-        if (whole_space) { /* every Ritz value is exact; cannot happen with nconv < nev */
-            reason = LZ_BREAKDOWN;
-            break;
-        }
-        PL_CALL_GOTO(kr_give_up(w, res, restarts, &reason), out, err); /* budget or stagnation */
-        if (reason != LZ_ITERATING) break;
-
-        /* ---- thick restart ---- */
-        int kk = nev + (mm - nev) / 2;
-        if (kk < nev + 1) kk = nev + 1;
-        if (kk > mm - 1) kk = mm - 1;
-        select_columns(w, mm, kk);
-        PL_CALL_GOTO(kr_update_basis(w, 0, mm, kk), out, err);
-        reset_T(w, 0, NULL, kk);
-        int ok;
-        if (vm_valid) kr_pro_restart(&pro, 0, mm, kk, w->Ysel, kk);
-        else kr_pro_full(&pro, kk);
-        for (int c = 0; c < kk; c++) pro.expect[c] = vm_valid ? beta_m * w->Ysel[(size_t)c * mm + (mm - 1)] : 0.0;
-        PL_CALL_GOTO(restart_vector(w, mm, kk, vm_valid, &ok), out, err);
-        if (!ok) {
-            reason = LZ_BREAKDOWN;
-            break;
-        }
-        k = kk;
-        restarts++;
-    }
-
-    if (reason == LZ_CHECKPOINTED) { /* not finished: no vectors, no residuals */
-        res->normest = normest;
-        res->nconv = nconv;
-        res->restarts = restarts;
-        res->iterations = w->napply;
-        res->reason = reason;
-        goto out;
-    }
-    /* ---- Ritz vectors and explicit residuals ---- */
-    if (final_locked) {
-        /* the nev most wanted locked columns, in wanted order, to V[:, 0:nev] */
-        locked_order(lock_theta, nlock, which, lord);
-        int ident = nlock == nev;
-        for (int i = 0; i < nev; i++) ident = ident && lord[i] == i;
-        if (!ident) {
-            memset(w->Ysel, 0, (size_t)nlock * nev * sizeof(double));
-            for (int i = 0; i < nev; i++) w->Ysel[(size_t)i * nlock + lord[i]] = 1.0;
-            PL_CALL_GOTO(kr_update_basis(w, 0, nlock, nev), out, err);
-        }
-        for (int i = 0; i < nev; i++) res->eigenvalues[i] = lock_theta[lord[i]]; /* V[:, 0:nev] holds the vectors */
-    } else {
-        select_columns(w, mm, nev);
-        PL_CALL_GOTO(kr_update_basis(w, 0, mm, nev), out, err);
-        for (int i = 0; i < nev; i++) res->eigenvalues[i] = w->theta[w->ord[i]];
-    }
-    {
-        double t0 = pl_wtime(), tsp = w->t.spmv;
-        for (int i = 0; i < nev; i++) {
-            PL_CALL_GOTO(kr_residual_real(w, i, res->eigenvalues[i], m, &res->residuals[i]), out, err);
-        }
-        w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
-    }
-    PL_CALL_GOTO(kr_orth_loss(w, nev, &res->orth_loss), out, err);
-    res->normest = normest;
-    res->nconv = nconv;
-    res->restarts = restarts;
-    res->iterations = w->napply;
-    res->reason = reason;
-out:
-    free(ritz);
-    free(est);
-    free(lock_theta);
-    free(lock_est);
-    free(lord);
-    free(lsort);
-    free(ckbuf);
-    kr_pro_free(&pro);
     return err;
 }
