@@ -16,8 +16,9 @@ void pjds_matrix_options_init(pjds_matrix_options *opt)
     opt->device = -1;
 }
 
-/* The backend of this rank: the GPU of opt->device or of the rank's index
- * on its node (as the app picks it).  Local. */
+/* The backend of this rank: the GPU of opt->device, else of the rank's
+ * index on its node (as the app picks it), modulo the node's GPUs (ranks
+ * beyond the GPUs share them, where the app refuses).  Local. */
 static int make_backend(MPI_Comm comm, const pjds_matrix_options *opt, pl_backend **be)
 {
     PL_CHECK(opt->backend >= PJDS_BACKEND_AUTO && opt->backend <= PJDS_BACKEND_CUDA, PL_ERR_INPUT,
@@ -30,6 +31,8 @@ static int make_backend(MPI_Comm comm, const pjds_matrix_options *opt, pl_backen
         int e = MPI_Comm_rank(node, &device);
         MPI_Comm_free(&node);
         PL_CHECK(e == MPI_SUCCESS, PL_ERR_MPI, "MPI_Comm_rank failed");
+        const int count = opt->backend == PJDS_BACKEND_CPU ? 0 : pl_cuda_device_count();
+        if (count > 0) device %= count;
     }
     const int kind = opt->backend == PJDS_BACKEND_CPU ? PL_BACKEND_CPU
                      : opt->backend == PJDS_BACKEND_CUDA ? PL_BACKEND_CUDA

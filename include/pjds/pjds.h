@@ -100,7 +100,8 @@ typedef enum pjds_symmetry {
 typedef struct pjds_matrix_options {
     pjds_backend backend;   /* = PJDS_BACKEND_AUTO                                          */
     pjds_symmetry symmetry; /* = PJDS_SYMMETRY_CHECK                                        */
-    int device;             /* GPU of this rank, -1 = the rank's index on its node = -1      */
+    int device;             /* GPU of this rank, -1 = the rank's index on its node modulo   */
+                            /* the node's GPUs (more ranks than GPUs share them) = -1      */
 } pjds_matrix_options;
 
 /* Defaults as documented above.  Can't fail. */

@@ -22,6 +22,7 @@
 #include "testutil.h"
 
 static int g_rank, g_size;
+static pjds_backend g_backend = PJDS_BACKEND_CPU; /* argv[2]: cpu (default) or auto */
 
 /* A reproducible sparse test matrix (dense, row-major): a tridiagonal
  * chain with a spread diagonal plus a few long-range couplings;
@@ -94,7 +95,7 @@ static pjds_matrix *create(const double *A, int N)
     pjds_matrix *M = NULL;
     pjds_matrix_options mo;
     pjds_matrix_options_init(&mo);
-    mo.backend = PJDS_BACKEND_CPU;
+    mo.backend = g_backend;
     int st = pjds_matrix_create_csr(MPI_COMM_WORLD, N, N, row0, n, ptr, col, val, &mo, &M);
     TU_CHECK_MSG(st == PJDS_OK, "create: %s", pjds_last_error());
     free(ptr), free(col), free(val);
@@ -265,7 +266,7 @@ static void test_hh(void)
     hp.sites = 4, hp.n_up = 2, hp.n_down = 2, hp.max_phonons = 2, hp.hubbard_u = 2.0, hp.coupling = 0.8;
     pjds_matrix_options mo;
     pjds_matrix_options_init(&mo);
-    mo.backend = PJDS_BACKEND_CPU;
+    mo.backend = g_backend;
     pjds_matrix *M = NULL;
     TU_CHECK_MSG(pjds_matrix_create_hh(MPI_COMM_WORLD, &hp, &mo, &M) == PJDS_OK, "%s", pjds_last_error());
     pjds_matrix_info mi;
@@ -291,7 +292,7 @@ static void test_hh(void)
     TU_OK(hh_model_create(&p, &model));
     TU_CHECK(hh_model_rows(model) == mi.n_rows);
     TU_OK(hh_rows_csr(model, mi.row0, mi.row0 + mi.n_local, &rows));
-    TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
+    TU_OK(pl_backend_create(mi.backend == PJDS_BACKEND_CUDA ? PL_BACKEND_CUDA : PL_BACKEND_CPU, 0, &be));
     TU_OK(pl_op_create(&rows, &oo, be, MPI_COMM_WORLD, &op));
     TU_OK(lz_solve(op, &lo, &lr));
     for (int i = 0; i < lr.nev; i++)
@@ -313,6 +314,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const char *mode = argc > 1 ? argv[1] : "sym";
+    if (argc > 2 && !strcmp(argv[2], "auto")) g_backend = PJDS_BACKEND_AUTO;
     if (!strcmp(mode, "sym")) test_sym();
     else if (!strcmp(mode, "nonsym")) test_nonsym();
     else if (!strcmp(mode, "bad")) test_bad();
