@@ -185,11 +185,11 @@ out:
     return rc;
 }
 
-int cmd_spectral(app_ctx *ctx)
+/* The checks of the config that every rank makes alike, and the model. */
+static int spectral_model(app_ctx *ctx, hh_model **m)
 {
     const pl_config *cfg = &ctx->cfg;
     const pl_spectral_cfg *sc = &cfg->spectral;
-    ctx->error_collective = 1; /* the checks below see the same config on every rank */
     PL_CHECK(cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD, PL_ERR_INPUT,
              "%s: spectral needs a generated holstein-hubbard model ([model] type), the operators act on its basis",
              cfg->path);
@@ -202,16 +202,87 @@ int cmd_spectral(app_ctx *ctx)
              "%s: [spectral] momentum: 0 with operator = phonon_displacement needs phonon_basis = site (the normal "
              "basis removes the uniform mode, whose spectrum is analytic: 4 beta0^2 delta(w) + delta(w - w0))",
              cfg->path);
-    hh_model *m = NULL;
     hh_params hp;
     app_hh_params(&cfg->model, &hp);
-    PL_CALL(hh_model_create(&hp, &m));
-    int rc = hh_op_check(m, sc->op, sc->momentum);
-    if (rc != PL_OK) {
-        hh_model_destroy(&m);
-        return rc;
+    PL_CALL(hh_model_create(&hp, m));
+    int rc = hh_op_check(*m, sc->op, sc->momentum);
+    if (rc == PL_OK) rc = app_check_output_path(ctx, cfg->output.file);
+    if (rc != PL_OK) hh_model_destroy(m);
+    return rc;
+}
+
+/* The spectrum's arrays (so) and the omega grid. */
+static int spectral_alloc(const pl_spectral_cfg *sc, int parts, spec_out *so, double **part_int)
+{
+    so->parts = parts;
+    so->nmax = sc->steps;
+    so->alpha = calloc((size_t)so->parts * (size_t)so->nmax, sizeof *so->alpha);
+    so->beta = calloc((size_t)so->parts * (size_t)so->nmax, sizeof *so->beta);
+    so->omega = malloc((size_t)sc->points * sizeof *so->omega);
+    so->intensity = calloc((size_t)sc->points, sizeof *so->intensity);
+    *part_int = malloc((size_t)sc->points * sizeof **part_int);
+    PL_CHECK(so->alpha && so->beta && so->omega && so->intensity && *part_int, PL_ERR_MEM,
+             "out of host memory for the spectrum");
+    for (int i = 0; i < sc->points; i++)
+        so->omega[i] = sc->points == 1 ? sc->omega_min
+                                       : sc->omega_min + (sc->omega_max - sc->omega_min) * (double)i / (sc->points - 1);
+    return PL_OK;
+}
+
+/* phi = O_p |psi0> for each part p of the operator, a Lanczos recursion from
+ * each, and the continued fractions summed into so->intensity. */
+static int spectral_recursions(app_ctx *ctx, pl_op *op, const hh_model *m, const lz_result *res, double *phi,
+                               spec_out *so, double *part_int)
+{
+    const pl_spectral_cfg *sc = so->sc;
+    double *xfull = NULL;
+    int64_t xa = 0;
+    pl_op *oop = NULL;
+    double t_rec = 0.0, t_step_sum = 0.0;
+    int steps_sum = 0, rc = PL_OK;
+    const double t_op = pl_wtime();
+    const int local = sc->op != PL_SPEC_CURRENT;
+    if (local) PL_CALL_GOTO(local_prepare(ctx, op, m, res->vectors, &xfull, &xa), out, rc);
+    else PL_CALL_GOTO(build_operator(ctx, op, m, &oop), out, rc);
+    for (int p = 0; p < so->parts; p++) {
+        double ts = 0.0;
+        const double ta = pl_wtime();
+        if (local) PL_CALL_GOTO(local_apply(op, m, sc, p, xfull, xa, phi), out, rc);
+        else PL_CALL_GOTO(apply_part(op, oop, p, res->vectors, phi), out, rc);
+        so->operator_seconds += pl_wtime() - (p == 0 ? t_op : ta);
+        const double tr = pl_wtime();
+        double *ap = so->alpha + (size_t)p * so->nmax, *bp = so->beta + (size_t)p * so->nmax;
+        PL_CALL_GOTO(lz_recursion(op, phi, sc->steps, ap, bp, &so->nsteps[p], &ts), out, rc);
+        t_rec += pl_wtime() - tr;
+        t_step_sum += ts * so->nsteps[p];
+        steps_sum += so->nsteps[p];
+        so->norm += bp[0] * bp[0];
+        lz_continued_fraction(so->nsteps[p], ap, bp, so->e0, sc->broadening, sc->points, so->omega, part_int);
+        for (int i = 0; i < sc->points; i++) so->intensity[i] += part_int[i];
     }
-    PL_CALL_GOTO(app_check_output_path(ctx, cfg->output.file), out0, rc);
+    so->recursion_seconds = app_max_over_ranks(ctx, t_rec);
+    so->operator_seconds = app_max_over_ranks(ctx, so->operator_seconds);
+    so->step_seconds = steps_sum > 0 ? app_max_over_ranks(ctx, t_step_sum / steps_sum) : 0.0;
+    /* the SpMV time of this operator, for the step / SpMV ratio: the
+     * recursion's applies are queued (no timing sample) */
+    pl_op_reset_counters(op);
+    for (int i = 0; i < 21; i++) PL_CALL_GOTO(pl_op_apply(op, res->vectors, phi), out, rc);
+    pl_op_timings ot;
+    pl_op_timings_get(op, &ot);
+    so->spmv_median = app_max_over_ranks(ctx, ot.t_median);
+out:
+    free(xfull);
+    pl_op_destroy(&oop);
+    return rc;
+}
+
+int cmd_spectral(app_ctx *ctx)
+{
+    const pl_config *cfg = &ctx->cfg;
+    const pl_spectral_cfg *sc = &cfg->spectral;
+    ctx->error_collective = 1; /* the checks below see the same config on every rank */
+    hh_model *m = NULL;
+    PL_CALL(spectral_model(ctx, &m));
     ctx->error_collective = 0;
 
     pl_csr rows;
@@ -226,11 +297,10 @@ int cmd_spectral(app_ctx *ctx)
     memset(&ao, 0, sizeof ao);
     spec_out so;
     memset(&so, 0, sizeof so);
-    double *phi = NULL, *part_int = NULL, *xfull = NULL;
-    int64_t xa = 0;
-    pl_op *oop = NULL;
+    double *phi = NULL, *part_int = NULL;
     so.ao = &ao;
     so.sc = sc;
+    int rc = PL_OK;
 
     /* signals: nothing to save until the write (no checkpoints): exit 3 at once (checkpoint.c) */
     const char *note = "nothing to save (spectral has no checkpoints); rerun to start again";
@@ -249,57 +319,10 @@ int cmd_spectral(app_ctx *ctx)
     pl_op_info info;
     pl_op_get_info(op, &info);
     so.e0 = res.eigenvalues[0];
-    so.parts = hh_op_parts(m, sc->op, sc->momentum);
-    so.nmax = sc->steps;
-    so.alpha = calloc((size_t)so.parts * (size_t)so.nmax, sizeof *so.alpha);
-    so.beta = calloc((size_t)so.parts * (size_t)so.nmax, sizeof *so.beta);
-    so.omega = malloc((size_t)sc->points * sizeof *so.omega);
-    so.intensity = calloc((size_t)sc->points, sizeof *so.intensity);
-    part_int = malloc((size_t)sc->points * sizeof *part_int);
-    PL_CHECK_GOTO(so.alpha && so.beta && so.omega && so.intensity && part_int, PL_ERR_MEM, out, rc,
-                  "out of host memory for the spectrum");
-    for (int i = 0; i < sc->points; i++)
-        so.omega[i] = sc->points == 1 ? sc->omega_min
-                                      : sc->omega_min + (sc->omega_max - sc->omega_min) * (double)i / (sc->points - 1);
+    PL_CALL_GOTO(spectral_alloc(sc, hh_op_parts(m, sc->op, sc->momentum), &so, &part_int), out, rc);
     PL_CALL_GOTO(be->vec_alloc(be, (size_t)info.n_local + 1, &phi), out, rc);
     pl_op_reset_counters(op);
-    const double t0 = pl_wtime();
-    double t_rec = 0.0, t_step_sum = 0.0;
-    int steps_sum = 0;
-    const double t_op = pl_wtime();
-    const int local = sc->op != PL_SPEC_CURRENT;
-    if (local) PL_CALL_GOTO(local_prepare(ctx, op, m, res.vectors, &xfull, &xa), out, rc);
-    else PL_CALL_GOTO(build_operator(ctx, op, m, &oop), out, rc);
-    for (int p = 0; p < so.parts; p++) {
-        double ts = 0.0;
-        const double ta = pl_wtime();
-        if (local) PL_CALL_GOTO(local_apply(op, m, sc, p, xfull, xa, phi), out, rc);
-        else PL_CALL_GOTO(apply_part(op, oop, p, res.vectors, phi), out, rc);
-        so.operator_seconds += pl_wtime() - (p == 0 ? t_op : ta);
-        const double tr = pl_wtime();
-        PL_CALL_GOTO(lz_recursion(op, phi, sc->steps, so.alpha + (size_t)p * so.nmax, so.beta + (size_t)p * so.nmax,
-                                  &so.nsteps[p], &ts),
-                     out, rc);
-        t_rec += pl_wtime() - tr;
-        t_step_sum += ts * so.nsteps[p];
-        steps_sum += so.nsteps[p];
-        const double *bp = so.beta + (size_t)p * so.nmax;
-        so.norm += bp[0] * bp[0];
-        lz_continued_fraction(so.nsteps[p], so.alpha + (size_t)p * so.nmax, bp, so.e0, sc->broadening, sc->points,
-                              so.omega, part_int);
-        for (int i = 0; i < sc->points; i++) so.intensity[i] += part_int[i];
-    }
-    (void)t0;
-    so.recursion_seconds = app_max_over_ranks(ctx, t_rec);
-    so.operator_seconds = app_max_over_ranks(ctx, so.operator_seconds);
-    so.step_seconds = steps_sum > 0 ? app_max_over_ranks(ctx, t_step_sum / steps_sum) : 0.0;
-    /* the SpMV time of this operator, for the step / SpMV ratio: the
-     * recursion's applies are queued (no timing sample) */
-    pl_op_reset_counters(op);
-    for (int i = 0; i < 21; i++) PL_CALL_GOTO(pl_op_apply(op, res.vectors, phi), out, rc);
-    pl_op_timings ot;
-    pl_op_timings_get(op, &ot);
-    so.spmv_median = app_max_over_ranks(ctx, ot.t_median);
+    PL_CALL_GOTO(spectral_recursions(ctx, op, m, &res, phi, &so, part_int), out, rc);
     if (ctx->rank == 0)
         pl_info("spectral: %s, q index %d, %d part(s), %d + %d steps, norm <phi|phi> = %.10g, step %.3f ms (SpMV median "
                 "%.3f ms: %.2fx), operator %.3f s",
@@ -314,8 +337,6 @@ int cmd_spectral(app_ctx *ctx)
                 cfg->output.file);
 out:
     free(part_int);
-    free(xfull);
-    pl_op_destroy(&oop);
     if (phi && be) be->vec_free(be, phi);
     free(so.alpha);
     free(so.beta);
@@ -326,7 +347,6 @@ out:
     pl_op_destroy(&op);
     pl_backend_destroy(&be);
     pl_csr_destroy(&rows);
-out0:
     hh_model_destroy(&m);
     return rc;
 }

@@ -601,6 +601,55 @@ static int64_t scan_blocks(const int64_t *rp, int64_t nrows, int64_t *maxent, in
     return nb;
 }
 
+/* One block of rows [a, b) of the share (local rows, first global row s0;
+ * its entries from e0 = rp[a] in cols/vals): pass 1 validates and counts the
+ * items per destination rank (scnt), pass 2 lays them out (sdsp, fill) and
+ * fills sbuf. */
+static int scan_block(h5m_file *h, const h5m_owners *o, int mode, int64_t s0, const int64_t *rp, int64_t a, int64_t b,
+                      const int64_t *cols, const double *vals, int size, int *scnt, int *sdsp, int *fill, h5m_item *sbuf)
+{
+    int rc = PL_OK;
+    const int64_t e0 = rp[a];
+    /* pass 1: validate, count per destination; pass 2: fill */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        if (pass == 1) {
+            int64_t t = 0;
+            for (int p = 0; p < size; p++) {
+                sdsp[p] = (int)t;
+                fill[p] = (int)t;
+                t += scnt[p];
+            }
+        }
+        for (int64_t r = a; r < b && !rc; r++) {
+            int64_t i = s0 + r;
+            int oi = owner_of(o, i);
+            if (mode == SCAN_COUNT && oi >= 0) {
+                if (pass == 0) scnt[oi]++;
+                else sbuf[fill[oi]++] = (h5m_item){i, rp[r + 1] - rp[r], 0.0};
+            }
+            for (int64_t k = rp[r] - e0; k < rp[r + 1] - e0; k++) {
+                int64_t j = cols[k];
+                if (pass == 0) {
+                    if ((rc = check_entry(h, i, j, e0 + k))) break;
+                    if (mode == SCAN_ENTRIES && (rc = check_value(h, vals[k], i, j, e0 + k))) break;
+                }
+                if (mode == SCAN_ENTRIES && oi >= 0) {
+                    if (pass == 0) scnt[oi]++;
+                    else sbuf[fill[oi]++] = (h5m_item){i, j, vals[k]};
+                }
+                if (j < i) {
+                    int oj = owner_of(o, j);
+                    if (oj < 0) continue;
+                    if (pass == 0) scnt[oj]++;
+                    else if (mode == SCAN_ENTRIES) sbuf[fill[oj]++] = (h5m_item){j, i, vals[k]};
+                    else sbuf[fill[oj]++] = (h5m_item){j, 1, 0.0};
+                }
+            }
+        }
+    }
+    return rc;
+}
+
 /* Scan lower storage (see file comment).  COUNT: len64[r - r0] += counts.
  * ENTRIES: entries of row r go to out->col/val at pos[r - r0]++, within
  * out->row_ptr (sized by a COUNT scan before; overflow means the file
@@ -661,46 +710,10 @@ static int scan_lower(h5m_file *h, int64_t r0, int64_t r1, int mode, MPI_Comm co
     for (int64_t round = 0; round < nrounds; round++) {
         memset(scnt, 0, sizeof(int) * (size_t)size);
         if (round < nb) {
-            int64_t b = ends[round], e0 = rp[a], ne = rp[b] - rp[a];
+            int64_t b = ends[round], e0 = rp[a], ne = rp[b] - e0;
             rc = dset_read(h, h->d_ci, "col_idx", H5T_NATIVE_INT64, e0, ne, cols);
             if (!rc && mode == SCAN_ENTRIES) rc = dset_read(h, h->d_val, "values", H5T_NATIVE_DOUBLE, e0, ne, vals);
-            /* pass 1: validate, count per destination; pass 2: fill */
-            for (int pass = 0; pass < 2 && !rc; pass++) {
-                if (pass == 1) {
-                    int64_t t = 0;
-                    for (int p = 0; p < size; p++) {
-                        sdsp[p] = (int)t;
-                        fill[p] = (int)t;
-                        t += scnt[p];
-                    }
-                }
-                for (int64_t r = a; r < b && !rc; r++) {
-                    int64_t i = s0 + r;
-                    int oi = owner_of(&o, i);
-                    if (mode == SCAN_COUNT && oi >= 0) {
-                        if (pass == 0) scnt[oi]++;
-                        else sbuf[fill[oi]++] = (h5m_item){i, rp[r + 1] - rp[r], 0.0};
-                    }
-                    for (int64_t k = rp[r] - e0; k < rp[r + 1] - e0; k++) {
-                        int64_t j = cols[k];
-                        if (pass == 0) {
-                            if ((rc = check_entry(h, i, j, e0 + k))) break;
-                            if (mode == SCAN_ENTRIES && (rc = check_value(h, vals[k], i, j, e0 + k))) break;
-                        }
-                        if (mode == SCAN_ENTRIES && oi >= 0) {
-                            if (pass == 0) scnt[oi]++;
-                            else sbuf[fill[oi]++] = (h5m_item){i, j, vals[k]};
-                        }
-                        if (j < i) {
-                            int oj = owner_of(&o, j);
-                            if (oj < 0) continue;
-                            if (pass == 0) scnt[oj]++;
-                            else if (mode == SCAN_ENTRIES) sbuf[fill[oj]++] = (h5m_item){j, i, vals[k]};
-                            else sbuf[fill[oj]++] = (h5m_item){j, 1, 0.0};
-                        }
-                    }
-                }
-            }
+            if (!rc) rc = scan_block(h, &o, mode, s0, rp, a, b, cols, vals, size, scnt, sdsp, fill, sbuf);
             a = b;
         }
         int64_t nrecv = 0;
