@@ -125,7 +125,7 @@ int cmd_solve(app_ctx *ctx)
     }
     if (want_obs && res.nev > 0 && res.vectors) {
         PL_CALL_GOTO(app_observables(ctx, op, res.nev, res.vectors, res.ld, &ao.obs, &ao.seconds), out, rc);
-        pl_info("solve: observables of %d eigenvector(s) in %.3f s (README \"Observables\")", res.nev, ao.seconds);
+        pl_info("solve: observables of %d eigenvector(s) in %.3f s (docs/models.md \"Observables\")", res.nev, ao.seconds);
     }
     PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
     if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);

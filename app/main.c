@@ -36,21 +36,21 @@ static const command commands[] = {
      "Builds the matrix, permutes it once into pJDS, runs thick-restart Lanczos (symmetric) or\n"
      "Krylov-Schur (nonsymmetric) in the permuted basis on the configured backend and writes the\n"
      "spectrum to the HDF5 file [output] file.  With a [sweep] section it solves every point of\n"
-     "the sweep in one run (README, \"Sweeps\").  Progress goes to stderr; eigenvalues to stdout.\n"
+     "the sweep in one run (docs/operations.md, \"Sweeps\").  Progress goes to stderr; eigenvalues to stdout.\n"
      "On SIGUSR1 or SIGTERM it exits with status 3 within about a second: during the solve after\n"
      "writing a checkpoint, which `solve --resume` continues from, before it with nothing to save\n"
-     "(README, \"Signals and exit status 3\").\n"},
+     "(docs/operations.md, \"Signals and exit status 3\").\n"},
     {"spectral", cmd_spectral, "a dynamical correlation function by a Lanczos continued fraction", "",
      "Solves for the ground state psi0 as `solve` does, applies the [spectral] operator O\n"
      "(phonon_displacement, density or current at the momentum index [spectral] momentum) and runs a\n"
      "Lanczos recursion on H from O psi0; the continued fraction gives\n"
      "A(w) = -(1/pi) Im <psi0|O+ (w + i eta + E0 - H)^-1 O|psi0> on the [spectral] omega grid.  The result\n"
-     "file is solve's plus /spectral (README, \"Spectral functions\").\n"},
+     "file is solve's plus /spectral (docs/models.md, \"Spectral functions\").\n"},
     {"dos", cmd_dos, "the density of states by the kernel polynomial method", "",
      "Builds the matrix, estimates its spectral bounds with a short Lanczos run and computes the\n"
      "Chebyshev moments of [kpm] random_vectors random vectors, [kpm] block of them per SpMMV, two\n"
      "moments per product; writes the damped density (Jackson or Lorentz kernel), the raw moments and\n"
-     "the bounds to [output] file (README, \"Density of states\").  Symmetric matrices only.\n"},
+     "the bounds to [output] file (docs/models.md, \"Density of states\").  Symmetric matrices only.\n"},
     /* no fn: runs the program pjds-bench, which has its own help (app_bench_exec) */
     {"bench", NULL, "time SpMV of pJDS against ELLPACK-R, CSR and sliced ELLPACK", "", NULL},
     {"merge", cmd_merge, "combine partial sweep files (job arrays) into one", "",
@@ -59,7 +59,7 @@ static const command commands[] = {
      "Slurm job array run with --points, into OUT.h5.  A point finished in several inputs must agree.\n"},
     {"export", cmd_export, "write the configured matrix to an HDF5 matrix file", " FILE.h5",
      "Writes the configured matrix (generated or imported) in the pjds-lanczos HDF5 matrix schema\n"
-     "(README, \"HDF5 matrix schema\"), so other tools can load exactly the matrix we solve.\n"},
+     "(docs/formats.md, \"HDF5 matrix schema\"), so other tools can load exactly the matrix we solve.\n"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -90,7 +90,7 @@ static void command_help(const command *c)
         printf("  --resume                 continue from the checkpoint, or the points of a sweep not yet done\n"
                "  --points A-B|auto        solve only sweep points A..B (0-based, inclusive); auto: this task's\n"
                "                           share of a Slurm job array (SLURM_ARRAY_TASK_ID, _COUNT or _MIN/_MAX)\n");
-    printf("  --help                   this text\n\nThe config reference is in README.md; configs/ holds examples.\n");
+    printf("  --help                   this text\n\nThe config reference is docs/config.md; configs/ holds examples.\n");
 }
 
 /* Parse the arguments after COMMAND.  Returns PL_OK, or PL_ERR_INPUT. */
@@ -133,15 +133,6 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
     return PL_OK;
 }
 
-static int setup_config(app_ctx *ctx, char **sets, int nsets)
-{
-    pl_config_defaults(&ctx->cfg);
-    PL_CALL(pl_config_read(&ctx->cfg, ctx->cfg_path));
-    for (int i = 0; i < nsets; i++) PL_CALL(pl_config_set(&ctx->cfg, sets[i]));
-    PL_CALL(pl_config_check(&ctx->cfg));
-    return PL_OK;
-}
-
 /* Report an error.  in_setup: found by every rank alike (arguments, config),
  * so rank 0 speaks; otherwise the rank that saw it speaks. */
 static int finish(app_ctx *ctx, int rc, int in_setup)
@@ -181,11 +172,6 @@ int main(int argc, char **argv)
     }
     if (!cmd->fn) return app_bench_exec(argc - 2, argv + 2); /* before MPI: pjds-bench starts its own */
 
-    /* Started without a launcher (no mpirun/srun environment): an isolated
-     * singleton, so that Open MPI does not fork an orted first (0.1 s here,
-     * more on a many-core node).  A user's setting wins. */
-    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("PMI_SIZE"))
-        setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     /* SIGUSR1/SIGTERM from the first instant (a Slurm job can be signalled
      * during MPI start-up): exit 3 with one line; the rank is taken from the
      * launcher's environment until MPI knows it (installed again below) */
@@ -198,23 +184,7 @@ int main(int argc, char **argv)
         app_signals_install(r ? atoi(r) : 0);
     }
     int provided = 0;
-    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
-        fprintf(stderr, "pjds-lanczos: error: MPI_Init_thread failed\n");
-        return 1;
-    }
-    ctx.t_mpi_init = pl_wtime() - ctx.t_start;
-    ctx.comm = MPI_COMM_WORLD;
-    MPI_Comm_rank(ctx.comm, &ctx.rank);
-    MPI_Comm_size(ctx.comm, &ctx.size);
-    MPI_Comm node;
-    if (MPI_Comm_split_type(ctx.comm, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &ctx.local_rank);
-        MPI_Comm_size(node, &ctx.local_size);
-        MPI_Comm_free(&node);
-    } else {
-        ctx.local_rank = 0;
-        ctx.local_size = 1;
-    }
+    if (app_mpi_start(&ctx, &argc, &argv, &provided) != 0) return 1;
 
     char **sets = NULL;
     int nsets = 0, help = 0, verbose = 0;
@@ -229,7 +199,7 @@ int main(int argc, char **argv)
     } else {
         if (rc == PL_OK && !strcmp(cmd->name, "merge") && nsets > 0)
             rc = PL_ERROR(PL_ERR_INPUT, "merge takes no --set (it reads no configuration)");
-        if (rc == PL_OK && strcmp(cmd->name, "merge")) rc = setup_config(&ctx, sets, nsets);
+        if (rc == PL_OK && strcmp(cmd->name, "merge")) rc = app_config_load(&ctx, sets, nsets);
         if (rc == PL_OK) {
             pl_debug("%s: %d rank(s), %d OpenMP thread(s) per rank, MPI thread level %d", cmd->name, ctx.size,
                      omp_get_max_threads(), provided);

@@ -482,6 +482,6 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
                 lz_reason_name(res->reason), res->nconv, res->nev, cfg->solver.tolerance);
     if (res->reason == LZ_STAGNATED)
         pl_warn("stagnated: max_restarts = auto stopped after %d of %d restarts because the residuals stopped "
-                "falling (README [solver] max_restarts); a number for [solver] max_restarts runs exactly that many",
+                "falling (docs/config.md, [solver] max_restarts); a number for [solver] max_restarts runs exactly that many",
                 res->restarts, res->max_restarts);
 }

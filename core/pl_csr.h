@@ -16,7 +16,7 @@ typedef struct pl_csr {
     int64_t *row_ptr;     /* nrows+1, row_ptr[0] == 0                  */
     int64_t *col;         /* row_ptr[nrows] global column indices      */
     double *val;          /* row_ptr[nrows] values                     */
-    /* Optional value terms (sweeps, README "Sweeps"): the matrix is
+    /* Optional value terms (sweeps: docs/operations.md "Sweeps"): the matrix is
      * sum_k c_k A_k over one common pattern; terms holds nterms arrays of
      * row_ptr[nrows] values, term k at terms + k * nnz.  What the c_k are
      * is the source's convention (hh_term_coefs); val holds the values of
