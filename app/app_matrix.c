@@ -250,7 +250,7 @@ int app_backend_create(app_ctx *ctx, pl_backend **be)
                  ctx->local_size, host, nd);
         PL_CHECK(!any, PL_ERR_INPUT, "some node has more ranks than GPUs: start one rank per GPU, or set [spmv] backend = cpu");
     }
-    PL_CALL(pl_backend_create(kind, ctx->local_rank, be));
+    PL_CALL(app_param_error(&ctx->cfg, "spmv", "backend", pl_backend_create(kind, ctx->local_rank, be)));
     return PL_OK;
 }
 

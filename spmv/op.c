@@ -32,7 +32,7 @@ void pl_op_destroy(pl_op **pop)
     if (!pop || !*pop) return;
     pl_op *op = *pop;
     pl_backend *be = op->be;
-    pl_gpu_xfer_destroy(&op->gx);
+    if (op->hx) be->halo->destroy(&op->hx);
     pl_op_block_free(op);
     if (be) {
         if (op->d_loc) be->mat_destroy(be, op->d_loc);

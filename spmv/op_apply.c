@@ -34,15 +34,16 @@
  * stream may read the halo. */
 int pl_op_d2d_start(pl_op *op, int side)
 {
-    if (op->ipc) return pl_gpu_ipc_start(op->gx, op->d_sendbuf);
-    return pl_gpu_nccl_exchange(op->gx, side, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb, op->snb,
+    const pl_halo_ops *h = op->be->halo;
+    if (op->ipc) return h->ipc_start(op->hx, op->d_sendbuf);
+    return h->nccl_exchange(op->hx, side, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb, op->snb,
                                 op->scnt, op->soff, op->d_sendbuf);
 }
 
 int pl_op_d2d_finish(pl_op *op, int side)
 {
-    if (op->ipc) return pl_gpu_ipc_finish(op->gx, op->d_sendbuf);
-    return side ? pl_gpu_join(op->gx) : PL_OK;
+    if (op->ipc) return op->be->halo->ipc_finish(op->hx, op->d_sendbuf);
+    return side ? op->be->halo->join(op->hx) : PL_OK;
 }
 
 /* ---- apply ---------------------------------------------------------------- */
@@ -126,7 +127,8 @@ static int detail_sync(pl_op *op)
     return PL_OK;
 }
 
-/* The exchange on the cuda backend (several ranks, some neighbours).
+/* The exchange on a device backend with a halo transport (be->halo; the
+ * cuda backend) with several ranks and some neighbours.
  * Everything is enqueued on the backend's stream; the host blocks only
  * where it must:
  *  - NCCL: never (the final sync of pl_op_apply).  vector: gather, NCCL
@@ -148,6 +150,7 @@ static int detail_sync(pl_op *op)
 static int apply_gpu(pl_op *op, const double *x, double *y)
 {
     pl_backend *be = op->be;
+    const pl_halo_ops *h = be->halo;
     const int mode = op->exchange;
     double tc = pl_wtime();
     /* overlap/task with ipc/nccl: the gather goes on the comm stream too, so
@@ -155,7 +158,7 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
     const int side = (op->ipc || op->nccl) && mode != PL_EXCHANGE_VECTOR;
     if (op->n_send) {
         if (side)
-            PL_CALL(pl_gpu_gather_side(op->gx, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
+            PL_CALL(h->gather_side(op->hx, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
         else
             PL_CALL(be->gather(be, (size_t)op->n_send, op->d_send_idx, x, op->d_sendbuf));
         op->bytes_sent += (double)op->n_send * sizeof(double);
@@ -180,12 +183,12 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
         return PL_OK;
     }
     /* MPI with host staging */
-    PL_CALL(pl_gpu_d2h_async(op->gx, op->h_sendbuf, op->d_sendbuf, (size_t)op->n_send));
+    PL_CALL(h->d2h_start(op->hx, op->h_sendbuf, op->d_sendbuf, (size_t)op->n_send));
     if (mode == PL_EXCHANGE_VECTOR) {
-        PL_CALL(pl_gpu_d2h_wait(op->gx));
+        PL_CALL(h->d2h_wait(op->hx));
         PL_CALL(check_mpi(halo_post(op), "MPI_Isend/Irecv of the halo"));
         PL_CALL(check_mpi(halo_wait(op), "MPI_Waitall of the halo"));
-        PL_CALL(pl_gpu_h2d_async(op->gx, op->d_halo, op->h_halo, (size_t)op->n_halo));
+        PL_CALL(h->h2d(op->hx, op->d_halo, op->h_halo, (size_t)op->n_halo));
         PL_CALL(detail_sync(op));
         op->t_comm += pl_wtime() - tc;
         PL_CALL(spmv_local(op, x, y));
@@ -193,13 +196,13 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
         return PL_OK;
     }
     if (op->detailed) { /* measure the staging apart from the local kernel */
-        PL_CALL(pl_gpu_d2h_wait(op->gx));
+        PL_CALL(h->d2h_wait(op->hx));
         op->t_comm += pl_wtime() - tc;
         PL_CALL(spmv_local(op, x, y));
         tc = pl_wtime();
     } else {
         PL_CALL(spmv_local(op, x, y)); /* queued behind the download: runs during MPI */
-        PL_CALL(pl_gpu_d2h_wait(op->gx));
+        PL_CALL(h->d2h_wait(op->hx));
     }
     if (mode == PL_EXCHANGE_OVERLAP) {
         PL_CALL(check_mpi(halo_post(op), "MPI_Isend/Irecv of the halo"));
@@ -212,7 +215,7 @@ static int apply_gpu(pl_op *op, const double *x, double *y)
         pthread_join(th, NULL);
         PL_CALL(check_mpi(ct.mpi_err, "halo exchange of the communication thread"));
     }
-    PL_CALL(pl_gpu_h2d_async(op->gx, op->d_halo, op->h_halo, (size_t)op->n_halo));
+    PL_CALL(h->h2d(op->hx, op->d_halo, op->h_halo, (size_t)op->n_halo));
     PL_CALL(detail_sync(op));
     op->t_comm += pl_wtime() - tc;
     PL_CALL(spmv_remote(op, y));
@@ -237,7 +240,7 @@ int pl_op_apply(pl_op *op, const double *x, double *y)
 {
     double t0 = pl_wtime();
     pl_backend *be = op->be;
-    if (op->n_rnb + op->n_snb > 0 && op->gx) {
+    if (op->n_rnb + op->n_snb > 0 && op->hx) {
         PL_CALL(apply_gpu(op, x, y));
     } else if (op->n_rnb + op->n_snb == 0) {
         /* one rank, or no neighbours: no MPI */

@@ -139,13 +139,13 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
         double tc = pl_wtime();
         if (op->n_send) PL_CALL(be->gather_block(be, (size_t)op->n_send, R, op->d_send_idx, X, op->d_sendbuf_b));
         op->bytes_sent += (double)ns * sizeof(double);
-        if (op->nccl && op->gx) {
+        if (op->nccl && op->hx) {
             const int side = op->exchange != PL_EXCHANGE_VECTOR;
-            PL_CALL(pl_gpu_nccl_exchange(op->gx, side, op->n_rnb, op->rnb, op->rcnt_b, op->roff_b, op->d_halo_b,
+            PL_CALL(be->halo->nccl_exchange(op->hx, side, op->n_rnb, op->rnb, op->rcnt_b, op->roff_b, op->d_halo_b,
                                          op->n_snb, op->snb, op->scnt_b, op->soff_b, op->d_sendbuf_b));
             op->t_comm += pl_wtime() - tc;
             PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
-            if (side) PL_CALL(pl_gpu_join(op->gx));
+            if (side) PL_CALL(be->halo->join(op->hx));
         } else {
             if (!op->host_shared && ns) PL_CALL(be->download(be, op->h_sendbuf_b, op->d_sendbuf_b, ns));
             if (op->exchange == PL_EXCHANGE_VECTOR) {
@@ -154,7 +154,7 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
                 if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
                 op->t_comm += pl_wtime() - tc;
                 PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
-            } else if (op->exchange == PL_EXCHANGE_OVERLAP || op->gx) {
+            } else if (op->exchange == PL_EXCHANGE_OVERLAP || op->hx) {
                 /* overlap; task on the GPU: the queued local kernel runs while the host does MPI */
                 PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
                 op->t_comm += pl_wtime() - tc;

@@ -66,14 +66,14 @@ static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backe
 {
     PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL ||
                  cfg->transport == PL_TRANSPORT_AUTO || cfg->transport == PL_TRANSPORT_IPC,
-             PL_ERR_INPUT, "[spmv] transport = %d is not mpi, nccl, auto or ipc", cfg->transport);
+             PL_ERR_INPUT, "transport = %d is not mpi, nccl, auto or ipc", cfg->transport);
     const int d2d = cfg->transport == PL_TRANSPORT_NCCL || cfg->transport == PL_TRANSPORT_IPC;
-    PL_CHECK(!d2d || (be->name && !strcmp(be->name, "cuda")), PL_ERR_INPUT,
-             "[spmv] transport = %s needs backend = cuda (the backend is %s): use transport = mpi",
+    PL_CHECK(!d2d || be->halo, PL_ERR_INPUT,
+             "transport = %s needs backend = cuda (the %s backend has no device transport): use transport = mpi",
              cfg->transport == PL_TRANSPORT_IPC ? "ipc" : "nccl", be->name ? be->name : "?");
     if (cfg->transport == PL_TRANSPORT_NCCL) {
         PL_CHECK(PJDS_HAVE_NCCL, PL_ERR_INPUT,
-                 "[spmv] transport = nccl, but this build has no NCCL (nccl.h/libnccl were not found at "
+                 "transport = nccl, but this build has no NCCL (nccl.h/libnccl were not found at "
                  "configure time): use transport = mpi");
     }
     PL_CHECK(A->nrows >= 0 && A->nrows <= INT32_MAX, PL_ERR_INPUT,
@@ -87,9 +87,9 @@ static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backe
              (long long)A->ncols_global);
     PL_CHECK(A->nrows == 0 || A->row_ptr, PL_ERR_ARG, "row block has no row_ptr");
     PL_CHECK(cfg->chunk_height >= 1 && cfg->chunk_height <= 4096, PL_ERR_INPUT,
-             "[spmv] chunk_height = %d must be in [1, 4096]", cfg->chunk_height);
+             "chunk_height = %d must be in [1, 4096]", cfg->chunk_height);
     PL_CHECK(cfg->exchange >= PL_EXCHANGE_VECTOR && cfg->exchange <= PL_EXCHANGE_TASK, PL_ERR_INPUT,
-             "[spmv] exchange = %d is not vector, overlap or task", cfg->exchange);
+             "exchange = %d is not vector, overlap or task", cfg->exchange);
     if (A->nrows > 0) {
         PL_CHECK(A->row_ptr[0] == 0, PL_ERR_ARG, "row_ptr[0] = %lld, expected 0", (long long)A->row_ptr[0]);
         int64_t bad = INT64_MAX;
@@ -366,9 +366,9 @@ static int build_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, bui
     const int32_t n = op->n;
     double tp = pl_wtime();
     /* device backends with mat_create_fill: the host never holds the whole
-     * entry arrays (PJDS_FILL_HOST=1: the old way, for comparisons) */
-    const char *fh = getenv("PJDS_FILL_HOST");
-    op->stream_fill = op->be->mat_create_fill && strcmp(op->be->name, "cpu") != 0 && !(fh && !strcmp(fh, "1"));
+     * entry arrays (tune.fill_host: whole host arrays, for comparisons) */
+    const pl_backend *be = op->be;
+    op->stream_fill = be->mat_create_fill && !be->host_memory && !be->tune.fill_host;
     PL_CALL(scan_rows(op, A, t));
     phase("scan rows, halo", &tp);
 
@@ -403,7 +403,7 @@ static int build_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, bui
 static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
 {
     pl_backend *be = op->be;
-    op->host_shared = strcmp(be->name, "cpu") == 0;
+    op->host_shared = be->host_memory;
     const int cmp = op->fmt == PL_FORMAT_COMPRESSED;
     if (cmp) PL_CALL(be->cmat_create(be, &op->cloc, &op->d_loc));
     if (op->stream_fill) {
@@ -471,14 +471,13 @@ static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
     op->d_term_rem = calloc((size_t)K, sizeof *op->d_term_rem);
     PL_CHECK(op->d_term_loc && op->d_term_rem, PL_ERR_MEM, "out of host memory");
     PL_MALLOC(op->term_rowsum, (size_t)K * (size_t)(n ? n : 1));
-    /* host buffer: PL_TERM_STAGE entries (PJDS_FILL_STAGE_ENTRIES: tests),
+    /* host buffer: PL_TERM_STAGE entries (tune.fill_stage_entries: tests),
      * at least the widest chunk, at most the larger part */
     int64_t stage = 0;
     double *buf = NULL;
     if (!op->host_shared) {
-        const char *env = getenv("PJDS_FILL_STAGE_ENTRIES");
         int64_t widest = 0, most = op->loc.nent > op->rem.nent ? op->loc.nent : op->rem.nent;
-        stage = env && atoll(env) > 0 ? atoll(env) : PL_TERM_STAGE;
+        stage = be->tune.fill_stage_entries > 0 ? be->tune.fill_stage_entries : PL_TERM_STAGE;
         for (int q = 0; q < 2; q++)
             for (int32_t c = 0; c < parts[q]->nchunks; c++) {
                 int64_t w = parts[q]->chunk_start[c + 1] - parts[q]->chunk_start[c];
@@ -535,7 +534,7 @@ static int upload_terms(pl_op *op, const pl_csr *A, build_tmp *t)
     return PL_OK;
 }
 
-/* Step 7 (neighbours, cuda backend): one exchange of a zeroed send buffer
+/* Step 7 (neighbours, device halo transport): one exchange of a zeroed send buffer
  * through the transport in use. */
 static int warm_up(pl_op *op)
 {
@@ -546,6 +545,55 @@ static int warm_up(pl_op *op)
         PL_CALL(pl_op_d2d_finish(op, 0));
     }
     PL_CALL(be->sync(be));
+    return PL_OK;
+}
+
+/* Step 6 (collective; several ranks, a backend with a device halo
+ * transport): the comm stream, events and, for transport = nccl, the NCCL
+ * communicator, or the CUDA IPC mappings.  auto: NCCL where built (device
+ * to device over NVLink/PCIe; staging through host memory with a
+ * non-CUDA-aware MPI is 10-20x slower), unless ranks share a GPU
+ * (PJDS_SHARE_GPUS=1): NCCL refuses two ranks on one device
+ * (ncclCommInitRank: invalid usage), so then ipc where every halo neighbour
+ * is on this node (CUDA IPC works on one device), else mpi.  The same
+ * answer on every rank (allgathered). */
+static int setup_device_transport(pl_op *op, int tr, double *tp)
+{
+    MPI_Comm comm = op->comm;
+    const pl_halo_ops *h = op->be->halo;
+    int ipc_ok = -1;
+    if (tr == PL_TRANSPORT_NCCL || (tr == PL_TRANSPORT_AUTO && PJDS_HAVE_NCCL)) {
+        int a = -1, b = -1;
+        char gpu[160] = "";
+        PL_CALL(pl_op_agree(comm, h->shared_device(op->be, comm, &a, &b, gpu, sizeof gpu), "comparing the ranks' GPUs"));
+        PL_CHECK(a < 0 || tr != PL_TRANSPORT_NCCL, PL_ERR_INPUT,
+                 "transport = nccl: ranks %d and %d share GPU %s; NCCL needs one GPU per rank (use transport = auto, "
+                 "ipc or mpi)",
+                 a, b, gpu);
+        if (a >= 0) {
+            PL_CALL(h->ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ipc_ok));
+            tr = ipc_ok ? PL_TRANSPORT_IPC : PL_TRANSPORT_MPI;
+            pl_info("[spmv] transport = auto: ranks %d and %d share GPU %s and NCCL needs one GPU per rank: using %s",
+                    a, b, gpu, ipc_ok ? "ipc" : "mpi (not every halo neighbour is on the same node)");
+        } else
+            tr = PL_TRANSPORT_NCCL;
+    }
+    op->nccl = tr == PL_TRANSPORT_NCCL;
+    if (tr == PL_TRANSPORT_IPC) {
+        /* copy engines into the peers' halo buffers: one node only */
+        if (ipc_ok < 0) PL_CALL(h->ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ipc_ok));
+        PL_CHECK(ipc_ok, PL_ERR_INPUT,
+                 "transport = ipc needs every halo neighbour on the same node (these ranks span several): use "
+                 "transport = nccl or mpi");
+        op->ipc = 1;
+    }
+    PL_CALL(pl_op_agree(comm, h->create(op->be, op->nccl, comm, &op->hx), "setting up the GPU halo transport"));
+    if (op->ipc)
+        PL_CALL(pl_op_agree(comm,
+                            h->ipc_setup(op->hx, comm, op->d_halo, op->n_rnb, op->rnb, op->rcnt, op->roff, op->n_snb,
+                                         op->snb, op->scnt, op->soff),
+                            "mapping the peers' halo buffers (CUDA IPC)"));
+    phase(op->nccl ? "NCCL communicator" : op->ipc ? "CUDA IPC mappings" : "GPU transfer streams", tp);
     return PL_OK;
 }
 
@@ -587,7 +635,6 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_
 
     /* 2b: the local format (collective) */
     PL_CALL(pl_op_format_decide(op, A, cfg));
-    if (op->fmt == PL_FORMAT_COMPRESSED) op->sort_window = 1;
     /* 3: local build, agree */
     PL_CALL(pl_op_agree(comm, build_local(op, A, cfg, t), "building the pJDS blocks"));
     double tp = pl_wtime();
@@ -603,51 +650,8 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_
     PL_MPI(MPI_Allreduce(&op->norm_est, &gmax, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce of the norm estimate");
     op->norm_est = gmax;
 
-    /* 6: GPU halo transport (several ranks, cuda backend): comm stream,
-     * events and, for transport = nccl, the NCCL communicator (collective) */
-    if (op->size > 1 && !strcmp(op->be->name, "cuda")) {
-        /* auto: NCCL where built (device to device over NVLink/PCIe; staging
-         * through host memory with a non-CUDA-aware MPI is 10-20x slower),
-         * unless ranks share a GPU (PJDS_SHARE_GPUS=1): NCCL refuses two
-         * ranks on one device (ncclCommInitRank: invalid usage), so then ipc
-         * where every halo neighbour is on this node (CUDA IPC works on one
-         * device), else mpi.  The same answer on every rank (allgathered). */
-        int tr = cfg->transport, ipc_ok = -1;
-        if (tr == PL_TRANSPORT_NCCL || (tr == PL_TRANSPORT_AUTO && PJDS_HAVE_NCCL)) {
-            int a = -1, b = -1;
-            char gpu[160] = "";
-            PL_CALL(pl_op_agree(comm, pl_gpu_shared_device(op->be, comm, &a, &b, gpu, sizeof gpu),
-                                "comparing the ranks' GPUs"));
-            PL_CHECK(a < 0 || tr != PL_TRANSPORT_NCCL, PL_ERR_INPUT,
-                     "[spmv] transport = nccl: ranks %d and %d share GPU %s; NCCL needs one GPU per rank (use "
-                     "transport = auto, ipc or mpi)",
-                     a, b, gpu);
-            if (a >= 0) {
-                PL_CALL(pl_gpu_ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ipc_ok));
-                tr = ipc_ok ? PL_TRANSPORT_IPC : PL_TRANSPORT_MPI;
-                pl_info("[spmv] transport = auto: ranks %d and %d share GPU %s and NCCL needs one GPU per rank: "
-                        "using %s",
-                        a, b, gpu, ipc_ok ? "ipc" : "mpi (not every halo neighbour is on the same node)");
-            } else
-                tr = PL_TRANSPORT_NCCL;
-        }
-        op->nccl = tr == PL_TRANSPORT_NCCL;
-        if (tr == PL_TRANSPORT_IPC) {
-            /* copy engines into the peers' halo buffers: one node only */
-            if (ipc_ok < 0) PL_CALL(pl_gpu_ipc_possible(comm, op->n_rnb, op->rnb, op->n_snb, op->snb, &ipc_ok));
-            PL_CHECK(ipc_ok, PL_ERR_INPUT,
-                     "[spmv] transport = ipc needs every halo neighbour on the same node (these ranks span "
-                     "several): use transport = nccl or mpi");
-            op->ipc = 1;
-        }
-        PL_CALL(pl_op_agree(comm, pl_gpu_xfer_create(op->be, op->nccl, comm, &op->gx), "setting up the GPU halo transport"));
-        if (op->ipc)
-            PL_CALL(pl_op_agree(comm,
-                          pl_gpu_ipc_setup(op->gx, comm, op->d_halo, op->n_rnb, op->rnb, op->rcnt, op->roff, op->n_snb,
-                                           op->snb, op->scnt, op->soff),
-                          "mapping the peers' halo buffers (CUDA IPC)"));
-        phase(op->nccl ? "NCCL communicator" : op->ipc ? "CUDA IPC mappings" : "GPU transfer streams", &tp);
-    }
+    /* 6: device halo transport (several ranks, a backend with one) */
+    if (op->size > 1 && op->be->halo) PL_CALL(setup_device_transport(op, cfg->transport, &tp));
     op->exchange = cfg->exchange;
     if (op->exchange == PL_EXCHANGE_TASK && op->size > 1) {
         int provided = MPI_THREAD_SINGLE;
@@ -662,7 +666,7 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_
     /* 7: one exchange now, so that lazy set-up (NCCL connects its peers at
      * the first send/receive, CUDA maps peer memory at the first copy)
      * counts in the creation, not in the first product */
-    if (op->gx && op->n_rnb + op->n_snb > 0) {
+    if (op->hx && op->n_rnb + op->n_snb > 0) {
         PL_CALL(pl_op_agree(comm, warm_up(op), "the first halo exchange"));
         phase("first halo exchange", &tp);
     }
@@ -675,14 +679,7 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *cfg_in, pl_backend *be
     /* [spmv] sort_window = auto: the backend's window (sort_window.c); the
      * build and pl_op_info see only the resolved value */
     pl_op_options cfg_r = *cfg_in;
-    cfg_r.sort_window = pl_sort_window_resolve(cfg_in->sort_window, be->name);
-    /* test hook (tests/CMakeLists.txt, PL_ALSO_COMPRESSED): PJDS_SPMV_FORMAT=
-     * compressed|pjds replaces format = auto, so that whole test folders run
-     * again with the compressed format forced */
-    const char *hook = getenv("PJDS_SPMV_FORMAT");
-    if (hook && cfg_r.format == PL_FORMAT_AUTO)
-        cfg_r.format = !strcmp(hook, "compressed") ? PL_FORMAT_COMPRESSED : !strcmp(hook, "pjds") ? PL_FORMAT_PJDS
-                                                                                                    : PL_FORMAT_AUTO;
+    cfg_r.sort_window = pl_sort_window_resolve(cfg_in->sort_window, be);
     const pl_op_options *cfg = &cfg_r;
     *out = NULL;
     pl_op *op = calloc(1, sizeof *op);

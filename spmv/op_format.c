@@ -45,19 +45,31 @@ static void local_entries(const pl_csr *A, int C, int64_t *nent, int64_t *nnz)
     *nnz = nz;
 }
 
+static int decide_compressed(pl_op *op, const pl_csr *A, const pl_op_options *cfg, int want);
+
 int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg)
 {
-    const int want = cfg->format;
+    /* the test switch PJDS_SPMV_FORMAT (be->tune.format) replaces auto, so
+     * that whole test folders run again with a format forced */
+    const int want = cfg->format == PL_FORMAT_AUTO ? op->be->tune.format : cfg->format;
     op->fmt = PL_FORMAT_PJDS;
     op->cmp_nval = op->cmp_noff = -1;
     op->fmt_note[0] = 0;
     PL_CHECK(want == PL_FORMAT_AUTO || want == PL_FORMAT_PJDS || want == PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
-             "[spmv] format = %d is not auto, pjds or compressed", want);
+             "format = %d is not auto, pjds or compressed", want);
     if (want == PL_FORMAT_PJDS) return PL_OK;
+    PL_CALL(decide_compressed(op, A, cfg, want));
+    if (op->fmt == PL_FORMAT_COMPRESSED) op->sort_window = 1; /* rows in their original order */
+    return PL_OK;
+}
+
+/* auto or compressed on a backend and matrix that may take it. */
+static int decide_compressed(pl_op *op, const pl_csr *A, const pl_op_options *cfg, int want)
+{
     if (!op->be->cmat_create) {
         snprintf(op->fmt_note, sizeof op->fmt_note, "the %s backend has no compressed kernels", op->be->name);
         PL_CHECK(want != PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
-                 "[spmv] format = compressed: the %s backend has no compressed kernels (use format = auto or pjds)",
+                 "format = compressed: the %s backend has no compressed kernels (use format = auto or pjds)",
                  op->be->name);
         return PL_OK;
     }
@@ -89,6 +101,11 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg)
     if (rc == PL_ERR_INPUT && want == PL_FORMAT_AUTO) { /* cs holds the counts up to where it stopped */
         pl_error_clear();
         rc = PL_OK;
+    } else if (rc == PL_ERR_INPUT) { /* name the parameter first */
+        char why[768];
+        snprintf(why, sizeof why, "%s", pl_error_message());
+        pl_error_clear();
+        rc = PL_ERROR(PL_ERR_INPUT, "format = compressed: %s", why);
     }
     PL_CALL(pl_op_agree(op->comm, rc, want == PL_FORMAT_COMPRESSED ? "compressing the matrix"
                                                                     : "counting the distinct matrix values"));

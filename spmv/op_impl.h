@@ -45,8 +45,8 @@ struct pl_op {
     int host_shared;               /* cpu: staging buffers are the backend's */
     int host_pinned;               /* staging from be->host_alloc */
     MPI_Request *req;              /* n_rnb + n_snb */
-    /* cuda backend, several ranks: asynchronous staging / NCCL */
-    pl_gpu_xfer *gx;
+    /* device backend, several ranks: its halo transport (be->halo) */
+    pl_halo_xfer *hx;
     int nccl;                      /* transport = nccl in use */
     int ipc;                       /* transport = ipc in use */
     int stream_fill;               /* entries go to be->mat_create_fill */

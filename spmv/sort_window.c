@@ -1,5 +1,6 @@
 /* sort_window.c — [spmv] sort_window = auto: the sort window of each
- * backend (pl_sort_window_resolve, spmv.h).  An explicit value always wins.
+ * backend (pl_backend.sort_window_auto, pl_sort_window_resolve, spmv.h).
+ * An explicit value always wins.
  *
  * cuda: PL_SORT_WINDOW_AUTO_CUDA = 65520 rows.  The H100 bench sweep on HMEp
  * (6,201,600 rows, cw-u4-ef-b256) is flat from 1024 to 262144 rows and best
@@ -26,13 +27,10 @@
  * (best 1024: 1.59; 1: 1.74; all: 1.75), two threads within 2 % of the best
  * (1024: 0.767 ms; 1: 0.880 ms).  The CPU backend has no block mode.
  */
-#include <string.h>
-
 #include "spmv.h"
 
-int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name)
+int64_t pl_sort_window_resolve(int64_t sort_window, const pl_backend *be)
 {
     if (sort_window != PL_SORT_WINDOW_AUTO) return sort_window;
-    if (backend_name && !strcmp(backend_name, "cuda")) return PL_SORT_WINDOW_AUTO_CUDA;
-    return PL_SORT_WINDOW_AUTO_CPU;
+    return be && be->sort_window_auto > 0 ? be->sort_window_auto : PL_SORT_WINDOW_AUTO_CPU;
 }

@@ -23,6 +23,7 @@
 
 #include "pl_csr.h"
 #include "pl_error.h"
+#include "spmv_tuning.h"
 
 /* ---- operator options ------------------------------------------------ */
 /* Which backend runs the kernels (pl_backend_create). */
@@ -190,8 +191,17 @@ typedef struct pl_backend pl_backend;
 /* Writes the entries of chunks [c0, c1) of a pJDS layout (mat_create_fill). */
 typedef int (*pl_pjds_fill_fn)(void *arg, int64_t c0, int64_t c1, int32_t *col, double *val);
 struct pl_backend {
-    const char *name;  /* "cpu" or "cuda" */
+    const char *name;  /* "cpu" or "cuda": for messages only */
     void *ctx;         /* handles, streams; owned by the backend */
+    /* capabilities, which the operator code reads instead of the name */
+    int host_memory;          /* 1: backend memory is host memory (the halo
+                               * buffers need no staging copies, matrices
+                               * may reference the host arrays) */
+    int64_t sort_window_auto; /* the window of [spmv] sort_window = auto */
+    /* device halo transport (spmv_impl.h: asynchronous staging, NCCL, CUDA
+     * IPC); NULL: halos travel through host MPI only */
+    const struct pl_halo_ops *halo;
+    pl_spmv_tuning tune;      /* kernel-choice switches, read at creation */
     int (*vec_alloc)(pl_backend *be, size_t n, double **v);
     void (*vec_free)(pl_backend *be, double *v);
     int (*upload)(pl_backend *be, double *dst, const double *h_src, size_t n);    /* host -> backend */
@@ -359,19 +369,20 @@ typedef struct pl_op_info {
 } pl_op_info;
 
 /* [spmv] sort_window = auto (PL_SORT_WINDOW_AUTO, the default): the window
- * of each backend (measurements: spmv/sort_window.c).  cuda: 65520 rows =
- * 78 lcm(1..8), the windowed sort the H100 bench measured fastest, and a
- * multiple of every run length b of the CUDA block mode, so its windows
- * never cut a block row apart; cpu: 8192 rows (within 4 % of the best
- * window in every CPU sweep; no sort and a full sort 5-12 % slower).  */
+ * of each backend (pl_backend.sort_window_auto; measurements:
+ * spmv/sort_window.c).  cuda: 65520 rows = 78 lcm(1..8), the windowed sort
+ * the H100 bench measured fastest, and a multiple of every run length b of
+ * the CUDA block mode, so its windows never cut a block row apart; cpu:
+ * 8192 rows (within 4 % of the best window in every CPU sweep; no sort and a
+ * full sort 5-12 % slower).  */
 #define PL_SORT_WINDOW_AUTO_CUDA 65520
 #define PL_SORT_WINDOW_AUTO_CPU 8192
-/* The window in use for a configured sort_window on the backend named
- * backend_name (pl_backend.name: "cpu", "cuda"): PL_SORT_WINDOW_AUTO gives
- * the backend's window above (an unknown or NULL name: the cpu one), any
- * other value (0 = all rows, or sigma >= 1) is returned as given.  A window
- * of at least a rank's row count sorts all its rows.  Pure; can't fail. */
-int64_t pl_sort_window_resolve(int64_t sort_window, const char *backend_name);
+/* The window in use for a configured sort_window on backend be:
+ * PL_SORT_WINDOW_AUTO gives be->sort_window_auto (be NULL or without one:
+ * PL_SORT_WINDOW_AUTO_CPU), any other value (0 = all rows, or sigma >= 1)
+ * is returned as given.  A window of at least a rank's row count sorts all
+ * its rows.  Pure; can't fail. */
+int64_t pl_sort_window_resolve(int64_t sort_window, const pl_backend *be);
 
 /* Build the operator from this rank's CSR row block (global columns):
  * permute once into pJDS (chunk_height, sort_window), split local/remote

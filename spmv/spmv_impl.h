@@ -56,62 +56,65 @@ int pjds_layout(int32_t n, int32_t ncols, const int32_t *len, const int32_t *per
 /* Bytes of the arrays of p (what a backend copy of it holds).  Can't fail. */
 size_t pjds_bytes(const pjds *p);
 
-/* ---- GPU halo transfers (spmv/cuda/transport.cu; stubs returning
- * PL_ERR_NOTSUP in cuda_stub.c without CUDA) ----------------------------
- * What op.c needs on the cuda backend beyond the pl_backend table: copies
- * between device and pinned host buffers that do not synchronise, events to
- * order the backend's stream, a second ("comm") stream, and NCCL.
- * Everything is enqueued on the backend's stream unless said otherwise. */
-typedef struct pl_gpu_xfer pl_gpu_xfer;
-/* Create for the cuda backend `be`: comm stream and events; with nccl != 0
- * also an NCCL communicator over `comm` (ncclGetUniqueId on rank 0,
- * MPI_Bcast, ncclCommInitRank; NCCL_NVLS_ENABLE=0 unless set).  Collective
- * over comm when nccl != 0.  PL_ERR_INPUT if nccl is asked for and the
- * build has no NCCL. */
-int pl_gpu_xfer_create(pl_backend *be, int nccl, MPI_Comm comm, pl_gpu_xfer **x);
-void pl_gpu_xfer_destroy(pl_gpu_xfer **x);
-/* Device -> pinned host, n doubles, then record the "sent" event. */
-int pl_gpu_d2h_async(pl_gpu_xfer *x, double *h_dst, const double *d_src, size_t n);
-/* Host waits until the last pl_gpu_d2h_async has completed. */
-int pl_gpu_d2h_wait(pl_gpu_xfer *x);
-/* Pinned host -> device on the comm stream; the backend stream waits for
- * it (event) before anything enqueued later. */
-int pl_gpu_h2d_async(pl_gpu_xfer *x, double *d_dst, const double *h_src, size_t n);
-/* Halo exchange through NCCL, grouped ncclSend/ncclRecv per neighbour:
- * recv i: rcnt[i] doubles from rank rnb[i] into d_halo + roff[i]; send i:
- * scnt[i] from d_send + soff[i] to snb[i].  on_comm_stream = 0: on the
- * backend stream.  1: on the comm stream after the backend stream's work
- * so far (the gather), and pl_gpu_join makes the backend stream wait. */
-int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rnb, const int *rnb, const int *rcnt,
+/* ---- device halo transport (pl_backend.halo) -----------------------------
+ * What the operator needs on a device backend beyond the vector table:
+ * copies between device and pinned host buffers that do not synchronise,
+ * events to order the backend's stream, a second ("comm") stream, NCCL and
+ * CUDA IPC.  Filled by the cuda backend (spmv/cuda/transport.cu); host
+ * backends have none (pl_backend.halo == NULL) and exchange through host
+ * MPI only.  Everything is enqueued on the backend's stream unless said
+ * otherwise. */
+typedef struct pl_halo_xfer pl_halo_xfer; /* the transport state of one operator */
+typedef struct pl_halo_ops {
+    /* Do ranks of comm share a device?  Collective over comm; every rank
+     * gets the same answer: *a < *b the two lowest ranks on one device (of
+     * the device whose lowest rank is lowest) and id (idlen bytes) that
+     * device as "PCI bus id (GPU-uuid)", or *a = *b = -1 when every rank has
+     * a device of its own.  NCCL needs the latter (op_build.c, step 6). */
+    int (*shared_device)(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen);
+    /* Collective; *ok = 1 on every rank iff every rank's halo neighbours are
+     * on its own node (the condition of CUDA IPC). */
+    int (*ipc_possible)(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok);
+    /* Comm stream and events; with nccl != 0 also an NCCL communicator over
+     * comm (collective then).  PL_ERR_INPUT if nccl is asked for and the
+     * build has no NCCL. */
+    int (*create)(pl_backend *be, int nccl, MPI_Comm comm, pl_halo_xfer **x);
+    void (*destroy)(pl_halo_xfer **x);
+    /* CUDA IPC set-up, collective over comm (the operator's private
+     * communicator): exchanges the halo buffers' IPC handles with the
+     * neighbours and maps the receivers' buffers; d_halo must be a
+     * cudaMalloc base pointer; rnb, snb, scnt and soff must stay valid while
+     * x lives. */
+    int (*ipc_setup)(pl_halo_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb, const int *rcnt,
+                     const int *roff, int n_snb, const int *snb, const int *scnt, const int *soff);
+    /* buf[i] = src[idx[i]] on the comm stream, after the backend stream's
+     * work so far: the local kernel queued next on the backend stream runs
+     * beside it.  Later exchanges on the comm stream are ordered after it. */
+    int (*gather_side)(pl_halo_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf);
+    /* Device -> pinned host, n doubles, then record the "sent" event. */
+    int (*d2h_start)(pl_halo_xfer *x, double *h_dst, const double *d_src, size_t n);
+    /* Host waits until the last d2h_start has completed. */
+    int (*d2h_wait)(pl_halo_xfer *x);
+    /* Pinned host -> device on the comm stream; the backend stream waits
+     * for it (event) before anything enqueued later. */
+    int (*h2d)(pl_halo_xfer *x, double *d_dst, const double *h_src, size_t n);
+    /* Halo exchange through NCCL, grouped send/receive per neighbour:
+     * recv i: rcnt[i] doubles from rank rnb[i] into d_halo + roff[i]; send
+     * i: scnt[i] from d_send + soff[i] to snb[i].  on_comm_stream = 0: on the
+     * backend stream.  1: on the comm stream after the backend stream's work
+     * so far (the gather), and join makes the backend stream wait. */
+    int (*nccl_exchange)(pl_halo_xfer *x, int on_comm_stream, int n_rnb, const int *rnb, const int *rcnt,
                          const int *roff, double *d_halo, int n_snb, const int *snb, const int *scnt,
                          const int *soff, const double *d_send);
-/* The backend stream waits for the comm stream's exchange. */
-int pl_gpu_join(pl_gpu_xfer *x);
-/* buf[i] = src[idx[i]] on the comm stream, after the backend stream's work
- * so far: the local kernel queued next on the backend stream runs beside
- * it.  Later exchanges on the comm stream are ordered after it. */
-int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf);
-/* CUDA IPC transport (transport.cu explains the protocol).  possible:
- * collective; *ok = 1 on every rank iff every rank's halo neighbours are on
- * its own node.  setup: collective over comm (the operator's private
- * communicator): exchanges the halo buffers' IPC handles with the
- * neighbours and maps the receivers' buffers; d_halo must be a cudaMalloc
- * base pointer; rnb, snb, scnt and soff must stay valid while x lives.
- * Per apply, after the gather was enqueued: start (tokens, first copies on
- * the comm stream), then finish (remaining copies, wait for own copies and
- * for every sender's); afterwards the backend stream may read the halo. */
-int pl_gpu_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok);
-int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb, const int *rcnt,
-                     const int *roff, int n_snb, const int *snb, const int *scnt, const int *soff);
-int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send);
-int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send);
-/* Do ranks of comm share a GPU?  Collective over comm (the ranks allgather
- * their cuda backend's device UUID); every rank gets the same answer:
- * *a < *b the two lowest ranks on one GPU (of the GPU whose lowest rank is
- * lowest) and id (idlen bytes) that GPU as "PCI bus id (GPU-uuid)", or
- * *a = *b = -1 when every rank has a GPU of its own.  NCCL needs the latter
- * (op_build.c, step 6). */
-int pl_gpu_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen);
+    /* The backend stream waits for the comm stream's exchange. */
+    int (*join)(pl_halo_xfer *x);
+    /* CUDA IPC per apply, after the gather was enqueued: start (tokens,
+     * first copies on the comm stream), then finish (remaining copies, wait
+     * for own copies and for every sender's); afterwards the backend stream
+     * may read the halo (transport.cu explains the protocol). */
+    int (*ipc_start)(pl_halo_xfer *x, const double *d_send);
+    int (*ipc_finish)(pl_halo_xfer *x, const double *d_send);
+} pl_halo_ops;
 
 #ifdef __cplusplus
 }

@@ -233,7 +233,7 @@ int bench_run(app_ctx *ctx)
     /* [spmv] sort_window = auto: the window pl_op_create uses on this backend,
      * so the sweep's configured column, the blocked rows (bench_blocked.c) and
      * the operator rows (bench_formats.c, bench_mpi.c) all time it */
-    ctx->cfg.spmv.sort_window = pl_sort_window_resolve(ctx->cfg.spmv.sort_window, b->be->name);
+    ctx->cfg.spmv.sort_window = pl_sort_window_resolve(ctx->cfg.spmv.sort_window, b->be);
 
     if (ctx->size > 1) {
         if (ctx->rank == 0)

@@ -257,7 +257,8 @@ static chunk_fn chunk_kernel(int isa, int C)
 #undef PL_PICK
 }
 
-static int detect_isa(void)
+/* The best instruction set of this CPU, capped at cap (>= 0; -1: none). */
+static int detect_isa(int cap)
 {
     int isa = PL_ISA_DEFAULT;
 #if PL_HAVE_ISA_CLONES
@@ -266,11 +267,9 @@ static int detect_isa(void)
     if (isa == PL_ISA_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq"))
         isa = PL_ISA_AVX512;
-    const char *e = getenv("PJDS_CPU_ISA");
-    if (e) {
-        int want = strcmp(e, "avx512") == 0 ? PL_ISA_AVX512 : strcmp(e, "avx2") == 0 ? PL_ISA_AVX2 : PL_ISA_DEFAULT;
-        if (want < isa) isa = want;
-    }
+    if (cap >= 0 && cap < isa) isa = cap;
+#else
+    (void)cap;
 #endif
     return isa;
 }
@@ -299,7 +298,7 @@ static int cpu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
     const cpu_mat *m = mat;
     const int *isa = be->ctx;
-    if (m->cp) return cpu_cpjds_spmv(*isa, m->cp, m->nparts, m->part, x, y);
+    if (m->cp) return cpu_cpjds_spmv(*isa, be->tune.cpu_cpjds_rows, m->cp, m->nparts, m->part, x, y);
     const pjds *p = m->p;
     if (p->nrows == 0) return PL_OK;
     chunk_fn kern = chunk_kernel(*isa, p->C);
@@ -376,12 +375,15 @@ int pl_backend_cpu_create(pl_backend **out)
     pl_backend *be = calloc(1, sizeof *be);
     PL_CHECK(be, PL_ERR_MEM, "out of host memory");
     be->name = "cpu";
+    be->host_memory = 1;
+    be->sort_window_auto = PL_SORT_WINDOW_AUTO_CPU;
+    pl_spmv_tuning_from_env(&be->tune);
     int *isa = malloc(sizeof *isa);
     if (!isa) {
         free(be);
         return PL_ERROR(PL_ERR_MEM, "out of host memory");
     }
-    *isa = detect_isa();
+    *isa = detect_isa(be->tune.cpu_isa_cap);
     cpu_ts_select(*isa);
     be->ctx = isa;
     be->vec_alloc = cpu_vec_alloc;
@@ -415,38 +417,4 @@ int pl_backend_cpu_create(pl_backend **out)
     be->destroy = cpu_destroy;
     *out = be;
     return PL_OK;
-}
-
-int pl_backend_create(int kind, int local_rank, pl_backend **be)
-{
-    *be = NULL;
-    switch (kind) {
-    case PL_BACKEND_CPU: PL_CALL(pl_backend_cpu_create(be)); return PL_OK;
-    case PL_BACKEND_CUDA: {
-        PL_CHECK(PJDS_HAVE_CUDA, PL_ERR_INPUT,
-                 "[spmv] backend = cuda, but this build has no CUDA backend (rebuild with -DPJDS_CUDA=ON or use backend = cpu)");
-        int nd = pl_cuda_device_count();
-        PL_CHECK(nd > 0, PL_ERR_INPUT, "[spmv] backend = cuda, but no CUDA device is visible (use backend = cpu or auto)");
-        PL_CALL(pl_backend_cuda_create(local_rank % nd, be));
-        return PL_OK;
-    }
-    case PL_BACKEND_AUTO: {
-        int nd = pl_cuda_device_count();
-        if (nd > 0) {
-            PL_CALL(pl_backend_cuda_create(local_rank % nd, be));
-        } else {
-            PL_CALL(pl_backend_cpu_create(be));
-        }
-        return PL_OK;
-    }
-    default: return PL_ERROR(PL_ERR_ARG, "unknown backend kind %d", kind);
-    }
-}
-
-void pl_backend_destroy(pl_backend **be)
-{
-    if (!be || !*be) return;
-    if ((*be)->destroy)
-        (*be)->destroy(be);
-    *be = NULL;
 }

@@ -102,15 +102,9 @@ static cchunk_fn ckernel(int isa, int C)
 #undef PL_PICK
 }
 
-int cpu_cpjds_spmv(int isa, const pl_cpjds *p, int nparts, const int32_t *part, const double *x, double *y)
+int cpu_cpjds_spmv(int isa, int rows, const pl_cpjds *p, int nparts, const int32_t *part, const double *x, double *y)
 {
     if (p->nrows == 0) return PL_OK;
-    /* PJDS_CPU_CPJDS=rows: row by row (no gathers), for comparisons */
-    static int rows = -1;
-    if (rows < 0) {
-        const char *e = getenv("PJDS_CPU_CPJDS");
-        rows = e && !strcmp(e, "rows");
-    }
     /* AVX2 also where AVX-512 is there: three gathers per entry run faster
      * as 4-wide than as 8-wide gathers (16 cores of the H100 host, HMEp:
      * 14.5 ms AVX2, 18.7 ms AVX-512, 15.6 ms row by row, 17.3 ms SSE2) */

@@ -27,8 +27,9 @@ int cpu_gather_block(pl_backend *be, size_t n, int R, const int32_t *idx, const 
 int cpu_bdot(pl_backend *be, size_t n, int R, const double *X, const double *Y, double *h);
 int cpu_spmm_aug_mat(pl_backend *be, const pjds *p, int R, double alpha, double gamma, double beta, const double *X,
                      double *Y, double *h_dots);
-/* cpu_cpjds.c: the compressed pJDS (issue 16) over a thread partition of
- * its chunks: y = A x with the kernels of instruction set isa (cpu_isa.h),
- * and Y = A X for R row-major vectors. */
-int cpu_cpjds_spmv(int isa, const pl_cpjds *p, int nparts, const int32_t *part, const double *x, double *y);
+/* cpu_cpjds.c: the compressed pJDS over a thread partition of its chunks:
+ * y = A x with the kernels of instruction set isa (cpu_isa.h; rows = 1: row
+ * by row without gathers, PJDS_CPU_CPJDS=rows), and Y = A X for R
+ * row-major vectors. */
+int cpu_cpjds_spmv(int isa, int rows, const pl_cpjds *p, int nparts, const int32_t *part, const double *x, double *y);
 int cpu_cpjds_spmm(const pl_cpjds *p, int nparts, const int32_t *part, int R, const double *X, double *Y);

@@ -391,8 +391,7 @@ static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_val, NULL, nent * sizeof(double), &tot));
     /* staging: at least the largest chunk */
     int64_t stage = PL_FILL_STAGE_ENTRIES, widest = 0;
-    const char *env = getenv("PJDS_FILL_STAGE_ENTRIES"); /* tests: force several ranges */
-    if (env && atoll(env) > 0) stage = atoll(env);
+    if (be->tune.fill_stage_entries > 0) stage = be->tune.fill_stage_entries; /* tests: several ranges */
     for (size_t c = 0; c < nch; c++) {
         int64_t w = p->chunk_start[c + 1] - p->chunk_start[c];
         if (w > widest) widest = w;
@@ -482,8 +481,7 @@ static int cu_mat_values(pl_backend *be, void *mat, double **val, size_t *n)
 
 static int block_mode(pl_backend *be, const pjds *p, pl_cuda_mat *m)
 {
-    const char *e = getenv("PJDS_CUDA_BLOCKED");
-    if ((e && !strcmp(e, "0")) || pl_cuda_ctx_of(be)->block_off || p->row_map || p->nrows == 0) return PL_OK;
+    if (pl_cuda_ctx_of(be)->block_off || p->row_map || p->nrows == 0) return PL_OK;
     int64_t g = 0;
     for (int64_t r = 0; r < (int64_t)p->nchunks * p->C && g != 1; r++) g = gcd64(g, p->row_len[r]);
     for (int b = PJDS_BLOCK_MAX_B; b >= 2 && g > 1; b--) {
@@ -546,7 +544,7 @@ static int cu_spmv(pl_backend *be, const void *mat, const double *x, double *y)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     const pl_cuda_mat *m = (const pl_cuda_mat *)mat;
-    if (m->compressed) return pl_cuda_cpjds_spmv(cx, m, cx->cvariant, x, y);
+    if (m->compressed) return pl_cuda_cpjds_spmv(cx, m, cx->cvariant_bench >= 0 ? cx->cvariant_bench : m->cvariant, x, y);
     if (m->blk) return pl_cuda_pjds_block_spmv(be, m->blk, cx->blk_variant, x, y);
     PL_CALL(pl_cuda_spmv_launch(cx, m, cx->variant, x, y));
     return PL_OK;
@@ -654,10 +652,10 @@ static void cu_destroy(pl_backend **pbe)
     *pbe = NULL;
 }
 
-/* PJDS_CUDA_VARIANT: a variant name or number; else the default. */
-static int variant_from_env(void)
+/* tune.cuda_variant (PJDS_CUDA_VARIANT): a variant name or number; else
+ * the default. */
+static int variant_from_tuning(const char *s)
 {
-    const char *s = getenv("PJDS_CUDA_VARIANT");
     int nv = pl_cuda_nvariants_impl();
     if (!s || !*s) return pl_cuda_spmv_variant_default();
     for (int v = 0; v < nv; v++)
@@ -670,7 +668,7 @@ static int variant_from_env(void)
     return pl_cuda_spmv_variant_default();
 }
 
-static int ctx_init(pl_cuda_ctx *cx, int device)
+static int ctx_init(pl_cuda_ctx *cx, int device, const pl_spmv_tuning *tu)
 {
     cx->device = device;
     PL_CUDA(cudaSetDevice(device));
@@ -680,19 +678,15 @@ static int ctx_init(pl_cuda_ctx *cx, int device)
     PL_CUBLAS(cublasSetPointerMode(cx->cublas, CUBLAS_POINTER_MODE_HOST));
     PL_CUDA(cudaEventCreate(&cx->ev0));
     PL_CUDA(cudaEventCreate(&cx->ev1));
-    cx->variant = variant_from_env();
-    cx->cvariant = pl_cuda_cpjds_variant_default();
-    cx->cvariant_auto = cx->cvariant < 0; /* each compressed upload picks its layout's best */
-    if (cx->cvariant < 0) cx->cvariant = 0;
-    { /* pJDS-b kernel of block mode: 2 runs in flight, L2 evict-first (the bench's best on uhbr/dlr1-like) */
-        const char *bv = getenv("PJDS_CUDA_BLOCK_VARIANT");
-        int v = pl_cuda_pjds_block_variant_by_name(bv ? bv : "u2-ef");
-        cx->blk_variant = v >= 0 ? v : 0;
-    }
+    cx->variant = variant_from_tuning(tu->cuda_variant);
+    cx->cvariant_upload = pl_cuda_cpjds_variant_by_name(tu->cpjds_variant); /* -1: each upload by its layout */
+    cx->cvariant_bench = -1;
+    cx->cvariant_last = 0;
+    /* pJDS-b kernel of block mode: 2 runs in flight, L2 evict-first (the bench's best on uhbr/dlr1-like) */
+    const int bv = pl_cuda_pjds_block_variant_by_name("u2-ef");
+    cx->blk_variant = bv >= 0 ? bv : 0;
     PL_CALL(pl_cuda_ts_init(cx));
-    /* PJDS_CUDA_TS=cublas: dense tall-skinny products through cuBLAS (A/B runs) */
-    const char *ts = getenv("PJDS_CUDA_TS");
-    cx->ts_cublas = ts && !strcmp(ts, "cublas");
+    cx->ts_cublas = tu->cuda_ts_cublas; /* dense tall-skinny products through cuBLAS (A/B runs) */
     return PL_OK;
 }
 
@@ -701,7 +695,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     *pbe = NULL;
     int n = pl_cuda_device_count();
     PL_CHECK(n > 0, PL_ERR_INPUT,
-             "[spmv] backend = cuda, but no CUDA device is available (no GPU or no driver): use backend = cpu or auto");
+             "backend = cuda, but no CUDA device is available (no GPU or no driver): use backend = cpu or auto");
     PL_CHECK(device >= 0, PL_ERR_ARG, "device %d < 0", device);
     pl_backend *be = (pl_backend *)calloc(1, sizeof *be);
     pl_cuda_ctx *cx = (pl_cuda_ctx *)calloc(1, sizeof *cx);
@@ -712,6 +706,10 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     }
     be->name = "cuda";
     be->ctx = cx;
+    be->host_memory = 0;
+    be->sort_window_auto = PL_SORT_WINDOW_AUTO_CUDA;
+    be->halo = &pl_cuda_halo_ops;
+    pl_spmv_tuning_from_env(&be->tune);
     be->vec_alloc = cu_vec_alloc;
     be->vec_free = cu_vec_free;
     be->upload = cu_upload;
@@ -746,7 +744,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->bdot = cu_bdot;
     be->spmm_aug = cu_spmm_aug;
     be->basis_update = cu_basis_update;
-    int e = ctx_init(cx, device % n);
+    int e = ctx_init(cx, device % n, &be->tune);
     if (e != PL_OK) {
         cu_destroy(&be);
         return pl_error_trace(e, __FILE__, __LINE__, __func__, "ctx_init");

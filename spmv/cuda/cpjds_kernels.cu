@@ -160,13 +160,18 @@ static pl_ckargs ckargs(const pl_cuda_mat *m, const double *x, double *y)
 
 extern "C" int pl_cuda_cpjds_nvariants(void) { return NCVARIANTS; }
 extern "C" const char *pl_cuda_cpjds_variant_name(int v) { return v >= 0 && v < NCVARIANTS ? cvariants[v].name : NULL; }
+extern "C" int pl_cuda_cpjds_variant_by_name(const char *name)
+{
+    for (int v = 0; name && v < NCVARIANTS; v++)
+        if (!strcmp(name, cvariants[v].name)) return v;
+    return -1;
+}
+
 extern "C" int pl_cuda_cpjds_variant_default(void)
 {
-    const char *e = getenv("PJDS_CPJDS_VARIANT");
-    if (e)
-        for (int v = 0; v < NCVARIANTS; v++)
-            if (!strcmp(e, cvariants[v].name)) return v;
-    return -1; /* by the layout, at upload */
+    pl_spmv_tuning t;
+    pl_spmv_tuning_from_env(&t);
+    return pl_cuda_cpjds_variant_by_name(t.cpjds_variant); /* -1: by the layout, at upload */
 }
 
 extern "C" int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y)
@@ -252,8 +257,7 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
     m->nent = p->nent;
     m->c_obits = p->obits;
     const size_t nlen = (size_t)p->nchunks * (size_t)p->C, nent = (size_t)p->nent;
-    const char *wide = getenv("PJDS_CPJDS_WIDE"); /* 1: 32-bit words and lengths (A/B timing) */
-    const int narrow = !(wide && !strcmp(wide, "1"));
+    const int narrow = !be->tune.cpjds_wide; /* wide: 32-bit words and lengths (A/B timing) */
     const int narrow_words = narrow && nent > 0 && p->obits <= 24 &&
                              ((uint64_t)(p->nval > 0 ? p->nval : 1) << p->obits) <= ((uint64_t)1 << 24);
     int byte_len = narrow && nlen > 0;
@@ -307,7 +311,11 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
     }
     if (rc != PL_OK) (void)cudaStreamSynchronize(cx->stream); /* no copy from hl in flight */
     free(hl);
-    if (rc == PL_OK && cx->cvariant_auto) cx->cvariant = narrow_words ? PL_CPJDS_VARIANT_NARROW : PL_CPJDS_VARIANT_WIDE;
+    /* the matrix's kernel: the configured one, else its layout's best */
+    m->cvariant = cx->cvariant_upload >= 0 ? cx->cvariant_upload
+                : narrow_words             ? PL_CPJDS_VARIANT_NARROW
+                                           : PL_CPJDS_VARIANT_WIDE;
+    if (rc == PL_OK) cx->cvariant_last = m->cvariant;
     if (rc != PL_OK) {
         be->mat_destroy(be, m);
         return rc;

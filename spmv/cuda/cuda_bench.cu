@@ -133,14 +133,15 @@ extern "C" size_t pl_cuda_mat_bytes(const void *mat) { return mat ? ((const pl_c
 extern "C" int pl_cuda_set_cpjds_variant(pl_backend *be, int v)
 {
     PL_CHECK_CUDA_BE(be);
-    PL_CHECK(v >= 0 && v < pl_cuda_cpjds_nvariants(), PL_ERR_ARG, "compressed variant %d out of range", v);
-    pl_cuda_ctx_of(be)->cvariant = v;
+    PL_CHECK(v >= -1 && v < pl_cuda_cpjds_nvariants(), PL_ERR_ARG, "compressed variant %d out of range", v);
+    pl_cuda_ctx_of(be)->cvariant_bench = v; /* -1: each matrix its own again */
     return PL_OK;
 }
 
 extern "C" int pl_cuda_get_cpjds_variant(pl_backend *be, int *v)
 {
     PL_CHECK_CUDA_BE(be);
-    *v = pl_cuda_ctx_of(be)->cvariant;
+    const pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    *v = cx->cvariant_bench >= 0 ? cx->cvariant_bench : cx->cvariant_last;
     return PL_OK;
 }

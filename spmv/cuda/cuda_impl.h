@@ -24,6 +24,7 @@ extern "C" {
 #endif
 #include "pl_error.h"
 #include "spmv.h"
+#include "spmv_impl.h"
 #include "pl_cuda_bench.h"
 #ifdef __cplusplus
 }
@@ -92,8 +93,9 @@ typedef struct pl_cuda_ctx {
     double *d_aug;             /* spmm_aug per-block column sums (grown) */
     size_t aug_n;              /* doubles in d_aug                     */
     double *h_aug_pin;         /* 128 pinned doubles: spmm_aug dots    */
-    int cvariant;              /* compressed SpMV kernel variant      */
-    int cvariant_auto;         /* 1: set by each upload from its layout */
+    int cvariant_upload;       /* compressed variant given to each upload (tune.cpjds_variant), -1: by its layout */
+    int cvariant_bench;        /* compressed variant of every SpMV (pl_cuda_set_cpjds_variant), -1: the matrix's */
+    int cvariant_last;         /* variant of the last compressed upload (pl_cuda_get_cpjds_variant) */
 } pl_cuda_ctx;
 
 /* Largest k (and m) of the tall-skinny kernels; cuBLAS above. */
@@ -113,7 +115,7 @@ typedef struct pl_cuda_mat {
     size_t bytes;           /* device bytes of all arrays */
     struct pl_cuda_pjds_block *blk; /* block mode: a pJDS-b view of this matrix  */
     int blk_b;                      /* (shares d_val), used by be->spmv; or NULL */
-    /* compressed pJDS (issue 16, cpjds_kernels.cu): d_ent set, d_col/d_val NULL */
+    /* compressed pJDS (cpjds_kernels.cu): d_ent set, d_col/d_val NULL */
     uint32_t *d_ent;        /* nent packed entry words */
     double *d_vtab;         /* value table             */
     int32_t *d_otab;        /* offset table            */
@@ -124,6 +126,7 @@ typedef struct pl_cuda_mat {
     uint16_t *d_ent16;
     uint8_t *d_ent8, *d_len8;
     int compressed;         /* 1: a compressed pJDS (d_col, d_val NULL) */
+    int cvariant;           /* compressed: its SpMV kernel variant, chosen at upload */
 } pl_cuda_mat;
 
 static inline pl_cuda_ctx *pl_cuda_ctx_of(pl_backend *be) { return (pl_cuda_ctx *)be->ctx; }
@@ -137,8 +140,10 @@ extern "C" {
  * an asynchronous copy of h on cx->stream; *total += the bytes allocated.
  * PL_ERR_MEM "out of device memory ..." when cudaMalloc fails for size. */
 int pl_cuda_upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total);
-/* cpjds_kernels.cu (issue 16): be->cmat_create, the compressed SpMV
- * (variant < pl_cuda_cpjds_nvariants(), pl_cuda_bench.h) and SpMMV */
+/* cpjds_kernels.cu: be->cmat_create, the compressed SpMV (variant <
+ * pl_cuda_cpjds_nvariants(), pl_cuda_bench.h) and SpMMV; the variant of a
+ * name (-1: none). */
+int pl_cuda_cpjds_variant_by_name(const char *name);
 int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat);
 int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y);
 int pl_cuda_cpjds_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y);
@@ -160,6 +165,8 @@ int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha,
                      const double *X, double *Y, double *h_dots, int *done);
 /* The same on stream s (transport.cu: the comm stream). */
 int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
+/* transport.cu: the halo transport slots of the cuda backend (pl_backend.halo). */
+extern const pl_halo_ops pl_cuda_halo_ops;
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the
  * tall-skinny kernels, asynchronous on cx->stream; 1 <= k, m <= PL_TS_KMAX,
  * n >= 1 (PL_ERR_ARG otherwise).  gemv_t leaves h in cx->d_ts_h (k doubles);

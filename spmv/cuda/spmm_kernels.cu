@@ -342,20 +342,10 @@ extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const 
     a.X = X;
     a.Y = Y;
     cudaStream_t s = cx->stream;
-    /* PJDS_SPMM_SCALAR=1: the one-column-per-thread kernel for every R (A/B timing) */
-    static int scalar = -1;
-    if (scalar < 0) {
-        const char *e = getenv("PJDS_SPMM_SCALAR");
-        scalar = e && e[0] == '1';
-    }
+    /* 16-byte aligned blocks of R = 2^k: the vector kernel, 8 columns per
+     * thread (at most R); else one column per thread */
     const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0);
-    /* PJDS_SPMM_NC=4|8: columns per thread of the vector kernel (A/B timing) */
-    static int nc = -1;
-    if (nc < 0) {
-        const char *e = getenv("PJDS_SPMM_NC");
-        nc = e && !strcmp(e, "4") ? 4 : 8;
-    }
-    if (!scalar && aligned && nc == 8) {
+    if (aligned) {
         switch (R) {
         case 2: return launch_v<1, 2>(a, s);
         case 4: return launch_v<1, 4>(a, s);
@@ -363,17 +353,6 @@ extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const 
         case 16: return launch_v<2, 8>(a, s);
         case 32: return launch_v<4, 8>(a, s);
         case 64: return launch_v<8, 8>(a, s);
-        default: break;
-        }
-    }
-    if (!scalar && aligned) {
-        switch (R) {
-        case 2: return launch_v<1, 2>(a, s);
-        case 4: return launch_v<1, 4>(a, s);
-        case 8: return launch_v<2, 4>(a, s);
-        case 16: return launch_v<4, 4>(a, s);
-        case 32: return launch_v<8, 4>(a, s);
-        case 64: return launch_v<16, 4>(a, s);
         default: break;
         }
     }

@@ -1,6 +1,7 @@
-/* transport.cu — halo transfers of the distributed operator (op.c) on the
- * cuda backend: asynchronous device <-> pinned host copies ordered by events
- * (MPI transport with host staging), the NCCL transport (device to device,
+/* transport.cu — the halo transport slots (pl_halo_ops, spmv_impl.h) of
+ * the cuda backend for the distributed operator: asynchronous device <->
+ * pinned host copies ordered by events (MPI transport with host staging),
+ * the NCCL transport (device to device,
  * [spmv] transport = nccl) and the CUDA IPC transport (copy engines write
  * straight into the peers' halo buffers, [spmv] transport = ipc).
  *
@@ -41,7 +42,7 @@
  * Shared GPUs (PJDS_SHARE_GPUS=1, or a launcher that binds two ranks to one
  * device): NCCL refuses two ranks of a communicator on one device
  * (ncclCommInitRank: "invalid usage"), so op_build.c asks
- * pl_gpu_shared_device first; the ranks allgather their devices' UUIDs.
+ * the shared_device slot first; the ranks allgather their devices' UUIDs.
  * CUDA IPC between processes on one device works (the peer's buffer is
  * mapped into this process's context like one of another device).
  */
@@ -80,7 +81,7 @@ typedef struct ipc_msg {
     int64_t offset, count;        /* doubles */
 } ipc_msg;
 
-struct pl_gpu_xfer {
+struct pl_halo_xfer {
     pl_backend *be;
     int device;
     cudaStream_t main; /* the backend's stream (not owned) */
@@ -103,7 +104,7 @@ struct pl_gpu_xfer {
     } while (0)
 
 /* Communicator over comm on this rank's device.  Collective. */
-static int nccl_init(pl_gpu_xfer *x, MPI_Comm comm)
+static int nccl_init(pl_halo_xfer *x, MPI_Comm comm)
 {
     int rank = 0, size = 1;
     PL_MPI(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
@@ -128,7 +129,7 @@ static int nccl_init(pl_gpu_xfer *x, MPI_Comm comm)
 }
 #endif
 
-extern "C" int pl_gpu_xfer_create(pl_backend *be, int nccl, MPI_Comm comm, pl_gpu_xfer **out)
+static int halo_create(pl_backend *be, int nccl, MPI_Comm comm, pl_halo_xfer **out)
 {
     *out = NULL;
     PL_CHECK(be && be->name && !strcmp(be->name, "cuda") && be->ctx, PL_ERR_ARG, "not a CUDA backend");
@@ -138,13 +139,13 @@ extern "C" int pl_gpu_xfer_create(pl_backend *be, int nccl, MPI_Comm comm, pl_gp
              "time): use transport = mpi");
     (void)comm;
 #endif
-    pl_gpu_xfer *x = (pl_gpu_xfer *)calloc(1, sizeof *x);
+    pl_halo_xfer *x = (pl_halo_xfer *)calloc(1, sizeof *x);
     PL_CHECK(x, PL_ERR_MEM, "out of host memory");
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     x->be = be;
     x->device = cx->device;
     x->main = cx->stream;
-    *out = x; /* from here on pl_gpu_xfer_destroy cleans up */
+    *out = x; /* from here on halo_destroy cleans up */
     PL_CUDA(cudaSetDevice(x->device));
     PL_CUDA(cudaStreamCreateWithFlags(&x->comm, cudaStreamNonBlocking));
     PL_CUDA(cudaEventCreateWithFlags(&x->ev_d2h, cudaEventDisableTiming));
@@ -156,10 +157,10 @@ extern "C" int pl_gpu_xfer_create(pl_backend *be, int nccl, MPI_Comm comm, pl_gp
     return PL_OK;
 }
 
-extern "C" void pl_gpu_xfer_destroy(pl_gpu_xfer **px)
+static void halo_destroy(pl_halo_xfer **px)
 {
     if (!px || !*px) return;
-    pl_gpu_xfer *x = *px;
+    pl_halo_xfer *x = *px;
     (void)cudaSetDevice(x->device);
     if (x->comm) (void)cudaStreamSynchronize(x->comm);
     if (x->ipc) {
@@ -182,14 +183,14 @@ extern "C" void pl_gpu_xfer_destroy(pl_gpu_xfer **px)
 }
 
 /* The comm stream waits for the backend stream's work so far (event). */
-static int comm_after_main(pl_gpu_xfer *x)
+static int comm_after_main(pl_halo_xfer *x)
 {
     PL_CUDA(cudaEventRecord(x->ev_gather, x->main));
     PL_CUDA(cudaStreamWaitEvent(x->comm, x->ev_gather, 0));
     return PL_OK;
 }
 
-extern "C" int pl_gpu_d2h_async(pl_gpu_xfer *x, double *h_dst, const double *d_src, size_t n)
+static int halo_d2h_start(pl_halo_xfer *x, double *h_dst, const double *d_src, size_t n)
 {
     if (n) PL_CUDA(cudaMemcpyAsync(h_dst, d_src, n * sizeof(double), cudaMemcpyDeviceToHost, x->main));
     PL_CUDA(cudaEventRecord(x->ev_d2h, x->main));
@@ -197,13 +198,13 @@ extern "C" int pl_gpu_d2h_async(pl_gpu_xfer *x, double *h_dst, const double *d_s
     return PL_OK;
 }
 
-extern "C" int pl_gpu_d2h_wait(pl_gpu_xfer *x)
+static int halo_d2h_wait(pl_halo_xfer *x)
 {
     PL_CUDA(cudaEventSynchronize(x->ev_d2h));
     return PL_OK;
 }
 
-extern "C" int pl_gpu_h2d_async(pl_gpu_xfer *x, double *d_dst, const double *h_src, size_t n)
+static int halo_h2d(pl_halo_xfer *x, double *d_dst, const double *h_src, size_t n)
 {
     if (n == 0) return PL_OK;
     PL_CUDA(cudaMemcpyAsync(d_dst, h_src, n * sizeof(double), cudaMemcpyHostToDevice, x->comm));
@@ -213,25 +214,25 @@ extern "C" int pl_gpu_h2d_async(pl_gpu_xfer *x, double *d_dst, const double *h_s
     return PL_OK;
 }
 
-extern "C" int pl_gpu_gather_side(pl_gpu_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf)
+static int halo_gather_side(pl_halo_xfer *x, size_t n, const int32_t *idx, const double *src, double *buf)
 {
     PL_CALL(comm_after_main(x));
     PL_CALL(pl_cuda_gather_on(x->comm, n, idx, src, buf));
     return PL_OK;
 }
 
-extern "C" int pl_gpu_join(pl_gpu_xfer *x)
+static int halo_join(pl_halo_xfer *x)
 {
     PL_CUDA(cudaStreamWaitEvent(x->main, x->ev_comm, 0));
     return PL_OK;
 }
 
-extern "C" int pl_gpu_nccl_exchange(pl_gpu_xfer *x, int on_comm_stream, int n_rnb, const int *rnb, const int *rcnt,
+static int halo_nccl_exchange(pl_halo_xfer *x, int on_comm_stream, int n_rnb, const int *rnb, const int *rcnt,
                                     const int *roff, double *d_halo, int n_snb, const int *snb, const int *scnt,
                                     const int *soff, const double *d_send)
 {
 #if PJDS_HAVE_NCCL
-    PL_CHECK(x->has_nccl, PL_ERR_ARG, "pl_gpu_nccl_exchange: no NCCL communicator");
+    PL_CHECK(x->has_nccl, PL_ERR_ARG, "halo_nccl_exchange: no NCCL communicator");
     cudaStream_t s = x->main;
     if (on_comm_stream) {
         PL_CALL(comm_after_main(x));
@@ -270,7 +271,7 @@ static int node_leader(MPI_Comm comm, int *leader)
     return PL_OK;
 }
 
-extern "C" int pl_gpu_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok)
+static int halo_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int n_snb, const int *snb, int *ok)
 {
     int size = 1, leader = 0, mine = 1, all = 0;
     PL_MPI(MPI_Comm_size(comm, &size), "MPI_Comm_size");
@@ -289,14 +290,14 @@ extern "C" int pl_gpu_ipc_possible(MPI_Comm comm, int n_rnb, const int *rnb, int
     return PL_OK;
 }
 
-extern "C" int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb,
+static int halo_ipc_setup(pl_halo_xfer *x, MPI_Comm comm, double *d_halo, int n_rnb, const int *rnb,
                                 const int *rcnt, const int *roff, int n_snb, const int *snb, const int *scnt,
                                 const int *soff)
 {
-    PL_CHECK(!x->ipc, PL_ERR_ARG, "pl_gpu_ipc_setup called twice");
+    PL_CHECK(!x->ipc, PL_ERR_ARG, "halo_ipc_setup called twice");
     ipc_state *p = (ipc_state *)calloc(1, sizeof *p);
     PL_CHECK(p, PL_ERR_MEM, "out of host memory");
-    x->ipc = p; /* pl_gpu_xfer_destroy frees it from here on */
+    x->ipc = p; /* halo_destroy frees it from here on */
     p->comm = comm;
     p->n_rnb = n_rnb;
     p->n_snb = n_snb;
@@ -373,7 +374,7 @@ extern "C" int pl_gpu_ipc_setup(pl_gpu_xfer *x, MPI_Comm comm, double *d_halo, i
 }
 
 /* Push segment j into its receiver's halo on the comm stream. */
-static int ipc_push(pl_gpu_xfer *x, const double *d_send, int j)
+static int ipc_push(pl_halo_xfer *x, const double *d_send, int j)
 {
     ipc_state *p = x->ipc;
     if (p->scnt[j])
@@ -384,7 +385,7 @@ static int ipc_push(pl_gpu_xfer *x, const double *d_send, int j)
 }
 
 /* Push every segment whose receiver said FREE; block = wait for one at least. */
-static int ipc_push_ready(pl_gpu_xfer *x, const double *d_send, int block)
+static int ipc_push_ready(pl_halo_xfer *x, const double *d_send, int block)
 {
     ipc_state *p = x->ipc;
     int cnt = 0;
@@ -395,10 +396,10 @@ static int ipc_push_ready(pl_gpu_xfer *x, const double *d_send, int block)
     return PL_OK;
 }
 
-extern "C" int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send)
+static int halo_ipc_start(pl_halo_xfer *x, const double *d_send)
 {
     ipc_state *p = x->ipc;
-    PL_CHECK(p, PL_ERR_ARG, "pl_gpu_ipc_start: no IPC set-up");
+    PL_CHECK(p, PL_ERR_ARG, "halo_ipc_start: no IPC set-up");
     /* the copies read the send buffer after the gather on the backend stream */
     PL_CALL(comm_after_main(x));
     int e = MPI_SUCCESS;
@@ -414,10 +415,10 @@ extern "C" int pl_gpu_ipc_start(pl_gpu_xfer *x, const double *d_send)
     return PL_OK;
 }
 
-extern "C" int pl_gpu_ipc_finish(pl_gpu_xfer *x, const double *d_send)
+static int halo_ipc_finish(pl_halo_xfer *x, const double *d_send)
 {
     ipc_state *p = x->ipc;
-    PL_CHECK(p, PL_ERR_ARG, "pl_gpu_ipc_finish: no IPC set-up");
+    PL_CHECK(p, PL_ERR_ARG, "halo_ipc_finish: no IPC set-up");
     while (p->n_pushed < p->n_snb) PL_CALL(ipc_push_ready(x, d_send, 1));
     /* own copies landed -> DONE to the receivers */
     PL_CUDA(cudaEventRecord(x->ev_comm, x->comm));
@@ -449,7 +450,7 @@ static int ident_cmp(const void *x, const void *y)
     return c ? c : (p->rank > q->rank) - (p->rank < q->rank);
 }
 
-extern "C" int pl_gpu_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen)
+static int halo_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *b, char *id, size_t idlen)
 {
     *a = *b = -1;
     if (id && idlen) id[0] = 0;
@@ -504,3 +505,9 @@ extern "C" int pl_gpu_shared_device(pl_backend *be, MPI_Comm comm, int *a, int *
     free(all);
     return PL_OK;
 }
+
+extern "C" const pl_halo_ops pl_cuda_halo_ops = {
+    halo_shared_device, halo_ipc_possible, halo_create,    halo_destroy, halo_ipc_setup,
+    halo_gather_side,   halo_d2h_start,    halo_d2h_wait,  halo_h2d,     halo_nccl_exchange,
+    halo_join,          halo_ipc_start,    halo_ipc_finish,
+};

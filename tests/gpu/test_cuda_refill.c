@@ -204,7 +204,7 @@ static void test_op(pl_backend *be, pl_backend *cpu, tm_csr *a, const char *name
     const int modes[] = {PL_EXCHANGE_VECTOR, PL_EXCHANGE_OVERLAP, PL_EXCHANGE_TASK};
     const int64_t sigmas[] = {0, 64};
     for (int fh = 0; fh < 2; fh++) {
-        setenv("PJDS_FILL_HOST", fh ? "1" : "0", 1);
+        be->tune.fill_host = fh; /* PJDS_FILL_HOST=1: whole host arrays, then copy */
         for (int mi = 0; mi < 3; mi++)
             for (int si = 0; si < 2; si++) {
                 pl_op_options cfg = {0};
@@ -258,7 +258,7 @@ static void test_op(pl_backend *be, pl_backend *cpu, tm_csr *a, const char *name
                 pl_op_destroy(&fr);
             }
     }
-    unsetenv("PJDS_FILL_HOST");
+    be->tune.fill_host = 0;
     /* an operator without terms */
     {
         pl_op_options cfg = {0};

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
 #include "hh.h"
 #include "pl_config.h"
 #include "pl_error.h"
@@ -52,7 +53,9 @@ int main(int argc, char **argv)
     pl_config_defaults(&cfg);
     TU_OK(pl_config_read(&cfg, argv[1]));
     hh_model *m = NULL;
-    TU_OK(hh_model_create(&cfg.model, &m));
+    hh_params hp;
+    app_hh_params(&cfg.model, &hp);
+    TU_OK(hh_model_create(&hp, &m));
     if (tu_failures) MPI_Abort(MPI_COMM_WORLD, 1);
     int64_t N = hh_model_rows(m);
     int64_t *bounds = calloc((size_t)size + 1, sizeof *bounds);
@@ -67,11 +70,13 @@ int main(int argc, char **argv)
     TU_OK(pl_backend_create(kind, rank, &be));
     if (tu_failures) MPI_Abort(MPI_COMM_WORLD, 1);
     pl_op *op = NULL;
+    pl_op_options oo;
+    app_op_options(&cfg.spmv, &oo);
     for (int r = 0; r < reps; r++) {
         if (op) pl_op_destroy(&op);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = pl_wtime();
-        TU_OK(pl_op_create(&A, &cfg.spmv, be, MPI_COMM_WORLD, &op));
+        TU_OK(pl_op_create(&A, &oo, be, MPI_COMM_WORLD, &op));
         double t = pl_wtime() - t0, tm = 0;
         MPI_Allreduce(&t, &tm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0) printf("pl_op_create: %.3f s\n", tm);

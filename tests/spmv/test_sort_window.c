@@ -31,16 +31,17 @@
 
 static void check_resolver(void)
 {
-    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "cuda") == 65520);
+    pl_backend cuda = {.name = "cuda", .sort_window_auto = PL_SORT_WINDOW_AUTO_CUDA},
+               other = {.name = "other"};
+    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, &cuda) == 65520);
     TU_CHECK(PL_SORT_WINDOW_AUTO_CUDA == 65520);
-    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "cpu") == 8192);
     TU_CHECK(PL_SORT_WINDOW_AUTO_CPU == 8192);
     TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, NULL) == PL_SORT_WINDOW_AUTO_CPU);
-    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, "other") == PL_SORT_WINDOW_AUTO_CPU);
+    TU_CHECK(pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, &other) == PL_SORT_WINDOW_AUTO_CPU);
     const int64_t explicit_w[] = {0, 1, 7, 65536};
     for (size_t i = 0; i < sizeof explicit_w / sizeof *explicit_w; i++) {
-        TU_CHECK(pl_sort_window_resolve(explicit_w[i], "cuda") == explicit_w[i]);
-        TU_CHECK(pl_sort_window_resolve(explicit_w[i], "cpu") == explicit_w[i]);
+        TU_CHECK(pl_sort_window_resolve(explicit_w[i], &cuda) == explicit_w[i]);
+        TU_CHECK(pl_sort_window_resolve(explicit_w[i], NULL) == explicit_w[i]);
     }
     /* a multiple of every run length the CUDA block mode tries */
     for (int b = 1; b <= PJDS_BLOCK_MAX_B; b++)
@@ -181,7 +182,8 @@ int main(int argc, char **argv)
     if (be) {
         tm_csr a;
         tm_random(3000, 12, 2, 1, 42, &a);
-        const int64_t cpu = pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, be->name);
+        const int64_t cpu = pl_sort_window_resolve(PL_SORT_WINDOW_AUTO, be);
+        TU_CHECK(be->sort_window_auto == 8192);
         TU_CHECK(cpu == PL_SORT_WINDOW_AUTO_CPU);
         check_op(&a, PL_SORT_WINDOW_AUTO, cpu, be); /* auto: the cpu rule */
         check_op(&a, 0, 0, be);                     /* explicit values win */
