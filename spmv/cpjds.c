@@ -1,5 +1,4 @@
-/* cpjds.c — the compressed pJDS format (issue 16; spmv.h "compressed
- * pJDS"): tables of the distinct values and column offsets of a row block's
+/* cpjds.c — the compressed pJDS format (spmv.h "compressed pJDS"): tables of the distinct values and column offsets of a row block's
  * local part, the packed entry words, the reference SpMV.
  *
  * Why it pays: SpMV is bound by memory traffic, about 12 bytes per entry
@@ -11,7 +10,7 @@
  * per entry.  A matrix whose values are all distinct (CFD) gains nothing:
  * pl_op_create then keeps pJDS (spmv/op_format.c decides).
  *
- * Counting (issue 23: linear in the entries, stops as soon as the tables
+ * Counting (linear in the entries, stops as soon as the tables
  * cannot fit).  Each thread counts the distinct keys (64-bit: the value's
  * bit pattern, or the offset) of a contiguous range of rows, balanced by
  * entries, in its own open-addressing set; after every new key it tests the

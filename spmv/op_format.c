@@ -1,5 +1,10 @@
-/* op_format.c — the local part's storage format (issue 16; README
- * "Compressed format"): [spmv] format = auto | pjds | compressed.
+/* op_format.c — the one place that decides the local part's storage
+ * format, [spmv] format = auto | pjds | compressed, from the operator
+ * options (format, blocks, chunk_height), the backend (cmat_create, the test
+ * switch tune.format = PJDS_SPMV_FORMAT) and the matrix (value terms, the
+ * table counts); the choice is recorded in the operator (fmt, cmp_nval,
+ * cmp_noff, fmt_note, and sort window 1 for compressed) and, on the cuda
+ * backend, the matrix handle carries the kernel variant chosen at upload.
  *
  * auto compresses when every rank's tables fit one 32-bit word per entry,
  * stay cache-sized (PL_CPJDS_AUTO_TABLE_BYTES, spmv.h; the count stops as

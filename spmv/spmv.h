@@ -99,7 +99,7 @@ typedef struct pjds_stats {
  * gathers the length histogram, O(max length) memory, never all rows). */
 int pjds_stats_from_lengths(int64_t n_local, const int32_t *len, int C, MPI_Comm comm, pjds_stats *st);
 
-/* ---- compressed pJDS (issue 16; spmv/cpjds.c) -------------------------- */
+/* ---- compressed pJDS (spmv/cpjds.c) ------------------------------------ */
 /* The local part of a generated Hamiltonian holds few distinct values and
  * few distinct column offsets col - row (a sum of Kronecker products), so
  * each entry fits in 32 bits: a value id and an offset id into two small
@@ -140,7 +140,7 @@ typedef struct pl_cpjds {
 #define PL_CPJDS_OVER_COUNT 2
 #define PL_CPJDS_OVER_BITS 3
 /* What counting the distinct values and offsets of a local part found and
- * cost (issue 23: the work must stay linear in the entries). */
+ * cost (the work stays linear in the entries). */
 typedef struct pl_cpjds_stats {
     int64_t nval, noff; /* distinct values / offsets incl. the padding's +0.0 and 0: exact when over
                            is 0, else those of the shortest row prefix that crosses the limit (lower
@@ -234,15 +234,15 @@ struct pl_backend {
     void (*destroy)(pl_backend **be);
     /* counters, updated by the calls above */
     double bytes_h2d, bytes_d2h;
-    /* added by the CUDA helper: free and total bytes of the backend's
-     * device memory and the device number; NULL for host backends (cpu). */
+    /* mem_info: free and total bytes of the backend's device memory and
+     * the device number; NULL for host backends (cpu). */
     int (*mem_info)(pl_backend *be, int *device, size_t *free_bytes, size_t *total_bytes);
-    /* added by the spmv helper, optional (NULL: op.c uses malloc/free):
-     * host staging memory for halos, page-locked where the backend can
+    /* host_alloc/host_free, optional (NULL: op.c uses malloc/free): host
+     * staging memory for halos, page-locked where the backend can
      * (cudaMallocHost), so that halo download/upload run at full speed. */
     int (*host_alloc)(pl_backend *be, size_t n, double **h);
     void (*host_free)(pl_backend *be, double *h);
-    /* added by the lanczos-perf helper, optional (NULL: lanczos composes
+    /* cgs_step and basis_update, optional (NULL: lanczos composes
      * the generic ops above; tested by a runtime pointer check):
      * cgs_step: one fused Gram-Schmidt pass, for any k >= 0 and n >= 0,
      *     w -= V[:, 0:k] h_in;  h_out[0:k] = V[:, 0:k]^T w;  h_out[k] = w.w
@@ -274,7 +274,7 @@ struct pl_backend {
      * host, local partial sums).  Lanczos' local step reads its three
      * columns once with it. */
     int (*gram)(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *h_G);
-    /* SpMMV (issue 14), optional (NULL: pl_op_apply_block fails with
+    /* SpMMV, optional (NULL: pl_op_apply_block fails with
      * PL_ERR_NOTSUP): Y = A X for 1 <= R <= PL_SPMM_RMAX vectors in row-major
      * blocks (the R values of row i contiguous at X + i R; the halo block
      * likewise), each matrix entry loaded once for all R; a remote part
@@ -293,7 +293,7 @@ struct pl_backend {
      * returns after the device finished. */
     int (*spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta, const double *X,
                     double *Y, double *h_dots);
-    /* cmat_create (issue 16), optional (NULL: the backend has no compressed
+    /* cmat_create, optional (NULL: the backend has no compressed
      * kernels; [spmv] format = auto then keeps pJDS): a matrix from a host
      * compressed pJDS (square, no row_map), which the host keeps alive as
      * for mat_create.  spmv, spmm and mat_destroy take it like a pJDS
@@ -307,7 +307,7 @@ struct pl_backend {
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64
 
-/* Device memory plan (added by the CUDA helper): PL_OK if `bytes_needed`
+/* Device memory plan: PL_OK if `bytes_needed`
  * fit into the free memory of the backend's device (always PL_OK for host
  * backends), else PL_ERR_INPUT "needs X GiB of device memory, GPU N has Y
  * GiB free".  Call before allocating the matrix and the Krylov basis.
@@ -349,7 +349,6 @@ typedef struct pl_op_info {
     int64_t nent_local;    /* stored entries incl. padding              */
     size_t device_bytes;   /* matrix bytes in backend memory            */
     double norm_estimate;  /* global max row sum |a_ij| (>= ||A||_2)    */
-    /* added by the spmv helper: */
     int exchange;          /* exchange mode in use (PL_EXCHANGE_*; task  */
                            /* falls back to overlap without MPI threads) */
     int n_neighbors;       /* ranks this rank receives from or sends to  */
@@ -358,7 +357,7 @@ typedef struct pl_op_info {
                            /* (pl_sort_window_resolve), 0 = all rows     */
     int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
                            /* _NCCL or _IPC                              */
-    /* issue 16: the local part's format */
+    /* the local part's format (op_format.c) */
     int format;            /* PL_FORMAT_PJDS or PL_FORMAT_COMPRESSED     */
     int64_t cmp_nval, cmp_noff; /* distinct values / offsets counted (max */
                            /* over ranks; lower bounds where the count   */
@@ -388,7 +387,7 @@ int64_t pl_sort_window_resolve(int64_t sort_window, const pl_backend *be);
  * permute once into pJDS (chunk_height, sort_window), split local/remote
  * columns, plan the halo, upload to the backend.  Collective over comm.
  * The CSR block can be freed afterwards.
- * (spmv helper:) rows are sorted by the length of their local part (the
+ * Rows are sorted by the length of their local part (the
  * columns this rank owns); the blocks of the ranks must be contiguous and in
  * rank order.  Failure is collective: if any rank fails, every rank returns
  * an error (PL_ERR_INPUT for a column outside [0, N) or a bad option). */

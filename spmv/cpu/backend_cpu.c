@@ -166,7 +166,7 @@ static int cpu_mat_create(pl_backend *be, const pjds *h, void **mat)
     return PL_OK;
 }
 
-/* The compressed matrix (issue 16): kernels in cpu_cpjds.c. */
+/* The compressed matrix: kernels in cpu_cpjds.c. */
 static int cpu_cmat_create(pl_backend *be, const pl_cpjds *h, void **mat)
 {
     (void)be;

@@ -1,5 +1,5 @@
-/* cpu_cpjds.c — the CPU backend's kernels of the compressed pJDS (issue 16;
- * spmv.h "compressed pJDS").
+/* cpu_cpjds.c — the CPU backend's kernels of the compressed pJDS (spmv.h
+ * "compressed pJDS").
  *
  * SpMV: as the pJDS kernel of backend_cpu.c, one thread per balanced range
  * of chunks, C row accumulators, the loop over the chunk's columns j

@@ -1,5 +1,5 @@
-/* cpjds_kernels.cu — the compressed pJDS on the GPU (issue 16; spmv.h
- * "compressed pJDS"): upload (be->cmat_create), SpMV and SpMMV kernels.
+/* cpjds_kernels.cu — the compressed pJDS on the GPU (spmv.h "compressed
+ * pJDS"): upload (be->cmat_create), SpMV and SpMMV kernels.
  *
  * SpMV: one thread per row (rows in their original order), chunk c = r / C,
  * lane r % C; the row's U next entry words are loaded first (U independent

@@ -135,7 +135,7 @@ static int halo_create(pl_backend *be, int nccl, MPI_Comm comm, pl_halo_xfer **o
     PL_CHECK(be && be->name && !strcmp(be->name, "cuda") && be->ctx, PL_ERR_ARG, "not a CUDA backend");
 #if !PJDS_HAVE_NCCL
     PL_CHECK(!nccl, PL_ERR_INPUT,
-             "[spmv] transport = nccl, but this build has no NCCL (nccl.h/libnccl not found at configure "
+             "transport = nccl, but this build has no NCCL (nccl.h/libnccl not found at configure "
              "time): use transport = mpi");
     (void)comm;
 #endif
