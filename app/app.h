@@ -107,6 +107,15 @@ int cmd_dos(app_ctx *ctx);
  * fails: 2 after one line on stderr. */
 int app_bench_exec(int argc, char **argv);
 
+/* The start of a process (app_start.c).  app_mpi_start: MPI_Init_thread
+ * (MPI_THREAD_MULTIPLE; an isolated singleton without a launcher), ctx->comm,
+ * rank, size, node-local rank and t_mpi_init; returns 0, or 1 after one line
+ * on stderr.  app_config_load: ctx->cfg from the file ctx->cfg_path, the
+ * overrides "section.key=value" applied in order, then checked; PL_ERR_INPUT
+ * with the file and key on a bad one. */
+int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided);
+int app_config_load(app_ctx *ctx, char **sets, int nsets);
+
 /* 1 if ctx says the output file may be (over)written; PL_ERR_INPUT with a
  * clear message otherwise (exists without --overwrite, directory missing or
  * not writable).  Collective (rank 0 checks, result broadcast). */

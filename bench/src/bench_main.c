@@ -58,37 +58,6 @@ static int parse_args(int argc, char **argv, app_ctx *ctx, char **sets, int *nse
     return PL_OK;
 }
 
-static int setup_config(app_ctx *ctx, char **sets, int nsets)
-{
-    pl_config_defaults(&ctx->cfg);
-    PL_CALL(pl_config_read(&ctx->cfg, ctx->cfg_path));
-    for (int i = 0; i < nsets; i++) PL_CALL(pl_config_set(&ctx->cfg, sets[i]));
-    PL_CALL(pl_config_check(&ctx->cfg));
-    return PL_OK;
-}
-
-/* MPI with every thread level bench's exchange modes need, the node-local rank. */
-static int start_mpi(int *argc, char ***argv, app_ctx *ctx, int *provided)
-{
-    /* no launcher: an isolated singleton (no orted; README "Start-up"), unless the user says otherwise */
-    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("PMI_SIZE"))
-        setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided) != MPI_SUCCESS) return 1;
-    ctx->t_mpi_init = pl_wtime() - ctx->t_start;
-    ctx->comm = MPI_COMM_WORLD;
-    MPI_Comm_rank(ctx->comm, &ctx->rank);
-    MPI_Comm_size(ctx->comm, &ctx->size);
-    MPI_Comm node;
-    ctx->local_rank = 0;
-    ctx->local_size = 1;
-    if (MPI_Comm_split_type(ctx->comm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &ctx->local_rank);
-        MPI_Comm_size(node, &ctx->local_size);
-        MPI_Comm_free(&node);
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     app_ctx ctx;
@@ -96,10 +65,7 @@ int main(int argc, char **argv)
     ctx.t_start = pl_wtime();
     signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the JSON write instead of killing the process */
     int provided = 0;
-    if (start_mpi(&argc, &argv, &ctx, &provided) != 0) {
-        fprintf(stderr, "pjds-lanczos: error: MPI_Init_thread failed\n");
-        return 1;
-    }
+    if (app_mpi_start(&ctx, &argc, &argv, &provided) != 0) return 1;
     char **sets = calloc((size_t)(argc > 1 ? argc : 1), sizeof *sets);
     int nsets = 0, want_help = 0, verbose = 0;
     int rc = sets ? parse_args(argc - 1, argv + 1, &ctx, sets, &nsets, &want_help, &verbose)
@@ -108,7 +74,7 @@ int main(int argc, char **argv)
     int in_setup = 1; /* errors every rank found alike: rank 0 reports them */
     if (rc == PL_OK && want_help) {
         if (ctx.rank == 0) help();
-    } else if (rc == PL_OK && (rc = setup_config(&ctx, sets, nsets)) == PL_OK) {
+    } else if (rc == PL_OK && (rc = app_config_load(&ctx, sets, nsets)) == PL_OK) {
         pl_debug("bench: %d rank(s), %d OpenMP thread(s) per rank, MPI thread level %d", ctx.size,
                  omp_get_max_threads(), provided);
         in_setup = 0;
