@@ -30,7 +30,8 @@ static void help(void)
            "  --verbose                debug messages on stderr\n"
            "  --json FILE              also write the results as JSON\n"
            "  --help                   this text\n\n"
-           "The config reference is in README.md; configs/ holds examples.\n");
+           "The config reference is docs/config.md; configs/ holds examples; the tables are explained in\n"
+           "docs/performance.md.\n");
 }
 
 /* The arguments: options and CONFIG.  Returns PL_OK, or PL_ERR_INPUT. */

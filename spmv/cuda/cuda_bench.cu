@@ -1,6 +1,7 @@
-/* cuda_bench.cu — the entry points of pl_cuda_bench.h for `bench` and the
+/* cuda_bench.cu — the entry points of pl_cuda_bench.h for pjds-bench and the
  * GPU tests: kernel variants (pJDS and compressed), block mode, event
- * timing, device name, copy bandwidth.  (Split from backend_cuda.cu.)
+ * timing, device name, copy bandwidth.  The backend itself reads the default
+ * variant from here.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
