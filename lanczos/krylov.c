@@ -94,8 +94,8 @@ int kr_orth_loss(kr_ws *w, int nev, double *loss)
  * span(V), which in_span reports), so the last correction and the
  * normalisation are one gemv_n: x = (x - V c2) / ||x2||.
  * Per call: two reductions (two host synchronisations), 3k + 5 column
- * passes with cgs_step, 4k + 6 without (it was 4k + 8 with a separate
- * scal).  The backend is synchronised at the end so that the time of the
+ * passes with cgs_step, 4k + 6 without (the normalisation folded into the
+ * last gemv_n).  The backend is synchronised at the end so that the time of the
  * last, asynchronous correction is counted here, not in the next SpMV. */
 int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_span)
 {

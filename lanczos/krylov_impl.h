@@ -61,8 +61,8 @@
  *   restarts stop, most at about 1000.
  * Auto only: a main-phase restart at restarts >= LZ_RESTARTS_FLOOR with the
  *   trend flat stops the solve as LZ_STAGNATED.  A solve that stopped
- *   improving at restart r0 so ends by about 8 r0, never before the old
- *   fixed default of 1000 restarts. */
+ *   improving at restart r0 so ends by about 8 r0, never before
+ *   LZ_RESTARTS_FLOOR (1000) restarts. */
 #define KR_PEER_MAXITER_PER_ROW 10 /* ARPACK's default maxiter = 10 N (per row) */
 #define KR_PEER_FACTOR 3            /* x ARPACK's default products (see above)   */
 #define KR_FLAT_DECADES 0.5

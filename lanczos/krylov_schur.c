@@ -56,6 +56,9 @@
  * once the residuals stop falling after 1000 restarts (krylov_impl.h,
  * kr_progress; shared with lanczos.c).
  *
+ * The cycle is kr_run (kr_cycle.c), shared with the Lanczos; this file
+ * holds the Krylov-Schur hooks of its phases (ks_method).
+ *
  * Written against spmv.h only: no backend headers, no conditional code. */
 #include <float.h>
 #include <lapacke.h>
@@ -116,6 +119,108 @@ typedef struct ks_ws {
                                   /* started / must end                         */
 } ks_ws;
 
+/* Rank 0: the real Schur form T = Q^T S Q of the block Sb[off:off+s,
+ * off:off+s] (dgees, no sort), then its leading diagonal blocks, up to
+ * about nvec + half the rest, most wanted first (selection sort by dtrexc; a
+ * 2 x 2 block, a complex-conjugate pair, moves as one); wr, wi = the
+ * eigenvalues of the diagonal blocks in their new order.  Returns LAPACK's
+ * info. */
+static int ks_schur_sorted(ks_ws *k, int off, int s, int which, int nvec)
+{
+    for (int c = 0; c < s; c++)
+        for (int r = 0; r < s; r++) k->T[(size_t)c * s + r] = k->Sb[(size_t)(off + c) * k->ldb + off + r];
+    lapack_int sdim = 0;
+    int info = LAPACKE_dgees_work(LAPACK_COL_MAJOR, 'V', 'N', NULL, s, k->T, s, &sdim, k->wr, k->wi, k->Q, s, k->work,
+                                  k->lwork, k->sel);
+    int lim = nvec + 3 + (s - nvec) / 2;
+    if (lim > s) lim = s;
+    for (int p = 0; info == 0 && p < lim;) {
+        int best = -1;
+        double bkey = 0.0, re, im;
+        for (int i = p; i < s;) {
+            int bs = block_eig(k->T, s, s, i, &re, &im);
+            double key = want_key(which, re, im);
+            if (best < 0 || key > bkey) {
+                best = i;
+                bkey = key;
+            }
+            i += bs;
+        }
+        if (best != p) {
+            lapack_int ifst = best + 1, ilst = p + 1;
+            lapack_int e = LAPACKE_dtrexc_work(LAPACK_COL_MAJOR, 'V', s, k->T, s, k->Q, s, &ifst, &ilst, k->work);
+            if (e != 0) break; /* a swap too ill-conditioned to do: keep this order */
+        }
+        p += block_eig(k->T, s, s, p, &re, &im);
+    }
+    for (int i = 0; i < s;) {
+        double re, im;
+        int bs = block_eig(k->T, s, s, i, &re, &im);
+        k->wr[i] = re;
+        k->wi[i] = im;
+        if (bs == 2) {
+            k->wr[i + 1] = re;
+            k->wi[i + 1] = -im;
+        }
+        i += bs;
+    }
+    return info;
+}
+
+/* Rank 0, after ks_schur_sorted: the eigenvectors y = Q x of the first nv values (dtrevc) into X, and the
+ * residual estimates |b^T y| / ||y|| (b = the coupling row Sb[mm, off:mm];
+ * complex y: the modulus), INFINITY beyond nv.  Returns LAPACK's info
+ * (info on entry: that of the Schur form). */
+static int ks_ritz_estimates(ks_ws *k, int off, int mm, int nv, int info)
+{
+    const int s = mm - off;
+    if (info == 0 && nv > 0) {
+        lapack_int mout = 0;
+        for (int i = 0; i < s; i++) k->sel[i] = i < nv;
+        info = LAPACKE_dtrevc_work(LAPACK_COL_MAJOR, 'R', 'S', k->sel, s, k->T, s, NULL, 1, k->scr, s, nv, &mout,
+                                   k->work);
+        for (int c = 0; info == 0 && c < nv; c++)
+            for (int r = 0; r < s; r++) {
+                double a = 0.0;
+                for (int i = 0; i < s; i++) a += k->Q[(size_t)i * s + r] * k->scr[(size_t)c * s + i];
+                k->X[(size_t)c * s + r] = a;
+            }
+    }
+    const double *b = k->Sb + (size_t)off * k->ldb + mm; /* row mm, stride ldb */
+    for (int i = nv; i < s; i++) k->est[i] = INFINITY;
+    for (int i = 0; info == 0 && i < nv;) {
+        int pair = k->wi[i] > 0 && i + 1 < nv;
+        const double *yr = k->X + (size_t)i * s, *yi = pair ? yr + s : NULL;
+        double br = 0.0, bi = 0.0, nr = 0.0;
+        for (int r = 0; r < s; r++) {
+            br += b[(size_t)r * k->ldb] * yr[r];
+            nr += yr[r] * yr[r];
+            if (pair) {
+                bi += b[(size_t)r * k->ldb] * yi[r];
+                nr += yi[r] * yi[r];
+            }
+        }
+        k->est[i] = nr > 0 ? hypot(br, bi) / sqrt(nr) : INFINITY;
+        if (pair) k->est[i + 1] = k->est[i];
+        i += pair ? 2 : 1;
+    }
+    return info;
+}
+
+/* The projected problem's arrays for a block of s values to the broadcast
+ * buffer (to_bc) or back. */
+static void ks_bc_copy(ks_ws *k, int s, int to_bc)
+{
+    const size_t s2 = (size_t)s * (size_t)s;
+    double *part[6] = {k->T, k->Q, k->X, k->wr, k->wi, k->est};
+    const size_t len[6] = {s2, s2, s2, (size_t)s, (size_t)s, (size_t)s};
+    double *p = k->bc;
+    for (int i = 0; i < 6; p += len[i], i++) {
+        if (to_bc) memcpy(p, part[i], len[i] * sizeof(double));
+        else memcpy(part[i], p, len[i] * sizeof(double));
+    }
+}
+
 /* Projected problem of the block Sb[off:mm, off:mm] (s = mm - off) with the
  * coupling row Sb[mm, off:mm]: real Schur form with its leading blocks in
  * wanted order (the first nvec + about half the rest: what a restart keeps),
@@ -128,104 +233,20 @@ static int ks_projected(ks_ws *k, int off, int mm, int which, int nvec)
     kr_ws *w = k->w;
     double t0 = pl_wtime();
     const int s = mm - off;
-    const size_t s2 = (size_t)s * (size_t)s;
-    const size_t nb = 3 * s2 + 3 * (size_t)s + 1;
+    const size_t nb = 3 * (size_t)s * (size_t)s + 3 * (size_t)s + 1;
     if (w->rank == 0) {
-        int info = 0;
-        for (int c = 0; c < s; c++)
-            for (int r = 0; r < s; r++) k->T[(size_t)c * s + r] = k->Sb[(size_t)(off + c) * k->ldb + off + r];
-        lapack_int sdim = 0;
-        info = LAPACKE_dgees_work(LAPACK_COL_MAJOR, 'V', 'N', NULL, s, k->T, s, &sdim, k->wr, k->wi, k->Q, s, k->work,
-                                  k->lwork, k->sel);
-        /* selection sort of the leading diagonal blocks, most wanted first */
-        int lim = nvec + 3 + (s - nvec) / 2;
-        if (lim > s) lim = s;
-        for (int p = 0; info == 0 && p < lim;) {
-            int best = -1;
-            double bkey = 0.0, re, im;
-            for (int i = p; i < s;) {
-                int bs = block_eig(k->T, s, s, i, &re, &im);
-                double key = want_key(which, re, im);
-                if (best < 0 || key > bkey) {
-                    best = i;
-                    bkey = key;
-                }
-                i += bs;
-            }
-            if (best != p) {
-                lapack_int ifst = best + 1, ilst = p + 1;
-                lapack_int e = LAPACKE_dtrexc_work(LAPACK_COL_MAJOR, 'V', s, k->T, s, k->Q, s, &ifst, &ilst, k->work);
-                if (e != 0) break; /* a swap too ill-conditioned to do: keep this order */
-            }
-            p += block_eig(k->T, s, s, p, &re, &im);
-        }
-        for (int i = 0; i < s;) {
-            double re, im;
-            int bs = block_eig(k->T, s, s, i, &re, &im);
-            k->wr[i] = re;
-            k->wi[i] = im;
-            if (bs == 2) {
-                k->wr[i + 1] = re;
-                k->wi[i + 1] = -im;
-            }
-            i += bs;
-        }
+        int info = ks_schur_sorted(k, off, s, which, nvec);
         int nv = nvec < s ? nvec : s;
         if (nv >= 1 && nv < s && k->wi[nv - 1] > 0) nv++;
-        if (info == 0 && nv > 0) {
-            /* eigenvectors x of T for the first nv values, then y = Q x */
-            lapack_int mout = 0;
-            for (int i = 0; i < s; i++) k->sel[i] = i < nv;
-            info = LAPACKE_dtrevc_work(LAPACK_COL_MAJOR, 'R', 'S', k->sel, s, k->T, s, NULL, 1, k->scr, s, nv, &mout,
-                                       k->work);
-            for (int c = 0; info == 0 && c < nv; c++)
-                for (int r = 0; r < s; r++) {
-                    double a = 0.0;
-                    for (int i = 0; i < s; i++) a += k->Q[(size_t)i * s + r] * k->scr[(size_t)c * s + i];
-                    k->X[(size_t)c * s + r] = a;
-                }
-        }
-        /* residual estimates |b^T y| / ||y|| */
-        const double *b = k->Sb + (size_t)off * k->ldb + mm; /* row mm, stride ldb */
-        for (int i = nv; i < s; i++) k->est[i] = INFINITY;
-        for (int i = 0; info == 0 && i < nv;) {
-            int pair = k->wi[i] > 0 && i + 1 < nv;
-            const double *yr = k->X + (size_t)i * s, *yi = pair ? yr + s : NULL;
-            double br = 0.0, bi = 0.0, nr = 0.0;
-            for (int r = 0; r < s; r++) {
-                br += b[(size_t)r * k->ldb] * yr[r];
-                nr += yr[r] * yr[r];
-                if (pair) {
-                    bi += b[(size_t)r * k->ldb] * yi[r];
-                    nr += yi[r] * yi[r];
-                }
-            }
-            k->est[i] = nr > 0 ? hypot(br, bi) / sqrt(nr) : INFINITY;
-            if (pair) k->est[i + 1] = k->est[i];
-            i += pair ? 2 : 1;
-        }
-        double *p = k->bc;
-        memcpy(p, k->T, s2 * sizeof(double));
-        memcpy(p + s2, k->Q, s2 * sizeof(double));
-        memcpy(p + 2 * s2, k->X, s2 * sizeof(double));
-        memcpy(p + 3 * s2, k->wr, (size_t)s * sizeof(double));
-        memcpy(p + 3 * s2 + s, k->wi, (size_t)s * sizeof(double));
-        memcpy(p + 3 * s2 + 2 * s, k->est, (size_t)s * sizeof(double));
-        p[nb - 1] = (double)info;
+        info = ks_ritz_estimates(k, off, mm, nv, info);
+        ks_bc_copy(k, s, 1);
+        k->bc[nb - 1] = (double)info;
     }
     if (w->size > 1) KR_MPI(MPI_Bcast(k->bc, (int)nb, MPI_DOUBLE, 0, w->comm));
     int info = (int)k->bc[nb - 1];
     PL_CHECK(info == 0, PL_ERR_LAPACK, "LAPACKE dgees/dtrexc/dtrevc on the %d x %d projected matrix failed (info %d)", s,
              s, info);
-    if (w->rank != 0) {
-        const double *p = k->bc;
-        memcpy(k->T, p, s2 * sizeof(double));
-        memcpy(k->Q, p + s2, s2 * sizeof(double));
-        memcpy(k->X, p + 2 * s2, s2 * sizeof(double));
-        memcpy(k->wr, p + 3 * s2, (size_t)s * sizeof(double));
-        memcpy(k->wi, p + 3 * s2 + s, (size_t)s * sizeof(double));
-        memcpy(k->est, p + 3 * s2 + 2 * s, (size_t)s * sizeof(double));
-    }
+    if (w->rank != 0) ks_bc_copy(k, s, 0);
     w->t.projected += pl_wtime() - t0;
     return PL_OK;
 }
@@ -665,20 +686,17 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     memset(&k, 0, sizeof k);
     PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
     w.refine_if_needed = 1; /* as SLEPc's Krylov-Schur: CGS, refined if needed */
-    PL_CALL_GOTO(ks_init(&k, &w, opt->nev), fail, err);
-    KR_HOST_ALLOC(res->eigenvalues, opt->nev + 1, fail);
-    KR_HOST_ALLOC(res->eigenvalues_imag, opt->nev + 1, fail);
-    KR_HOST_ALLOC(res->residuals, opt->nev + 1, fail);
+    PL_CALL_GOTO(ks_init(&k, &w, opt->nev), out, err);
+    KR_HOST_ALLOC(res->eigenvalues, opt->nev + 1, out);
+    KR_HOST_ALLOC(res->eigenvalues_imag, opt->nev + 1, out);
+    KR_HOST_ALLOC(res->residuals, opt->nev + 1, out);
     kr_solver s = {.w = &w, .opt = opt, .res = res, .mt = &ks_method, .ctx = &k, .nint = KS_ST_N,
                    .ndbl = 1 + k.ldb * k.m + 3 * (opt->nev + 1)};
-    PL_CALL_GOTO(kr_run(&s), fail, err);
+    PL_CALL_GOTO(kr_run(&s), out, err);
     kr_hand_over(&w, opt, res, t_start);
+out:
     ks_free(&k);
     kr_ws_free(&w);
-    return PL_OK;
-fail:
-    ks_free(&k);
-    kr_ws_free(&w);
-    lz_result_destroy(res);
+    if (err != PL_OK) lz_result_destroy(res);
     return err;
 }

@@ -58,6 +58,10 @@
  * (splitmix64), generated on the host and uploaded, so the run does not
  * depend on the number of ranks or the permutation.
  *
+ * The cycle itself (checkpoint, expand, verify, extract, convergence test,
+ * lock, restart, finish) is kr_run (kr_cycle.c), shared with Krylov-Schur;
+ * this file holds the Lanczos hooks of its phases (lz_method).
+ *
  * Written against spmv.h only: no backend headers, no conditional code. */
 #include "lanczos.h"
 
@@ -69,8 +73,6 @@
 
 #include "krylov_impl.h"
 #include "pl_error.h"
-
-
 
 const char *lz_reason_name(int reason)
 {
@@ -99,8 +101,6 @@ void lz_options_defaults(lz_options *o)
     o->verify = 1;
     o->reorth = LZ_REORTH_PARTIAL;
 }
-
-
 
 /* Eigen-decomposition of the block T[off:mm, off:mm] (size s = mm - off) on
  * rank 0, broadcast so that every rank decides alike; fills theta (s), Y
@@ -201,7 +201,6 @@ void lz_result_destroy(lz_result *res)
     free(res->eigenvalues_imag);
     memset(res, 0, sizeof *res);
 }
-
 
 /* ---- the method's state and hooks (kr_method; the cycle: kr_cycle.c) -- */
 typedef struct lz_ctx {
@@ -599,22 +598,19 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
      * cancelled (DGKS, as SLEPc): the vectors it sees are already nearly
      * orthogonal to the basis (local step, selective projection) */
     w.refine_if_needed = opt->reorth == LZ_REORTH_PARTIAL;
-    KR_HOST_ALLOC(res->eigenvalues, opt->nev, fail);
-    KR_HOST_ALLOC(res->residuals, opt->nev, fail);
-    PL_CALL_GOTO(lz_ctx_init(&c, &w, opt), fail, err);
+    KR_HOST_ALLOC(res->eigenvalues, opt->nev, out);
+    KR_HOST_ALLOC(res->residuals, opt->nev, out);
+    PL_CALL_GOTO(lz_ctx_init(&c, &w, opt), out, err);
     res->nev = opt->nev;
     res->reorth = opt->reorth;
     res->orth_loss = -1.0;
     kr_solver s = {.w = &w, .opt = opt, .res = res, .mt = &lz_method, .ctx = &c, .nint = LZ_NINT,
                    .ndbl = lz_ndbl(w.m, c.lcap)};
-    PL_CALL_GOTO(kr_run(&s), fail, err);
+    PL_CALL_GOTO(kr_run(&s), out, err);
     kr_hand_over(&w, opt, res, t_start);
+out:
     lz_ctx_free(&c);
     kr_ws_free(&w);
-    return PL_OK;
-fail:
-    lz_ctx_free(&c);
-    kr_ws_free(&w);
-    lz_result_destroy(res);
+    if (err != PL_OK) lz_result_destroy(res);
     return err;
 }

@@ -54,7 +54,7 @@ const char *lz_reason_name(int reason);
  * restarts of ncv - nev products each) and at least LZ_RESTARTS_FLOOR
  * restarts, and a stop as LZ_STAGNATED when the residuals have stopped
  * falling over about three quarters of the run (never before the floor).
- * See lanczos/krylov_impl.h (kr_progress) and README [solver] max_restarts. */
+ * See lanczos/krylov_impl.h (kr_progress). */
 #define LZ_RESTARTS_AUTO (-1)
 #define LZ_RESTARTS_FLOOR 1000
 
@@ -138,7 +138,7 @@ enum lz_reorth {
                            /* whole basis at every step                       */
     LZ_REORTH_LOCAL = 2    /* local only, never a full pass: plain Lanczos,   */
                            /* which loses orthogonality and returns ghost     */
-                           /* copies (tests only; not a config value)         */
+                           /* copies (tests only)                             */
 };
 
 typedef struct lz_options {
@@ -262,8 +262,9 @@ typedef struct lz_result {
 /* Solve for the nev wanted eigenpairs of the operator.  Collective over the
  * operator's communicator.  On success *res is filled (free with
  * lz_result_destroy); not converging is not an error (res->reason says why
- * it stopped).  Fails with PL_ERR_INPUT "[solver] nev = X must be < N = Y"
- * (or bad tol/ncv/which), PL_ERR_MEM when the basis (ncv + 1 vectors of
+ * it stopped).  Fails with PL_ERR_INPUT "nev = X must be < N = Y (and >= 1)"
+ * (or a bad tolerance, ncv, which or max_restarts: the message starts with
+ * the parameter's name), PL_ERR_MEM when the basis (ncv + 1 vectors of
  * n_local doubles, one backend allocation) does not fit, PL_ERR_LAPACK if
  * the projected eigenproblem fails, or any error of the operator/backend. */
 int lz_solve(pl_op *op, const lz_options *opt, lz_result *res);

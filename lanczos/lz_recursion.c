@@ -17,7 +17,7 @@
  * (gemv_n over two adjacent columns of a ring of three; every third step the
  * ring wraps and takes an axpy more).  Reducing only [v_j, w] and taking
  * v_{j-1}.w = beta_j from the three-term relation saves a third of the
- * reduction's reads, but it was measured to spoil the spectra (1e-4 of the
+ * reduction's reads, but spoils the spectra measurably (1e-4 of the
  * peak against the Lehmann sum, tests/hamiltonian/check_observables.py):
  * the exact Gram matrix removes the local loss of orthogonality each step. */
 #include <math.h>
