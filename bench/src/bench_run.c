@@ -63,6 +63,54 @@ static int add_window(bench *b, int64_t s)
     return b->nwin++;
 }
 
+/* The rows of the main table from the sweep: the best and the naive kernel at
+ * the configured window wcfg, and the best window and kernel where that is
+ * another window.  Returns the best kernel variant that bounds its loop by the
+ * row length (for ELLPACK-R). */
+static int sweep_rows(bench *b, int wcfg)
+{
+    /* best variant at the configured window, and the best row-length-bound one */
+    int best = -1, best_rl = 0;
+    for (int v = 0; v < b->nvar; v++) {
+        double ms = b->sweep[wcfg][v];
+        if (ms > 0 && (best < 0 || ms < b->sweep[wcfg][best])) best = v;
+#if PJDS_HAVE_CUDA
+        if (b->on_gpu && ms > 0 && (b->sweep[wcfg][best_rl] <= 0 || ms < b->sweep[wcfg][best_rl]) &&
+            strncmp(bench_variant_name(b, v), "cw", 2) != 0)
+            best_rl = v;
+#endif
+    }
+    bench_row *r = bench_add_row(b, "pJDS (best kernel)", best >= 0 ? bench_variant_name(b, best) : "-", b->windows[wcfg]);
+    if (r && best >= 0) {
+        r->ms = b->sweep[wcfg][best];
+        r->relerr = b->sweep_err[wcfg];
+        for (int i = 0; i < b->nrows; i++)
+            if (!strcmp(b->rows[i].format, "pJDS footprint")) r->bytes_dev = b->rows[i].bytes_dev;
+    }
+    if (b->nvar > 1) {
+        bench_row *q = bench_add_row(b, "pJDS (naive kernel)", bench_variant_name(b, 0), b->windows[wcfg]);
+        if (q) {
+            q->ms = b->sweep[wcfg][0];
+            q->relerr = b->sweep_err[wcfg];
+            q->bytes_dev = r ? r->bytes_dev : 0;
+        }
+    }
+    /* best over all windows */
+    int bw = -1, bv = -1;
+    for (int w = 0; w < b->nwin; w++)
+        for (int v = 0; v < b->nvar; v++)
+            if (b->sweep[w][v] > 0 && (bw < 0 || b->sweep[w][v] < b->sweep[bw][bv])) bw = w, bv = v;
+    if (bw >= 0 && bw != wcfg) {
+        bench_row *q = bench_add_row(b, "pJDS (best window+kernel)", bench_variant_name(b, bv), b->windows[bw]);
+        if (q) {
+            q->ms = b->sweep[bw][bv];
+            q->relerr = b->sweep_err[bw];
+            snprintf(q->note, sizeof q->note, "set [spmv] sort_window = %lld for this", (long long)b->windows[bw]);
+        }
+    }
+    return best_rl;
+}
+
 static int bench_local(bench *b)
 {
     app_ctx *ctx = b->ctx;
@@ -98,48 +146,7 @@ static int bench_local(bench *b)
             bench_row_fail(r, e);
         }
     }
-    /* best variant at the configured window, and the best row-length-bound one */
-    int best = -1, best_rl = 0;
-    for (int v = 0; v < b->nvar; v++) {
-        double ms = b->sweep[wcfg][v];
-        if (ms > 0 && (best < 0 || ms < b->sweep[wcfg][best])) best = v;
-#if PJDS_HAVE_CUDA
-        if (b->on_gpu && ms > 0 && (b->sweep[wcfg][best_rl] <= 0 || ms < b->sweep[wcfg][best_rl]) &&
-            strncmp(bench_variant_name(b, v), "cw", 2) != 0)
-            best_rl = v;
-#endif
-    }
-    /* rows of the main table from the sweep */
-    {
-        bench_row *r = bench_add_row(b, "pJDS (best kernel)", best >= 0 ? bench_variant_name(b, best) : "-", b->windows[wcfg]);
-        if (r && best >= 0) {
-            r->ms = b->sweep[wcfg][best];
-            r->relerr = b->sweep_err[wcfg];
-            for (int i = 0; i < b->nrows; i++)
-                if (!strcmp(b->rows[i].format, "pJDS footprint")) r->bytes_dev = b->rows[i].bytes_dev;
-        }
-        if (b->nvar > 1) {
-            bench_row *q = bench_add_row(b, "pJDS (naive kernel)", bench_variant_name(b, 0), b->windows[wcfg]);
-            if (q) {
-                q->ms = b->sweep[wcfg][0];
-                q->relerr = b->sweep_err[wcfg];
-                q->bytes_dev = r ? r->bytes_dev : 0;
-            }
-        }
-        /* best over all windows */
-        int bw = -1, bv = -1;
-        for (int w = 0; w < b->nwin; w++)
-            for (int v = 0; v < b->nvar; v++)
-                if (b->sweep[w][v] > 0 && (bw < 0 || b->sweep[w][v] < b->sweep[bw][bv])) bw = w, bv = v;
-        if (bw >= 0 && bw != wcfg) {
-            bench_row *q = bench_add_row(b, "pJDS (best window+kernel)", bench_variant_name(b, bv), b->windows[bw]);
-            if (q) {
-                q->ms = b->sweep[bw][bv];
-                q->relerr = b->sweep_err[bw];
-                snprintf(q->note, sizeof q->note, "set [spmv] sort_window = %lld for this", (long long)b->windows[bw]);
-            }
-        }
-    }
+    int best_rl = sweep_rows(b, wcfg);
     pl_info("bench: ELLPACK-R");
     bench_run_ellpack_r(b, d_x, d_y, best_rl);
 #if PJDS_HAVE_CUDA
