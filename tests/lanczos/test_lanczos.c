@@ -341,7 +341,6 @@ static hh_params hh_cfg(int L, int nu, int nd, double t, double U, double w0, do
 {
     hh_params m;
     memset(&m, 0, sizeof m);
-    m;
     m.sites = L;
     m.n_up = nu;
     m.n_down = nd;

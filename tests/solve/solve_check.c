@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app.h"
 #include "hh.h"
 #include "pl_config.h"
 #include "pl_error.h"
@@ -107,7 +108,9 @@ int main(int argc, char **argv)
     if (dense || vectors) {
         hh_model *model = NULL;
         pl_csr a = {0};
-        TU_OK(hh_model_create(&cfg.model, &model));
+        hh_params hp;
+        app_hh_params(&cfg.model, &hp);
+        TU_OK(hh_model_create(&hp, &model));
         int64_t N = hh_model_rows(model);
         TU_OK(hh_rows_csr(model, 0, N, &a));
         hh_model_destroy(&model);

@@ -31,6 +31,7 @@ static void block_of(const tm_csr *a, int64_t r0, int64_t r1, pl_csr *b)
 
 static void run(const tm_csr *a, int kind, pl_backend *be)
 {
+    (void)kind; /* the backend is be's */
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
