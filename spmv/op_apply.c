@@ -8,7 +8,7 @@
  *    hidden; a GPU runs the local kernel asynchronously and hides more);
  *  - task:    a dedicated communication thread (pthread) posts and waits for
  *    the messages while the calling thread runs the local SpMV (on the
- *    cuda backend the comm stream plays that part: apply_gpu).  Needs MPI
+ *    cuda backend the comm stream plays that part: apply_device).  Needs MPI
  *    initialised with at least MPI_THREAD_SERIALIZED (the two threads call
  *    MPI one after the other, never at once); otherwise the operator falls
  *    back to overlap with a warning.  On the CPU the OpenMP team and the
@@ -37,7 +37,7 @@ int pl_op_d2d_start(pl_op *op, int side)
     const pl_halo_ops *h = op->be->halo;
     if (op->ipc) return h->ipc_start(op->hx, op->d_sendbuf);
     return h->nccl_exchange(op->hx, side, op->n_rnb, op->rnb, op->rcnt, op->roff, op->d_halo, op->n_snb, op->snb,
-                                op->scnt, op->soff, op->d_sendbuf);
+                            op->scnt, op->soff, op->d_sendbuf);
 }
 
 int pl_op_d2d_finish(pl_op *op, int side)
@@ -147,7 +147,7 @@ static int detail_sync(pl_op *op)
  *    runs while the host waits and does MPI; the halo upload goes on the
  *    comm stream.  task: as overlap, MPI in the communication thread while
  *    the calling thread only joins (the GPU does the local part). */
-static int apply_gpu(pl_op *op, const double *x, double *y)
+static int apply_device(pl_op *op, const double *x, double *y)
 {
     pl_backend *be = op->be;
     const pl_halo_ops *h = be->halo;
@@ -241,7 +241,7 @@ int pl_op_apply(pl_op *op, const double *x, double *y)
     double t0 = pl_wtime();
     pl_backend *be = op->be;
     if (op->n_rnb + op->n_snb > 0 && op->hx) {
-        PL_CALL(apply_gpu(op, x, y));
+        PL_CALL(apply_device(op, x, y));
     } else if (op->n_rnb + op->n_snb == 0) {
         /* one rank, or no neighbours: no MPI */
         PL_CALL(spmv_local(op, x, y));

@@ -142,7 +142,7 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
         if (op->nccl && op->hx) {
             const int side = op->exchange != PL_EXCHANGE_VECTOR;
             PL_CALL(be->halo->nccl_exchange(op->hx, side, op->n_rnb, op->rnb, op->rcnt_b, op->roff_b, op->d_halo_b,
-                                         op->n_snb, op->snb, op->scnt_b, op->soff_b, op->d_sendbuf_b));
+                                            op->n_snb, op->snb, op->scnt_b, op->soff_b, op->d_sendbuf_b));
             op->t_comm += pl_wtime() - tc;
             PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
             if (side) PL_CALL(be->halo->join(op->hx));
