@@ -42,8 +42,9 @@ pjds_status api_fail(pjds_status s, const char *fmt, ...) __attribute__((format(
  * message of the lowest rank that failed (prefixed with its rank when comm
  * has several), or PL_OK when none did.  Collective. */
 int api_agree(MPI_Comm comm, int rc);
-/* Process-wide verbosity for pl_log_init (pjds_set_verbosity). */
-int api_verbosity(void);
+/* The internal log (pl_info: rank 0 of comm only) at the verbosity of
+ * pjds_set_verbosity.  Local; can't fail. */
+void api_log_init(MPI_Comm comm);
 
 /* A matrix handle from this rank's CSR block (consumed: rows is destroyed):
  * the backend, the operator and, for symmetry PJDS_SYMMETRY_CHECK, the

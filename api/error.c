@@ -26,7 +26,12 @@ const char *pjds_version(void) { return PL_VERSION; }
 
 void pjds_set_verbosity(int level) { g_verbosity = level < 0 ? 0 : level > 2 ? 2 : level; }
 
-int api_verbosity(void) { return g_verbosity; }
+void api_log_init(MPI_Comm comm)
+{
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) rank = 0;
+    pl_log_init(rank, g_verbosity);
+}
 
 static pjds_status status_of(int rc)
 {

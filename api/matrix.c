@@ -81,7 +81,6 @@ int api_matrix_from_rows(MPI_Comm comm, pl_csr *rows, const pjds_matrix_options 
     else {
         MPI_Comm_rank(m->comm, &m->rank);
         MPI_Comm_size(m->comm, &m->size);
-        pl_log_init(m->rank, api_verbosity());
         rc = build_operator(m, rows, opt);
     }
     if (rc == PL_OK) {
@@ -102,6 +101,7 @@ pjds_status pjds_matrix_create_csr(MPI_Comm comm, int64_t n_rows, int64_t n_cols
                                    const pjds_matrix_options *opt, pjds_matrix **A)
 {
     if (A) *A = NULL;
+    api_log_init(comm);
     int rc = api_agree(comm, A ? PL_OK : PL_ERROR(PL_ERR_ARG, "A is NULL"));
     if (rc != PL_OK) return api_status(rc);
     pl_csr rows;

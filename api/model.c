@@ -47,6 +47,7 @@ pjds_status pjds_matrix_create_hh(MPI_Comm comm, const pjds_hh_params *p, const 
                                   pjds_matrix **A)
 {
     if (A) *A = NULL;
+    api_log_init(comm);
     int rc = api_agree(comm, A && p ? PL_OK : PL_ERROR(PL_ERR_ARG, "pjds_matrix_create_hh: %s is NULL", A ? "p" : "A"));
     if (rc != PL_OK) return api_status(rc);
     const int bad_basis = p->phonon_basis != PJDS_PHONON_SITE && p->phonon_basis != PJDS_PHONON_NORMAL;
