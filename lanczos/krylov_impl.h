@@ -214,8 +214,8 @@ double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_pre
 /* Row j = row[0:j] (a resumed state). */
 void kr_pro_set_row(kr_pro *p, int j, const double *row);
 
-/* ---- start vector, checkpoint and resume (lz_options start, checkpoint,
- * resume) ------------------------------------------------------------- */
+/* ---- start vector and checkpoint state (lz_options start, checkpoint,
+ * resume; saved and restored by kr_run, kr_cycle.c) ------------------- */
 /* Column 0 = the start vector: opt->start's columns summed, normalised,
  * plus opt->start_noise times the seed's random start vector (unit), then
  * normalised; the random vector alone without opt->start or when the sum
