@@ -114,6 +114,11 @@ int app_bench_exec(int argc, char **argv);
  * overrides "section.key=value" applied in order, then checked; PL_ERR_INPUT
  * with the file and key on a bad one. */
 int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided);
+/* The end: MPI_Abort when the command failed (status other than 0 and 3)
+ * on one rank of several (!in_setup: the others may wait in a collective),
+ * else MPI_Finalize; returns status, or _exit(status) when HDF5 could not
+ * close a file (its exit handler would crash on it). */
+int app_mpi_end(app_ctx *ctx, int status, int in_setup);
 int app_config_load(app_ctx *ctx, char **sets, int nsets);
 
 /* 1 if ctx says the output file may be (over)written; PL_ERR_INPUT with a

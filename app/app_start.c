@@ -1,12 +1,14 @@
-/* app_start.c — the start of a process shared by pjds-lanczos (main.c) and
- * pjds-bench (bench/src/bench_main.c): MPI with the node-local rank, and the
- * configuration file with its --set overrides. */
+/* app_start.c — the start and end of a process shared by pjds-lanczos
+ * (main.c) and pjds-bench (bench/src/bench_main.c): MPI with the node-local
+ * rank, the configuration file with its --set overrides, and the exit. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "pl_error.h"
+#include "pl_h5util.h"
 
 int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided)
 {
@@ -33,6 +35,19 @@ int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided)
         ctx->local_size = 1;
     }
     return 0;
+}
+
+int app_mpi_end(app_ctx *ctx, int status, int in_setup)
+{
+    /* a failure inside a command may leave other ranks in a collective */
+    if (status != 0 && status != 3 && !in_setup && ctx->size > 1) MPI_Abort(MPI_COMM_WORLD, status);
+    MPI_Finalize();
+    if (pl_h5_unclean()) { /* HDF5 could not close a file: skip its exit handler, which would crash on it */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(status);
+    }
+    return status;
 }
 
 int app_config_load(app_ctx *ctx, char **sets, int nsets)

@@ -16,7 +16,6 @@
 #include "app.h"
 #include "pl_build.h"
 #include "pl_error.h"
-#include "pl_h5util.h"
 #include "solve_impl.h"
 
 typedef struct command {
@@ -213,13 +212,5 @@ int main(int argc, char **argv)
     free(sets);
     free(ctx.args);
     pl_config_destroy(&ctx.cfg);
-    /* a failure inside a command may leave other ranks in a collective */
-    if (status != 0 && status != 3 && !in_setup && ctx.size > 1) MPI_Abort(MPI_COMM_WORLD, status);
-    MPI_Finalize();
-    if (pl_h5_unclean()) { /* HDF5 could not close a file: skip its exit handler, which would crash on it */
-        fflush(stdout);
-        fflush(stderr);
-        _exit(status);
-    }
-    return status;
+    return app_mpi_end(&ctx, status, in_setup);
 }

@@ -5,18 +5,15 @@
  * rank for device selection) as the other subcommands of pjds-lanczos.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <mpi.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "app.h"
 #include "bench_impl.h"
 #include "pl_error.h"
-#include "pl_h5util.h"
 
 static void help(void)
 {
@@ -87,13 +84,5 @@ int main(int argc, char **argv)
     pl_debug("bench: %.3f s from the start to the end of the command", pl_wtime() - ctx.t_start);
     free(sets);
     pl_config_destroy(&ctx.cfg);
-    /* a failure inside bench may leave other ranks in a collective */
-    if (status != 0 && !in_setup && ctx.size > 1) MPI_Abort(MPI_COMM_WORLD, status);
-    MPI_Finalize();
-    if (pl_h5_unclean()) { /* HDF5 could not close a file: skip its exit handler, which would crash on it */
-        fflush(stdout);
-        fflush(stderr);
-        _exit(status);
-    }
-    return status;
+    return app_mpi_end(&ctx, status, in_setup);
 }
