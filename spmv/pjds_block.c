@@ -162,29 +162,142 @@ void pjds_block_destroy(pjds_block *p)
     memset(p, 0, sizeof *p);
 }
 
-int pjds_block_create(int32_t n, const int64_t *row_ptr, const int32_t *col, const double *val, int b, int C,
-                      int64_t sigma, pjds_block *out)
+/* The arguments of pjds_block_create; *maxlen = the longest row. */
+static int block_args(int32_t n, const int64_t *row_ptr, const int32_t *col, const double *val, int b, int C,
+                      int64_t *maxlen)
 {
-    PL_CHECK(out, PL_ERR_ARG, "pjds_block_create: NULL output");
-    memset(out, 0, sizeof *out);
     PL_CHECK(n >= 0 && (n == 0 || (row_ptr && col && val)), PL_ERR_ARG, "pjds_block_create: bad arguments");
     PL_CHECK(b >= 1 && b <= PJDS_BLOCK_MAX_B, PL_ERR_ARG, "pjds_block: run length b = %d must be in [1, %d]", b,
              PJDS_BLOCK_MAX_B);
     PL_CHECK(n == 0 || b <= n, PL_ERR_ARG, "pjds_block_create: run length b = %d exceeds the %d columns", b, n);
     PL_CHECK(C >= 1, PL_ERR_ARG, "pjds_block_create: chunk height C = %d must be >= 1", C);
-    const int64_t nchunks = ((int64_t)n + C - 1) / C;
-    const int64_t nslots = nchunks * (int64_t)C;
+    const int64_t nslots = ((int64_t)n + C - 1) / C * (int64_t)C;
     PL_CHECK(nslots <= INT32_MAX, PL_ERR_OVERFLOW, "pjds_block_create: %d rows padded to chunks of %d exceed int32",
              n, C);
-    int64_t maxlen = max_row_len(n, row_ptr);
-    PL_CHECK(maxlen >= 0, PL_ERR_ARG, "pjds_block_create: a row has a negative length or more than 2^31 entries");
-    {
-        int bad = 0;
-        const int64_t e0 = n ? row_ptr[0] : 0, e1 = n ? row_ptr[n] : 0;
+    *maxlen = max_row_len(n, row_ptr);
+    PL_CHECK(*maxlen >= 0, PL_ERR_ARG, "pjds_block_create: a row has a negative length or more than 2^31 entries");
+    int bad = 0;
+    const int64_t e0 = n ? row_ptr[0] : 0, e1 = n ? row_ptr[n] : 0;
 #pragma omp parallel for schedule(static) reduction(| : bad)
-        for (int64_t k = e0; k < e1; k++) bad |= (uint32_t)col[k] >= (uint32_t)n;
-        PL_CHECK(!bad, PL_ERR_ARG, "pjds_block_create: a column index is outside [0, %d)", n);
+    for (int64_t k = e0; k < e1; k++) bad |= (uint32_t)col[k] >= (uint32_t)n;
+    PL_CHECK(!bad, PL_ERR_ARG, "pjds_block_create: a column index is outside [0, %d)", n);
+    return PL_OK;
+}
+
+/* The row order: block rows sorted by their most runs (key) within windows
+ * of sigma rows, expanded to rows (block rows move as units); iperm its
+ * inverse. */
+static void block_order(pjds_block *p, const int32_t *runs, int64_t sigma, int32_t *key, int32_t *bperm,
+                        int32_t *iperm)
+{
+    const int32_t n = p->nrows, b = p->b;
+    const int64_t nblk = ((int64_t)n + b - 1) / b;
+#pragma omp parallel for schedule(static)
+    for (int64_t q = 0; q < nblk; q++) {
+        int32_t m = 0;
+        for (int64_t i = q * b; i < q * b + b && i < n; i++)
+            if (runs[i] > m) m = runs[i];
+        key[q] = m;
     }
+    pjds_sort_perm((int32_t)nblk, key, sigma <= 0 ? 0 : (sigma + b - 1) / b, bperm);
+    int32_t s = 0;
+    for (int64_t i = 0; i < nblk; i++)
+        for (int64_t o = (int64_t)bperm[i] * b; o < (int64_t)bperm[i] * b + b && o < n; o++) p->perm[s++] = (int32_t)o;
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < n; i++) iperm[p->perm[i]] = i;
+}
+
+/* The layout: run counts per slot, chunk widths, run and value offsets, and
+ * the run column and value arrays. */
+static int block_layout(pjds_block *p, const int32_t *runs)
+{
+    const int32_t n = p->nrows, C = p->C, b = p->b;
+    const int64_t nchunks = p->nchunks;
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nchunks; c++) {
+        int32_t w = 0;
+        for (int64_t s = c * C; s < (c + 1) * C; s++) {
+            int32_t l = s < n ? runs[p->perm[s]] : 0;
+            p->row_runs[s] = l;
+            if (l > w) w = l;
+        }
+        p->chunk_width[c] = w;
+        p->run_off[c + 1] = (int64_t)w * C;
+    }
+    p->run_off[0] = 0;
+    for (int64_t c = 0; c < nchunks; c++) p->run_off[c + 1] += p->run_off[c];
+    for (int64_t c = 0; c <= nchunks; c++) p->chunk_start[c] = p->run_off[c] * b;
+    p->nruns = p->run_off[nchunks];
+    size_t br = 0, bv = 0;
+    PL_CHECK(!pl_mul_size((size_t)p->nruns, sizeof *p->rcol, &br) &&
+                 !pl_mul_size((size_t)p->nruns * (size_t)b, sizeof *p->val, &bv),
+             PL_ERR_OVERFLOW, "pjds_block_create: %lld runs overflow size_t", (long long)p->nruns);
+    p->rcol = malloc(br ? br : 1);
+    p->val = malloc(bv ? bv : 1);
+    PL_CHECK(p->rcol && p->val, PL_ERR_MEM, "pjds_block_create: out of host memory for %lld runs", (long long)p->nruns);
+    return PL_OK;
+}
+
+/* Slot r of chunk c: its row's entries into runs of b columns (duplicates
+ * summed), padding runs after; scratch sorts a row whose blocks are not in
+ * order.  *bad_off = 1 if an entry falls outside its run. */
+static void fill_slot(pjds_block *p, int64_t c, int32_t r, const int64_t *row_ptr, const int32_t *col,
+                      const double *val, const int32_t *iperm, col_val *scratch, int *bad_off)
+{
+    const int32_t n = p->nrows, C = p->C, b = p->b, w = p->chunk_width[c];
+    const int64_t s = c * C + r;
+    int32_t *pr = p->rcol + p->run_off[c] + r;
+    double *pv = p->val + p->chunk_start[c] + r;
+    for (int64_t e = 0; e < (int64_t)w * b; e++) pv[e * C] = 0.0;
+    int32_t j = -1, q = -1, start = 0;
+    if (s < n) {
+        const int32_t o = p->perm[s];
+        const int64_t l = row_ptr[o + 1] - row_ptr[o];
+        const int32_t *rc_ = col + row_ptr[o];
+        const double *rv = val + row_ptr[o];
+        int sorted = 1;
+        for (int64_t k = 1; k < l && sorted; k++) sorted = rc_[k] / b >= rc_[k - 1] / b;
+        for (int64_t k = 0; k < l; k++) {
+            int32_t ck;
+            double vk;
+            if (sorted) {
+                ck = rc_[k];
+                vk = rv[k];
+            } else {
+                if (k == 0) {
+                    for (int64_t t = 0; t < l; t++) scratch[t] = (col_val){rc_[t], rv[t]};
+                    qsort(scratch, (size_t)l, sizeof *scratch, cmp_col_val);
+                }
+                ck = scratch[k].c;
+                vk = scratch[k].v;
+            }
+            if (ck / b != q) {
+                q = ck / b;
+                j++;
+                start = iperm[(int64_t)q * b];
+                if (start > n - b) start = n - b; /* partial last block: shift left */
+                pr[(int64_t)j * C] = start;
+            }
+            int32_t off = iperm[ck] - start;
+            if (off < 0 || off >= b || j >= w) {
+                *bad_off = 1;
+                continue;
+            }
+            pv[((int64_t)j * b + off) * C] += vk; /* duplicates are summed */
+        }
+    }
+    for (int32_t jj = j + 1; jj < w; jj++) pr[(int64_t)jj * C] = start; /* padding runs */
+}
+
+int pjds_block_create(int32_t n, const int64_t *row_ptr, const int32_t *col, const double *val, int b, int C,
+                      int64_t sigma, pjds_block *out)
+{
+    PL_CHECK(out, PL_ERR_ARG, "pjds_block_create: NULL output");
+    memset(out, 0, sizeof *out);
+    int64_t maxlen = 0;
+    PL_CALL(block_args(n, row_ptr, col, val, b, C, &maxlen));
+    const int64_t nchunks = ((int64_t)n + C - 1) / C;
+    const int64_t nslots = nchunks * (int64_t)C;
 
     pjds_block p = {0};
     int rc = PL_OK;
@@ -207,52 +320,10 @@ int pjds_block_create(int32_t n, const int64_t *row_ptr, const int32_t *col, con
     PL_CHECK_GOTO(runs && key && bperm && iperm && p.perm && p.run_off && p.chunk_start && p.chunk_width && p.row_runs,
                   PL_ERR_MEM, fail, rc, "pjds_block_create: out of host memory for %d rows", n);
 
-    /* runs per row, the sort key per block row (its most runs) */
     PL_CALL_GOTO(count_runs(n, row_ptr, col, b, runs, &p.nruns_true), fail, rc);
     p.nnz = n ? row_ptr[n] - row_ptr[0] : 0;
-#pragma omp parallel for schedule(static)
-    for (int64_t q = 0; q < nblk; q++) {
-        int32_t m = 0;
-        for (int64_t i = q * b; i < q * b + b && i < n; i++)
-            if (runs[i] > m) m = runs[i];
-        key[q] = m;
-    }
-    /* block-row permutation, expanded to rows (block rows move as units) */
-    pjds_sort_perm((int32_t)nblk, key, sigma <= 0 ? 0 : (sigma + b - 1) / b, bperm);
-    {
-        int32_t s = 0;
-        for (int64_t i = 0; i < nblk; i++)
-            for (int64_t o = (int64_t)bperm[i] * b; o < (int64_t)bperm[i] * b + b && o < n; o++) p.perm[s++] = (int32_t)o;
-    }
-#pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < n; i++) iperm[p.perm[i]] = i;
-
-    /* layout: run counts per slot, chunk widths, offsets */
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < nchunks; c++) {
-        int32_t w = 0;
-        for (int64_t s = c * C; s < (c + 1) * C; s++) {
-            int32_t l = s < n ? runs[p.perm[s]] : 0;
-            p.row_runs[s] = l;
-            if (l > w) w = l;
-        }
-        p.chunk_width[c] = w;
-        p.run_off[c + 1] = (int64_t)w * C;
-    }
-    p.run_off[0] = 0;
-    for (int64_t c = 0; c < nchunks; c++) p.run_off[c + 1] += p.run_off[c];
-    for (int64_t c = 0; c <= nchunks; c++) p.chunk_start[c] = p.run_off[c] * b;
-    p.nruns = p.run_off[nchunks];
-    {
-        size_t br = 0, bv = 0;
-        PL_CHECK_GOTO(!pl_mul_size((size_t)p.nruns, sizeof *p.rcol, &br) &&
-                          !pl_mul_size((size_t)p.nruns * (size_t)b, sizeof *p.val, &bv),
-                      PL_ERR_OVERFLOW, fail, rc, "pjds_block_create: %lld runs overflow size_t", (long long)p.nruns);
-        p.rcol = malloc(br ? br : 1);
-        p.val = malloc(bv ? bv : 1);
-        PL_CHECK_GOTO(p.rcol && p.val, PL_ERR_MEM, fail, rc, "pjds_block_create: out of host memory for %lld runs",
-                      (long long)p.nruns);
-    }
+    block_order(&p, runs, sigma, key, bperm, iperm);
+    PL_CALL_GOTO(block_layout(&p, runs), fail, rc);
 
     /* fill, chunk-parallel (chunks are disjoint) */
     int bad_mem = 0, bad_off = 0;
@@ -263,51 +334,7 @@ int pjds_block_create(int32_t n, const int64_t *row_ptr, const int32_t *col, con
 #pragma omp for schedule(dynamic, 16)
         for (int64_t c = 0; c < nchunks; c++) {
             if (!scratch) continue;
-            const int32_t w = p.chunk_width[c];
-            for (int32_t r = 0; r < C; r++) {
-                const int64_t s = c * C + r;
-                int32_t *pr = p.rcol + p.run_off[c] + r;
-                double *pv = p.val + p.chunk_start[c] + r;
-                for (int64_t e = 0; e < (int64_t)w * b; e++) pv[e * C] = 0.0;
-                int32_t j = -1, q = -1, start = 0;
-                if (s < n) {
-                    const int32_t o = p.perm[s];
-                    const int64_t l = row_ptr[o + 1] - row_ptr[o];
-                    const int32_t *rc_ = col + row_ptr[o];
-                    const double *rv = val + row_ptr[o];
-                    int sorted = 1;
-                    for (int64_t k = 1; k < l && sorted; k++) sorted = rc_[k] / b >= rc_[k - 1] / b;
-                    for (int64_t k = 0; k < l; k++) {
-                        int32_t ck;
-                        double vk;
-                        if (sorted) {
-                            ck = rc_[k];
-                            vk = rv[k];
-                        } else {
-                            if (k == 0) {
-                                for (int64_t t = 0; t < l; t++) scratch[t] = (col_val){rc_[t], rv[t]};
-                                qsort(scratch, (size_t)l, sizeof *scratch, cmp_col_val);
-                            }
-                            ck = scratch[k].c;
-                            vk = scratch[k].v;
-                        }
-                        if (ck / b != q) {
-                            q = ck / b;
-                            j++;
-                            start = iperm[(int64_t)q * b];
-                            if (start > n - b) start = n - b; /* partial last block: shift left */
-                            pr[(int64_t)j * C] = start;
-                        }
-                        int32_t off = iperm[ck] - start;
-                        if (off < 0 || off >= b || j >= w) {
-                            bad_off = 1;
-                            continue;
-                        }
-                        pv[((int64_t)j * b + off) * C] += vk; /* duplicates are summed */
-                    }
-                }
-                for (int32_t jj = j + 1; jj < w; jj++) pr[(int64_t)jj * C] = start; /* padding runs */
-            }
+            for (int32_t r = 0; r < C; r++) fill_slot(&p, c, r, row_ptr, col, val, iperm, scratch, &bad_off);
         }
         free(scratch);
     }
