@@ -65,10 +65,6 @@ int app_param_error(const pl_config *cfg, const char *section, const char *fallb
     const int leading = n > 0 && n < sizeof key && pl_config_key_exists(section, key);
     pl_error_clear();
     if (!leading && !fallback_key) return PL_ERROR(rc, "%s: %s", cfg->path, msg);
-    if (leading) {
-        pl_config_where(cfg, section, key, where, sizeof where);
-        if (strchr(where, '[')) return PL_ERROR(rc, "%s%s", where, msg + n);
-        return PL_ERROR(rc, "%s: [%s] %s", where, section, msg); /* set by --set: no line */
-    }
+    if (leading) return PL_ERROR(rc, "%s%s", pl_config_where(cfg, section, key, where, sizeof where), msg + n);
     return PL_ERROR(rc, "%s: %s", pl_config_where(cfg, section, fallback_key, where, sizeof where), msg);
 }

@@ -424,7 +424,7 @@ const char *pl_config_where(const pl_config *cfg, const char *section, const cha
             if (!strcmp(cfg->sweep.key[j], key)) line = cfg->sweep.line[j];
     const char *path = cfg->path[0] ? cfg->path : "config";
     if (line > 0) snprintf(buf, len, "%s:%d: [%s] %s", path, line, section, key);
-    else if (line < 0) snprintf(buf, len, "--set %s.%s", section, key);
+    else if (line < 0) snprintf(buf, len, "--set %s.%s: [%s] %s", section, key, section, key);
     else snprintf(buf, len, "%s: [%s] %s", path, section, key);
     return buf;
 }

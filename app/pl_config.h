@@ -171,8 +171,9 @@ int pl_config_read(pl_config *cfg, const char *path);
 int pl_config_set(pl_config *cfg, const char *assignment);
 /* Check required keys and ranges.  PL_ERR_INPUT with "file:line: [s] key: ...". */
 int pl_config_check(pl_config *cfg);
-/* "file:line: [section] key" (or "file: [section] key" when the key was not
- * in the file) for messages about a key, written into buf. Returns buf. */
+/* "file:line: [section] key" ("file: [section] key" when the key was not
+ * set, "--set section.key: [section] key" when --set set it) for messages
+ * about a key, written into buf. Returns buf. */
 const char *pl_config_where(const pl_config *cfg, const char *section, const char *key, char *buf, size_t len);
 /* Write the resolved configuration as INI text.  Can't fail. */
 void pl_config_dump(const pl_config *cfg, FILE *f);

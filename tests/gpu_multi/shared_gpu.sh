@@ -6,7 +6,7 @@
 #    it picks ipc (logged: "ranks 0 and 1 share GPU ...: using ipc"), and
 #    `solve` on 2 and 3 ranks gives the 1-rank eigenvalues to 1e-10;
 #  - an explicit transport = nccl is exit status 2 with one line
-#    "[spmv] transport = nccl: ranks 0 and 1 share GPU <bus id> (GPU-<uuid>);
+#    "--set spmv.transport: [spmv] transport = nccl: ranks 0 and 1 share GPU <bus id> (GPU-<uuid>);
 #    NCCL needs one GPU per rank (use transport = auto, ipc or mpi)", no
 #    traceback, no MPI_Abort, no output file.
 # The ranks are confined to one GPU (the first visible one) so that they
@@ -72,7 +72,7 @@ echo "$tag: exit $rc: $(grep '^pjds-lanczos' "$tmp/$tag.err")"
 if [ $nccl = no ]; then
     if [ $rc -ne 2 ] || ! grep -q "no NCCL" "$tmp/$tag.err"; then echo "$tag: expected exit 2 'no NCCL'"; fail=1; fi
 else
-    expect='^pjds-lanczos: error: \[spmv\] transport = nccl: ranks 0 and 1 share GPU [0-9A-Fa-f:.]+ \(GPU-[0-9a-f-]+\); NCCL needs one GPU per rank \(use transport = auto, ipc or mpi\)$'
+    expect='^pjds-lanczos: error: --set spmv.transport: \[spmv\] transport = nccl: ranks 0 and 1 share GPU [0-9A-Fa-f:.]+ \(GPU-[0-9a-f-]+\); NCCL needs one GPU per rank \(use transport = auto, ipc or mpi\)$'
     if [ $rc -ne 2 ]; then echo "$tag: exit status $rc, expected 2"; fail=1; fi
     if [ "$own" -ne 1 ]; then echo "$tag: $own lines from pjds-lanczos on stderr, expected 1"; fail=1; fi
     if ! grep -Eq "$expect" "$tmp/$tag.err"; then echo "$tag: stderr does not match /$expect/"; fail=1; fi
