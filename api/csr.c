@@ -61,23 +61,24 @@ static int check_local(int64_t N, int64_t ncols, int64_t row0, int64_t n, const 
     return PL_OK;
 }
 
-/* One row into dst (room for len entries) sorted by column, repeated columns
- * summed in the order given; returns its length.  Insertion sort: rows are
- * short, and most come sorted. */
-static int64_t copy_row(int64_t len, const int64_t *col, const double *val, int64_t *dcol, double *dval)
+/* One row into dst (room for len entries) sorted by column
+ * (pl_csr_sort_row: O(len log len)), repeated columns summed; returns its
+ * length. */
+static int64_t copy_row(int64_t len, const int64_t *col, const double *val, int64_t *dcol, double *dval,
+                        pl_csr_pair *tmp)
 {
-    int64_t m = 0;
-    for (int64_t k = 0; k < len; k++) {
-        int64_t c = col[k], p = m;
-        while (p > 0 && dcol[p - 1] > c) p--;
-        if (p > 0 && dcol[p - 1] == c) {
-            dval[p - 1] += val[k];
+    if (len == 0) return 0;
+    memcpy(dcol, col, (size_t)len * sizeof *dcol);
+    memcpy(dval, val, (size_t)len * sizeof *dval);
+    pl_csr_sort_row(dcol, dval, len, tmp);
+    int64_t m = 1;
+    for (int64_t k = 1; k < len; k++) {
+        if (dcol[k] == dcol[m - 1]) {
+            dval[m - 1] += dval[k];
             continue;
         }
-        memmove(dcol + p + 1, dcol + p, (size_t)(m - p) * sizeof *dcol);
-        memmove(dval + p + 1, dval + p, (size_t)(m - p) * sizeof *dval);
-        dcol[p] = c;
-        dval[p] = val[k];
+        dcol[m] = dcol[k];
+        dval[m] = dval[k];
         m++;
     }
     return m;
@@ -91,15 +92,21 @@ int api_csr_copy(MPI_Comm comm, int64_t N, int64_t ncols, int64_t row0, int64_t 
     PL_CALL(api_agree(comm, rc));
     PL_CALL(api_agree(comm, check_tiling(comm, N, row0, n)));
     const int64_t base = row_ptr[0], nnz = row_ptr[n] - base;
-    rc = pl_csr_alloc(out, N, row0, n, nnz);
+    int64_t maxlen = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (row_ptr[i + 1] - row_ptr[i] > maxlen) maxlen = row_ptr[i + 1] - row_ptr[i];
+    pl_csr_pair *tmp = maxlen > 32 ? malloc((size_t)maxlen * sizeof *tmp) : NULL;
+    rc = maxlen > 32 && !tmp ? PL_ERROR(PL_ERR_MEM, "out of host memory for a row of %lld entries", (long long)maxlen)
+                             : pl_csr_alloc(out, N, row0, n, nnz);
     if (rc == PL_OK) {
         int64_t fill = 0;
         for (int64_t i = 0; i < n; i++) {
             const int64_t a = row_ptr[i] - base, len = row_ptr[i + 1] - row_ptr[i];
-            fill += copy_row(len, col + base + a, val + base + a, out->col + fill, out->val + fill);
+            fill += copy_row(len, col + base + a, val + base + a, out->col + fill, out->val + fill, tmp);
             out->row_ptr[i + 1] = fill;
         }
     }
+    free(tmp);
     rc = api_agree(comm, rc);
     if (rc != PL_OK) pl_csr_destroy(out);
     return rc;

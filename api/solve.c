@@ -38,10 +38,7 @@ static int choose_method(const pjds_matrix *A, const pjds_solve_options *o, pjds
     PL_CHECK(!(A->symmetric && o->which == PJDS_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
              "which largest_imaginary: the matrix is symmetric, so its eigenvalues are real; use "
              "largest_magnitude, largest or smallest");
-    PL_CHECK(o->tol > 0 && o->tol < 1, PL_ERR_INPUT, "tol = %g must be in (0, 1)", o->tol);
-    PL_CHECK(o->nev >= 1 && o->nev < A->n, PL_ERR_INPUT, "nev = %d must be >= 1 and < N = %lld (the number of rows)",
-             o->nev, (long long)A->n);
-    return PL_OK;
+    return PL_OK; /* nev, tol, ncv, max_restarts: the solvers' own check (kr_check_options) */
 }
 
 static void lz_options_of(const pjds_solve_options *o, lz_options *lo)

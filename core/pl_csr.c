@@ -30,3 +30,37 @@ void pl_csr_destroy(pl_csr *a)
     free(a->terms);
     memset(a, 0, sizeof *a);
 }
+
+static int pair_cmp(const void *a, const void *b)
+{
+    int64_t x = ((const pl_csr_pair *)a)->c, y = ((const pl_csr_pair *)b)->c;
+    return (x > y) - (x < y);
+}
+
+void pl_csr_sort_row(int64_t *c, double *v, int64_t n, pl_csr_pair *tmp)
+{
+    int64_t k = 1;
+    while (k < n && c[k - 1] <= c[k]) k++;
+    if (k >= n) return;
+    if (n <= 32) {
+        for (int64_t a = 1; a < n; a++) {
+            int64_t cc = c[a];
+            double vv = v[a];
+            int64_t b = a;
+            while (b > 0 && c[b - 1] > cc) {
+                c[b] = c[b - 1];
+                v[b] = v[b - 1];
+                b--;
+            }
+            c[b] = cc;
+            v[b] = vv;
+        }
+        return;
+    }
+    for (int64_t a = 0; a < n; a++) tmp[a] = (pl_csr_pair){c[a], v[a]};
+    qsort(tmp, (size_t)n, sizeof *tmp, pair_cmp);
+    for (int64_t a = 0; a < n; a++) {
+        c[a] = tmp[a].c;
+        v[a] = tmp[a].v;
+    }
+}

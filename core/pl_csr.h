@@ -29,6 +29,16 @@ typedef struct pl_csr {
 int pl_csr_alloc(pl_csr *a, int64_t nrows_global, int64_t row0, int64_t nrows, int64_t nnz);
 /* Free the arrays and zero the struct.  Accepts a zeroed struct.  Can't fail. */
 void pl_csr_destroy(pl_csr *a);
+/* Scratch of pl_csr_sort_row. */
+typedef struct pl_csr_pair {
+    int64_t c;
+    double v;
+} pl_csr_pair;
+/* Sort one row (col, val, n entries) by column, values along: an already
+ * sorted row is left at once, a short one (n <= 32) is sorted in place, a
+ * longer one through tmp (room for n pairs) with qsort: O(n log n).  Equal
+ * columns stay (the caller sums or refuses them).  Can't fail. */
+void pl_csr_sort_row(int64_t *col, double *val, int64_t n, pl_csr_pair *tmp);
 static inline int64_t pl_csr_nnz(const pl_csr *a) { return a->row_ptr ? a->row_ptr[a->nrows] : 0; }
 
 #endif

@@ -472,59 +472,18 @@ static int check_value(h5m_file *h, double v, int64_t i, int64_t j, int64_t pos)
     return PL_OK;
 }
 
-/* ---- sorting a row's (col, val) pairs ------------------------------------------ */
-typedef struct h5m_pair {
-    int64_t c;
-    double v;
-} h5m_pair;
-
-static int pair_cmp(const void *a, const void *b)
-{
-    int64_t x = ((const h5m_pair *)a)->c, y = ((const h5m_pair *)b)->c;
-    return (x > y) - (x < y);
-}
-
-/* Sort row (c, v, n) by column; tmp has room for n pairs when n > 32. */
-static void sort_row(int64_t *c, double *v, int64_t n, h5m_pair *tmp)
-{
-    int64_t k = 1;
-    while (k < n && c[k - 1] <= c[k]) k++;
-    if (k >= n) return;
-    if (n <= 32) {
-        for (int64_t a = 1; a < n; a++) {
-            int64_t cc = c[a];
-            double vv = v[a];
-            int64_t b = a;
-            while (b > 0 && c[b - 1] > cc) {
-                c[b] = c[b - 1];
-                v[b] = v[b - 1];
-                b--;
-            }
-            c[b] = cc;
-            v[b] = vv;
-        }
-        return;
-    }
-    for (int64_t a = 0; a < n; a++) tmp[a] = (h5m_pair){c[a], v[a]};
-    qsort(tmp, (size_t)n, sizeof *tmp, pair_cmp);
-    for (int64_t a = 0; a < n; a++) {
-        c[a] = tmp[a].c;
-        v[a] = tmp[a].v;
-    }
-}
-
 /* Sort all rows of a block and refuse duplicates.  Runs locally. */
 static int sort_and_check(h5m_file *h, pl_csr *a)
 {
     int64_t maxlen = 0;
     for (int64_t r = 0; r < a->nrows; r++)
         if (a->row_ptr[r + 1] - a->row_ptr[r] > maxlen) maxlen = a->row_ptr[r + 1] - a->row_ptr[r];
-    h5m_pair *tmp = NULL;
+    pl_csr_pair *tmp = NULL;
     if (maxlen > 32) PL_MALLOC(tmp, maxlen);
     int rc = PL_OK;
     for (int64_t r = 0; r < a->nrows && !rc; r++) {
         int64_t b = a->row_ptr[r], n = a->row_ptr[r + 1] - b;
-        sort_row(a->col + b, a->val + b, n, tmp);
+        pl_csr_sort_row(a->col + b, a->val + b, n, tmp);
         for (int64_t k = 1; k < n; k++)
             if (a->col[b + k] == a->col[b + k - 1]) {
                 int64_t i = a->row0 + r, j = a->col[b + k];
