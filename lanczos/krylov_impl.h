@@ -105,6 +105,7 @@ typedef struct kr_ws {
     double *bcast;     /* host m * m + m (rank 0 -> all) */
     double *c1, *c2;   /* host m + 1 Gram-Schmidt coefficients of each pass */
     double *cf;        /* host m + 1 their sum */
+    double *c3;        /* host m + 1 the expected first-pass coefficients */
     double *Ysel;      /* host m x m: wanted columns of Y */
     int *ord;          /* host m: wanted order into theta */
     uint64_t seed;
@@ -139,6 +140,14 @@ int kr_orth_loss(kr_ws *w, int nev, double *loss);
  * before normalisation, *in_span: the vector vanished numerically (then it
  * is left unnormalised for the caller to replace).  Collective. */
 int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_span);
+/* As kr_orthogonalize (j = k), for a column x whose coefficients against
+ * columns 0..k-2 are known in exact arithmetic (known[0:k-1]: the first step
+ * of a thick-restart cycle, x = A v_{k-1}, expects beta_m y_{m,i} from the
+ * kept Ritz vectors): alpha against column k-1 is measured, the known
+ * first pass and the measuring second pass share one sweep over V (the
+ * backend's cgs_step), one more applies the correction and normalises.
+ * coef[0:k] the total coefficients.  Collective. */
+int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, double *nrm, int *in_span);
 /* Local step of the Lanczos recurrence on column j + 1 (= A v_j, j >= 1):
  * x' = x - beta_prev v_{j-1} - alpha v_j, normalised, with beta_prev =
  * T[j-1][j] (so the Lanczos relation of column j holds exactly as T

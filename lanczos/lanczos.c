@@ -234,14 +234,16 @@ static int lz_step_local(kr_solver *s, int j, double *alpha, double *nrm, int *i
     if (!*local || c->reorth != LZ_REORTH_PARTIAL) return PL_OK;
     double om = kr_pro_estimate(&c->pro, w->T, j, *alpha, beta_prev, *nrm, ovl, s->normest);
     if (c->nsel > 0) om = kr_pro_selected(&c->pro, c->nsel, j, *alpha, beta_prev, *nrm);
-    if (om > c->pro.thresh) {
+    const int second = c->force_full; /* the second vector of a reorthogonalised pair */
+    c->force_full = 0;
+    if (om > c->pro.thresh || second) {
         double n2;
         PL_CALL(kr_orthogonalize(w, j + 1, j + 1, w->cf, &n2, in_span));
         *alpha += *nrm * w->cf[j];
         *nrm *= n2;
         kr_pro_full(&c->pro, j + 1);
         w->t.full_reorths++;
-        c->force_full = 1;
+        c->force_full = !second;
     } else {
         kr_pro_accept(&c->pro, j);
         s->res->orth_estimate = fmax(s->res->orth_estimate, om);
@@ -256,7 +258,12 @@ static int lz_step_full(kr_solver *s, int j, double *alpha, double *nrm, int *in
     lz_ctx *c = s->ctx;
     kr_ws *w = s->w;
     const int m = w->m, k = s->k;
-    PL_CALL(kr_orthogonalize(w, j + 1, j + 1, w->cf, nrm, in_span)); /* normalises */
+    /* partial, a cycle's first step: the arrow is expected (lz_thick_restart
+     * sets pro.expect), so its Gram-Schmidt pass is one sweep shorter */
+    if (j == k && k > 0 && c->reorth == LZ_REORTH_PARTIAL)
+        PL_CALL(kr_orthogonalize_known(w, j + 1, c->pro.expect, w->cf, nrm, in_span));
+    else
+        PL_CALL(kr_orthogonalize(w, j + 1, j + 1, w->cf, nrm, in_span)); /* normalises */
     const double *coef = w->cf;
     *alpha = coef[j];
     if (j == k) { /* locked columns stay decoupled */
@@ -274,15 +281,19 @@ static int lz_step(kr_solver *s, int j, double *nrm, int *in_span)
     lz_ctx *c = s->ctx;
     kr_ws *w = s->w;
     const int k = s->k;
-    const int try_local = c->reorth != LZ_REORTH_FULL && j > k && !c->force_full;
+    /* partial: the second vector of a pair that Simon's recurrence sends to
+     * a full pass takes the local step first (the three-term recurrence
+     * removes the large alpha and beta components exactly), so that its
+     * full pass is a single one by the DGKS test */
+    const int try_local = c->reorth != LZ_REORTH_FULL && j > k && (!c->force_full || c->reorth == LZ_REORTH_PARTIAL);
     double alpha = 0.0;
     int local = 0;
     /* selective orthogonalisation: the leading kept columns that are
      * converged enough to attract the new vectors (lz_pro.c) */
     if (j == k + 1) c->nsel = c->reorth == LZ_REORTH_PARTIAL ? kr_pro_nselected(&c->pro, k, s->nlock, s->normest) : 0;
-    c->force_full = 0;
     if (try_local) PL_CALL(lz_step_local(s, j, &alpha, nrm, in_span, &local));
     else PL_CALL(kr_apply(w, j, j + 1));
+    c->force_full = c->force_full && local; /* (set again by a trigger of this step) */
     if (!local) PL_CALL(lz_step_full(s, j, &alpha, nrm, in_span));
     w->T[(size_t)j * w->m + j] = alpha;
     return PL_OK;
