@@ -45,6 +45,11 @@ void kr_hand_over(kr_ws *w, const lz_options *opt, lz_result *res, double t_star
     }
     w->t.total = pl_wtime() - t_start;
     res->time = w->t;
+    const lz_timing *t = &w->t;
+    pl_debug("krylov: %.3f s in all: steps %.3f s; outside them projected %.3f s, restart %.3f s, residuals %.3f s, "
+             "start vectors and the rest %.3f s, unaccounted %.3f s",
+             t->total, t->steps_time, t->projected, t->restart, t->residual, t->other,
+             t->total - t->steps_time - t->projected - t->restart - t->residual - t->other);
 }
 
 /* ---- checkpoint and resume ------------------------------------------ */

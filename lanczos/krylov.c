@@ -13,6 +13,7 @@
 
 #include "krylov_impl.h"
 #include "pl_error.h"
+#include "pl_lapack_threads.h"
 
 #define KR_SQRT1_2 0.70710678118654752440
 
@@ -324,6 +325,7 @@ void kr_ws_free(kr_ws *w)
     free(w->pg.score);
     free(w->pg.decades);
     free(w->pg.scr);
+    pl_lapack_threads_restore(w->blas_threads);
     memset(w, 0, sizeof *w);
 }
 
@@ -332,6 +334,7 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     int err = PL_OK;
     pl_op_info info;
     memset(w, 0, sizeof *w);
+    w->blas_threads = pl_lapack_threads_serial(); /* projected problems: tiny LAPACK calls */
     pl_op_get_info(op, &info);
     w->op = op;
     w->be = pl_op_backend(op);

@@ -110,6 +110,7 @@ typedef struct kr_ws {
     int *ord;          /* host m: wanted order into theta */
     uint64_t seed;
     uint64_t n_random; /* random vectors drawn so far */
+    int blas_threads;  /* the BLAS thread count to restore (pl_lapack_threads) */
     int64_t napply;
     lz_timing t;
     kr_progress pg;    /* restart budget and progress (kr_restart_budget) */
