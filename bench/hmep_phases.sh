@@ -34,7 +34,7 @@ for mode in default noverify; do
         w=$(python3 -c "print(f\"{$t1 - $t0:.3f}\")")
         walls+=("$w")
         echo "== $mode run $r: exit $rc, wall $w s"
-        grep -E "phases:|step |partial reorth|SpMV per product|converged after|eigenvalue\[" "$log" | cut -c1-400
+        grep -E "phases:|step |partial reorth|SpMV per product|converged after|eigenvalue\[|krylov:|pl_op_create: upload|observables of" "$log" | cut -c1-400
     done
     med=$(printf '%s\n' "${walls[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")
     sol=$(python3 - "$OUT/$mode.h5" <<'PY'
