@@ -184,6 +184,7 @@ typedef struct counter {
 static int count_rows(const pl_csr *A, int64_t end, double table_bytes, int *stop, counter *c)
 {
     int64_t i = c->row, probes = 0, entries = 0;
+    uint64_t lastv = 0; /* the last value counted (0: a member from the start) */
     int rc = PL_OK;
     for (; i < end && rc == PL_OK && !c->over; i++) {
         if (stop) {
@@ -199,7 +200,8 @@ static int count_rows(const pl_csr *A, int64_t end, double table_bytes, int *sto
             memcpy(&bits, &A->val[k], sizeof bits);
             int av = 0, ao = 0;
             entries++;
-            rc = kset_add(&c->v, bits, &av, &probes);
+            if (bits != lastv) rc = kset_add(&c->v, bits, &av, &probes); /* a repeat is a member already */
+            lastv = bits;
             if (rc == PL_OK) rc = kset_add(&c->o, (uint64_t)(A->col[k] - grow), &ao, &probes);
             if (rc != PL_OK) break;
             if ((av | ao) && (c->over = count_over(c->v.n, c->o.n, table_bytes)) != 0) break;
@@ -373,8 +375,8 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Sorted keys of set s with key 0 first (values: +0.0 sorts first anyway;
- * offsets: 0 moved to the front), into a new map key -> id; keys[] out. */
-static int make_table(const kset *s, int as_signed, uint64_t **keys_out, hset *map)
+ * offsets: 0 moved to the front): the table, keys[] out. */
+static int make_table(const kset *s, int as_signed, uint64_t **keys_out)
 {
     uint64_t *k = malloc((size_t)(s->n ? s->n : 1) * sizeof *k);
     if (!k) return PL_ERR_MEM;
@@ -383,18 +385,30 @@ static int make_table(const kset *s, int as_signed, uint64_t **keys_out, hset *m
         if (s->k[i]) k[1 + m++] = s->k[i];
     k[0] = 0;
     qsort(k + 1, (size_t)m, sizeof *k, as_signed ? cmp_i64 : cmp_u64);
-    if (hset_init(map, 4 * (m + 1)) != PL_OK) { /* load <= 1/4: short probes */
-        free(k);
-        return PL_ERR_MEM;
-    }
-    for (int64_t i = 0; i <= m; i++) {
-        int64_t slot = hset_slot(map, k[i]);
-        map->s[slot].used = 1;
-        map->s[slot].key = k[i];
-        map->s[slot].id = (int32_t)i;
-    }
-    map->n = m + 1;
     *keys_out = k;
+    return PL_OK;
+}
+
+static inline void map_put(hset *m, uint64_t k, int32_t id)
+{
+    int64_t slot = hset_slot(m, k);
+    m->s[slot].used = 1;
+    m->s[slot].key = k;
+    m->s[slot].id = id;
+    m->n++;
+}
+
+/* The maps key -> id of p's tables (load <= 1/4: short probes). */
+static int tables_maps(const pl_cpjds *p, hset *vm, hset *om)
+{
+    if (hset_init(vm, 4 * (int64_t)p->nval) != PL_OK || hset_init(om, 4 * (int64_t)p->noff) != PL_OK)
+        return PL_ERR_MEM;
+    for (int32_t i = 0; i < p->nval; i++) {
+        uint64_t k;
+        memcpy(&k, &p->vtab[i], sizeof k);
+        map_put(vm, k, i);
+    }
+    for (int32_t i = 0; i < p->noff; i++) map_put(om, (uint64_t)(int64_t)p->otab[i], i);
     return PL_OK;
 }
 
@@ -450,14 +464,119 @@ static int layout(const pl_csr *A, int C, pl_cpjds *p)
     p->nent = p->chunk_start[p->nchunks];
     return PL_OK;
 }
+/* Word u at index x: into w, or the planes lo/hi. */
+static inline void put_word(uint32_t *w, uint16_t *lo, uint8_t *hi, int64_t x, uint32_t u)
+{
+    if (w) {
+        w[x] = u;
+    } else {
+        lo[x] = (uint16_t)(u & 0xFFFFu);
+        hi[x] = (uint8_t)(u >> 16);
+    }
+}
 
-int pl_cpjds_create_ex(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st)
+/* Offset ids of the previous row's first OCACHE entries: rows of a
+ * Kronecker-product matrix repeat their neighbours' offset pattern, so
+ * most lookups end at one comparison. */
+#define OCACHE 64
+
+/* The words of chunks [c0, c1) (index 0 = entry chunk_start[c0]) through
+ * the maps vm, om. */
+static void words_chunks(const pl_cpjds *p, const pl_csr *A, const hset *vm, const hset *om, int64_t c0, int64_t c1,
+                         uint32_t *w, uint16_t *lo, uint8_t *hi)
+{
+    const int C = p->C, ob = p->obits;
+    const int32_t n = p->nrows;
+    const int64_t base = p->chunk_start[c0];
+#pragma omp parallel for schedule(dynamic, 64)
+    for (int64_t c = c0; c < c1; c++) {
+        const int64_t at = p->chunk_start[c] - base;
+        const int32_t wd = p->chunk_width[c];
+        uint64_t lastv = 0, ok[OCACHE] = {0}; /* key 0 has id 0 in both tables */
+        uint32_t lastid = 0, oid[OCACHE] = {0};
+        for (int r = 0; r < C; r++) {
+            const int64_t i = c * C + r;
+            int32_t j = 0;
+            if (i < n) {
+                const int64_t grow = A->row0 + i;
+                for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+                    if (!LOCAL(A, k)) continue;
+                    uint64_t bits;
+                    memcpy(&bits, &A->val[k], sizeof bits);
+                    if (bits != lastv) lastid = map_id(vm, bits);
+                    lastv = bits;
+                    const uint64_t ko = (uint64_t)(A->col[k] - grow);
+                    uint32_t o;
+                    if (j < OCACHE && ok[j] == ko) {
+                        o = oid[j];
+                    } else {
+                        o = map_id(om, ko);
+                        if (j < OCACHE) ok[j] = ko, oid[j] = o;
+                    }
+                    put_word(w, lo, hi, at + (int64_t)j * C + r, (uint32_t)((uint64_t)lastid << ob) | o);
+                    j++;
+                }
+            }
+            for (; j < wd; j++) put_word(w, lo, hi, at + (int64_t)j * C + r, 0); /* +0.0 at the row's own column */
+        }
+    }
+}
+
+int pl_cpjds_fill_words(const pl_cpjds *p, const pl_csr *A, int64_t c0, int64_t c1, uint32_t *w, uint16_t *lo,
+                        uint8_t *hi)
+{
+    PL_CHECK(p && A && c0 >= 0 && c0 <= c1 && c1 <= p->nchunks && (w || (lo && hi)), PL_ERR_ARG,
+             "pl_cpjds_fill_words: bad arguments");
+    if (c0 == c1) return PL_OK;
+    hset vm = {0}, om = {0};
+    int rc = tables_maps(p, &vm, &om);
+    if (rc == PL_OK) words_chunks(p, A, &vm, &om, c0, c1, w, lo, hi);
+    hset_free(&vm);
+    hset_free(&om);
+    PL_CHECK(rc == PL_OK, rc, "out of host memory for the compressed tables' maps");
+    return PL_OK;
+}
+
+void pl_cpjds_copy_words(const pl_cpjds *p, int64_t c0, int64_t c1, uint32_t *w, uint16_t *lo, uint8_t *hi)
+{
+    const int64_t base = p->chunk_start[c0], cnt = p->chunk_start[c1] - base;
+    const uint32_t *src = p->ent + base;
+    if (w) {
+        memcpy(w, src, (size_t)cnt * sizeof *w);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t x = 0; x < cnt; x++) put_word(NULL, lo, hi, x, src[x]);
+}
+
+/* The counts' error of a matrix whose tables cannot fit (cs.over or the bits). */
+static int over_error(const pl_cpjds_stats *cs, double max_table_bytes, int64_t nv, int64_t no)
+{
+    const int vb = pl_cpjds_bits(nv), ob = pl_cpjds_bits(no);
+    if (cs->over == PL_CPJDS_OVER_COUNT)
+        return pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
+                            "the matrix cannot be compressed: more than %lld distinct values or column offsets "
+                            "(use [spmv] format = auto or pjds)",
+                            (long long)PL_CPJDS_COUNT_MAX);
+    if (cs->over == PL_CPJDS_OVER_TABLES)
+        return pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
+                            "the matrix cannot be compressed into tables of %.1f MiB: %lld distinct values and %lld "
+                            "distinct column offsets exceed them (the count stops there)",
+                            max_table_bytes / 1048576.0, (long long)nv, (long long)no);
+    return pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
+                        "the matrix cannot be compressed: %lld distinct values (%d bits) and %lld distinct "
+                        "column offsets (%d bits) need more than 32 bits per entry (the count stops there; "
+                        "use [spmv] format = auto or pjds)",
+                        (long long)nv, vb, (long long)no, ob);
+}
+
+/* pl_cpjds_create_ex (words = 1) or pl_cpjds_create_layout (words = 0). */
+static int create(const pl_csr *A, int C, double max_table_bytes, int words, pl_cpjds *out, pl_cpjds_stats *st)
 {
     memset(out, 0, sizeof *out);
     if (st) memset(st, 0, sizeof *st);
     PL_CHECK(A && C >= 1 && A->nrows >= 0 && A->nrows <= INT32_MAX, PL_ERR_ARG, "pl_cpjds_create: bad arguments");
     kset vs, os;
-    hset vm = {0}, om = {0};
     uint64_t *vk = NULL, *ok = NULL;
     pl_cpjds_stats cs;
     double t0 = pl_wtime();
@@ -470,73 +589,38 @@ int pl_cpjds_create_ex(const pl_csr *A, int C, double max_table_bytes, pl_cpjds 
     const int vb = pl_cpjds_bits(nv), ob = pl_cpjds_bits(no);
     if (rc == PL_OK && (cs.over || vb + ob > 32 || ob > 31)) {
         /* counts of the matrix's rows up to the entry that crossed the limit */
-        if (cs.over == PL_CPJDS_OVER_COUNT)
-            rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
-                              "the matrix cannot be compressed: more than %lld distinct values or column offsets "
-                              "(use [spmv] format = auto or pjds)",
-                              (long long)PL_CPJDS_COUNT_MAX);
-        else if (cs.over == PL_CPJDS_OVER_TABLES)
-            rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
-                              "the matrix cannot be compressed into tables of %.1f MiB: %lld distinct values and %lld "
-                              "distinct column offsets exceed them (the count stops there)",
-                              max_table_bytes / 1048576.0, (long long)nv, (long long)no);
-        else
-            rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__,
-                              "the matrix cannot be compressed: %lld distinct values (%d bits) and %lld distinct "
-                              "column offsets (%d bits) need more than 32 bits per entry (the count stops there; "
-                              "use [spmv] format = auto or pjds)",
-                              (long long)nv, vb, (long long)no, ob);
+        rc = over_error(&cs, max_table_bytes, nv, no);
         goto out;
     }
-    if (rc == PL_OK) rc = make_table(&vs, 0, &vk, &vm);
-    if (rc == PL_OK) rc = make_table(&os, 1, &ok, &om);
-    pl_debug("pl_cpjds_create: tables %.3f s", pl_wtime() - t0);
-    t0 = pl_wtime();
-    if (rc == PL_OK) rc = layout(A, C, out);
-    pl_debug("pl_cpjds_create: layout %.3f s", pl_wtime() - t0);
-    t0 = pl_wtime();
+    if (rc == PL_OK) rc = make_table(&vs, 0, &vk);
+    if (rc == PL_OK) rc = make_table(&os, 1, &ok);
     if (rc == PL_OK) {
         out->obits = ob;
         out->nval = (int32_t)nv;
         out->noff = (int32_t)no;
         out->vtab = malloc((size_t)nv * sizeof *out->vtab);
         out->otab = malloc((size_t)no * sizeof *out->otab);
-        out->ent = malloc((size_t)(out->nent ? out->nent : 1) * sizeof *out->ent);
-        if (!out->vtab || !out->otab || !out->ent) rc = PL_ERR_MEM;
+        if (!out->vtab || !out->otab) rc = PL_ERR_MEM;
     }
     if (rc == PL_OK) {
         memcpy(out->vtab, vk, (size_t)nv * sizeof *out->vtab); /* bit patterns */
         for (int64_t i = 0; i < no; i++) out->otab[i] = (int32_t)(int64_t)ok[i];
-        pl_cpjds *p = out;
-        const int32_t n = p->nrows;
-#pragma omp parallel for schedule(dynamic, 64)
-        for (int32_t c = 0; c < p->nchunks; c++) {
-            uint32_t *e = p->ent + p->chunk_start[c];
-            const int32_t w = p->chunk_width[c];
-            for (int r = 0; r < C; r++) {
-                int64_t i = (int64_t)c * C + r;
-                int32_t j = 0;
-                if (i < n) {
-                    const int64_t grow = A->row0 + i;
-                    for (int64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
-                        if (!LOCAL(A, k)) continue;
-                        uint64_t bits;
-                        memcpy(&bits, &A->val[k], sizeof bits);
-                        uint32_t v = map_id(&vm, bits), o = map_id(&om, (uint64_t)(A->col[k] - grow));
-                        e[(int64_t)j * C + r] = (uint32_t)((uint64_t)v << ob) | o;
-                        j++;
-                    }
-                }
-                for (; j < w; j++) e[(int64_t)j * C + r] = 0; /* +0.0 at the row's own column */
-            }
-        }
     }
-    pl_debug("pl_cpjds_create: entry words %.3f s", pl_wtime() - t0);
+    pl_debug("pl_cpjds_create: tables %.3f s", pl_wtime() - t0);
+    t0 = pl_wtime();
+    if (rc == PL_OK) rc = layout(A, C, out);
+    pl_debug("pl_cpjds_create: layout %.3f s", pl_wtime() - t0);
+    t0 = pl_wtime();
+    if (rc == PL_OK && words) {
+        out->ent = malloc((size_t)(out->nent ? out->nent : 1) * sizeof *out->ent);
+        if (!out->ent) rc = PL_ERR_MEM;
+        if (rc == PL_OK) rc = pl_cpjds_fill_words(out, A, 0, out->nchunks, out->ent, NULL, NULL);
+        if (rc == PL_ERR_MEM) pl_error_clear();
+        pl_debug("pl_cpjds_create: entry words %.3f s", pl_wtime() - t0);
+    }
 out:
     kset_free(&vs);
     kset_free(&os);
-    hset_free(&vm);
-    hset_free(&om);
     free(vk);
     free(ok);
     if (rc != PL_OK) {
@@ -545,6 +629,16 @@ out:
         return pl_error_trace(rc, __FILE__, __LINE__, __func__, "compressing the local part");
     }
     return PL_OK;
+}
+
+int pl_cpjds_create_ex(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st)
+{
+    return create(A, C, max_table_bytes, 1, out, st);
+}
+
+int pl_cpjds_create_layout(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st)
+{
+    return create(A, C, max_table_bytes, 0, out, st);
 }
 
 int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out) { return pl_cpjds_create_ex(A, C, 0.0, out, NULL); }

@@ -282,6 +282,13 @@ static int fill_range(void *arg, int64_t c0, int64_t c1, int32_t *col, double *v
     return PL_OK;
 }
 
+/* The compressed words of chunks [c0, c1) (cmat_create_fill). */
+static int cfill_range(void *arg, int64_t c0, int64_t c1, uint32_t *w, uint16_t *lo, uint8_t *hi)
+{
+    const fill_arg *f = arg;
+    return pl_cpjds_fill_words(&f->op->cloc, f->A, c0, c1, w, lo, hi);
+}
+
 /* Step 3b (local): local pJDS straight from the CSR block: permuted row s
  * takes the local entries of row perm[s] in their order, columns renumbered
  * through iperm; padding repeats the row's last column. */
@@ -405,7 +412,13 @@ static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
     pl_backend *be = op->be;
     op->host_shared = be->host_memory;
     const int cmp = op->fmt == PL_FORMAT_COMPRESSED;
-    if (cmp) PL_CALL(be->cmat_create(be, &op->cloc, &op->d_loc));
+    if (cmp && !op->cloc.ent && op->cloc.nent > 0) { /* tables and layout only (op_format.c): stream the words */
+        fill_arg fc = {NULL, 0, op, A, t};
+        PL_CHECK(be->cmat_create_fill, PL_ERR_ARG, "the compressed matrix has no words and the backend cannot fill");
+        PL_CALL(be->cmat_create_fill(be, &op->cloc, cfill_range, &fc, &op->d_loc));
+    } else if (cmp) {
+        PL_CALL(be->cmat_create(be, &op->cloc, &op->d_loc));
+    }
     if (op->stream_fill) {
         fill_arg fl = {&op->loc, 0, op, A, t}, fr = {&op->rem, 1, op, A, t};
         if (!cmp) PL_CALL(be->mat_create_fill(be, &op->loc, fill_range, &fl, &op->d_loc));

@@ -100,8 +100,14 @@ static int decide_compressed(pl_op *op, const pl_csr *A, const pl_op_options *cf
     int64_t nent = 0, nnz = 0;
     pl_cpjds_stats cs;
     memset(&cs, 0, sizeof cs);
-    int rc = pl_cpjds_create_ex(A, cfg->chunk_height, want == PL_FORMAT_AUTO ? PL_CPJDS_AUTO_TABLE_BYTES : 0.0,
-                                &op->cloc, &cs);
+    /* a device backend that streams the words (cmat_create_fill) gets the
+     * tables and layout only: the words are made chunk range by chunk range
+     * into its staging buffers at the upload, overlapping the copies */
+    const pl_backend *be = op->be;
+    const int lazy = be->cmat_create_fill && !be->host_memory && !be->tune.fill_host && A->nrows > 0;
+    const double tb = want == PL_FORMAT_AUTO ? PL_CPJDS_AUTO_TABLE_BYTES : 0.0;
+    int rc = lazy ? pl_cpjds_create_layout(A, cfg->chunk_height, tb, &op->cloc, &cs)
+                  : pl_cpjds_create_ex(A, cfg->chunk_height, tb, &op->cloc, &cs);
     int fits_here = rc == PL_OK;
     if (rc == PL_ERR_INPUT && want == PL_FORMAT_AUTO) { /* cs holds the counts up to where it stopped */
         pl_error_clear();
@@ -114,7 +120,12 @@ static int decide_compressed(pl_op *op, const pl_csr *A, const pl_op_options *cf
     }
     PL_CALL(pl_op_agree(op->comm, rc, want == PL_FORMAT_COMPRESSED ? "compressing the matrix"
                                                                     : "counting the distinct matrix values"));
-    local_entries(A, cfg->chunk_height, &nent, &nnz);
+    if (fits_here) { /* the layout counted them */
+        nent = op->cloc.nent;
+        nnz = op->cloc.nnz;
+    } else {
+        local_entries(A, cfg->chunk_height, &nent, &nnz);
+    }
     int64_t loc[3] = {cs.nval, cs.noff, cs.over}, mx[3];
     int all_fit = 0;
     double sz[2] = {(double)nent, (double)nnz}, sum[2];
@@ -163,7 +174,7 @@ static int decide_compressed(pl_op *op, const pl_csr *A, const pl_op_options *cf
 
 int pl_op_format_build(pl_op *op, const pl_csr *A, int C)
 {
-    if (op->cloc.ent || op->cloc.nchunks > 0) return PL_OK; /* made by pl_op_format_decide */
+    if (op->cloc.ent || op->cloc.nchunks > 0) return PL_OK; /* made by pl_op_format_decide (ent NULL: streamed) */
     PL_CALL(pl_cpjds_create(A, C, &op->cloc));
     return PL_OK;
 }

@@ -175,6 +175,19 @@ int pl_cpjds_create(const pl_csr *A, int C, pl_cpjds *out);
  * tables of X MiB") tables over max_table_bytes (> 0; 0: no limit), and
  * the count's stats into *st (may be NULL; filled also on PL_ERR_INPUT). */
 int pl_cpjds_create_ex(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st);
+/* The same without the entry words: tables and layout only, out->ent NULL
+ * (a device backend's cmat_create_fill then writes the words chunk range by
+ * chunk range into its staging buffers with pl_cpjds_fill_words). */
+int pl_cpjds_create_layout(const pl_csr *A, int C, double max_table_bytes, pl_cpjds *out, pl_cpjds_stats *st);
+/* The entry words of chunks [c0, c1) of p (tables and layout of A, as made
+ * by pl_cpjds_create_layout), index 0 = entry chunk_start[c0]: into w as
+ * 32-bit words, or (w NULL) into the planes lo (low 16 bits) and hi (bits
+ * 16..23; the words must fit 24 bits).  The same words as pl_cpjds_create
+ * on any thread count.  Parallel.  PL_ERR_MEM. */
+int pl_cpjds_fill_words(const pl_cpjds *p, const pl_csr *A, int64_t c0, int64_t c1, uint32_t *w, uint16_t *lo,
+                        uint8_t *hi);
+/* The same from the host words p->ent (copy, or split into the planes). */
+void pl_cpjds_copy_words(const pl_cpjds *p, int64_t c0, int64_t c1, uint32_t *w, uint16_t *lo, uint8_t *hi);
 void pl_cpjds_destroy(pl_cpjds *p);
 /* Bytes of the arrays (entries, layout, tables).  Can't fail. */
 size_t pl_cpjds_bytes(const pl_cpjds *p);
@@ -190,6 +203,10 @@ void pl_cpjds_spmv_ref(const pl_cpjds *p, const double *x, double *y);
 typedef struct pl_backend pl_backend;
 /* Writes the entries of chunks [c0, c1) of a pJDS layout (mat_create_fill). */
 typedef int (*pl_pjds_fill_fn)(void *arg, int64_t c0, int64_t c1, int32_t *col, double *val);
+/* Writes the entry words of chunks [c0, c1) of a compressed layout
+ * (cmat_create_fill), as pl_cpjds_fill_words: 32-bit words into w, or (w
+ * NULL) the 16-bit and 8-bit planes into lo and hi. */
+typedef int (*pl_cpjds_fill_fn)(void *arg, int64_t c0, int64_t c1, uint32_t *w, uint16_t *lo, uint8_t *hi);
 struct pl_backend {
     const char *name;  /* "cpu" or "cuda": for messages only */
     void *ctx;         /* handles, streams; owned by the backend */
@@ -303,6 +320,14 @@ struct pl_backend {
      * a compressed matrix takes in backend memory (the CUDA layout may be
      * narrower than the host's 32-bit words) */
     size_t (*cmat_bytes)(pl_backend *be, const void *mat);
+    /* cmat_create_fill, optional (NULL: op_format.c builds the whole host
+     * words and calls cmat_create): a compressed matrix from its tables and
+     * layout (ent NULL) and a callback that writes the words of chunks
+     * [c0, c1) (index 0 = entry chunk_start[c0]); called for consecutive
+     * chunk ranges that fit the backend's staging buffers, so that the host
+     * never holds the whole word array and its production overlaps the
+     * copies. */
+    int (*cmat_create_fill)(pl_backend *be, const pl_cpjds *layout, pl_cpjds_fill_fn fill, void *arg, void **mat);
 };
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64

@@ -362,88 +362,46 @@ static int upload_layout(pl_cuda_ctx *cx, const pjds *p, pl_cuda_mat *m, size_t 
     return PL_OK;
 }
 
-static int mat_upload(pl_backend *be, const pjds *p, pl_cuda_mat *m)
+/* Staging of the pJDS entries (staging.cu): two page-locked sets of this
+ * many entries (12 B each: 24 MiB per set), filled on the host in turn
+ * while the other one is copied to the device. */
+#define PL_FILL_STAGE_ENTRIES (INT64_C(2) << 20)
+
+typedef struct pjds_src {
+    const pjds *p;
+    pl_pjds_fill_fn fill; /* NULL: copy from p->col, p->val */
+    void *arg;
+} pjds_src;
+
+/* planes: col (int32), val (double) of chunks [c0, c1) */
+static int pjds_stage_fill(void *arg, int64_t c0, int64_t c1, void *const *pl)
+{
+    const pjds_src *s = (const pjds_src *)arg;
+    if (s->fill) return s->fill(s->arg, c0, c1, (int32_t *)pl[0], (double *)pl[1]);
+    const int64_t off = s->p->chunk_start[c0], cnt = s->p->chunk_start[c1] - off;
+    memcpy(pl[0], s->p->col + off, (size_t)cnt * sizeof(int32_t));
+    memcpy(pl[1], s->p->val + off, (size_t)cnt * sizeof(double));
+    return PL_OK;
+}
+
+/* The layout, then the entries through the staging buffers: written by fill
+ * (mat_create_fill: the host never holds them whole) or copied from the
+ * host arrays (mat_create). */
+static int mat_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, pl_cuda_mat *m)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     size_t tot = 0;
     const size_t nent = (size_t)p->nent;
-    PL_CALL(upload_layout(cx, p, m, &tot));
-    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_col, p->col, nent * sizeof(int32_t), &tot));
-    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_val, p->val, nent * sizeof(double), &tot));
-    PL_CUDA(cudaStreamSynchronize(cx->stream));
-    m->bytes = tot;
-    be->bytes_h2d += (double)tot;
-    return PL_OK;
-}
-
-/* Staging of mat_create_fill: two page-locked buffers of this many entries
- * (12 B each: 96 MiB per buffer), filled on the host in turn while the
- * other one is copied to the device. */
-#define PL_FILL_STAGE_ENTRIES (INT64_C(8) << 20)
-
-static int fill_upload(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *arg, pl_cuda_mat *m)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    size_t tot = 0;
-    const size_t nch = (size_t)p->nchunks, nent = (size_t)p->nent;
+    PL_CHECK(fill || nent == 0 || (p->col && p->val), PL_ERR_ARG, "mat_create: the pJDS matrix has no entries");
     PL_CALL(upload_layout(cx, p, m, &tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_col, NULL, nent * sizeof(int32_t), &tot)); /* allocation only */
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_val, NULL, nent * sizeof(double), &tot));
-    /* staging: at least the largest chunk */
-    int64_t stage = PL_FILL_STAGE_ENTRIES, widest = 0;
+    int64_t stage = PL_FILL_STAGE_ENTRIES;
     if (be->tune.fill_stage_entries > 0) stage = be->tune.fill_stage_entries; /* tests: several ranges */
-    for (size_t c = 0; c < nch; c++) {
-        int64_t w = p->chunk_start[c + 1] - p->chunk_start[c];
-        if (w > widest) widest = w;
-    }
-    if (widest > stage) stage = widest;
-    if ((int64_t)nent < stage) stage = (int64_t)nent;
-    int32_t *hc[2] = {NULL, NULL};
-    double *hv[2] = {NULL, NULL};
-    cudaEvent_t ev[2] = {NULL, NULL};
-    int used[2] = {0, 0}, rc = PL_OK;
-    for (int b = 0; b < 2 && rc == PL_OK && stage > 0; b++) {
-        if (cudaMallocHost((void **)&hc[b], (size_t)stage * sizeof(int32_t)) != cudaSuccess ||
-            cudaMallocHost((void **)&hv[b], (size_t)stage * sizeof(double)) != cudaSuccess ||
-            cudaEventCreateWithFlags(&ev[b], cudaEventDisableTiming) != cudaSuccess)
-            rc = PL_ERROR(PL_ERR_MEM, "cannot allocate %.0f MiB of page-locked staging for the matrix upload",
-                          (double)stage * 12.0 / 1048576.0);
-    }
-    size_t c = 0;
-    for (int b = 0; rc == PL_OK && c < nch; b ^= 1) {
-        size_t c1 = c + 1;
-        while (c1 < nch && p->chunk_start[c1 + 1] - p->chunk_start[c] <= stage) c1++;
-        cudaError_t ce = used[b] ? cudaEventSynchronize(ev[b]) : cudaSuccess;
-        if (ce != cudaSuccess) {
-            rc = PL_ERROR(PL_ERR_CUDA, "waiting for a matrix upload: %s", cudaGetErrorString(ce));
-            break;
-        }
-        int64_t off = p->chunk_start[c], cnt = p->chunk_start[c1] - off;
-        rc = fill(arg, (int64_t)c, (int64_t)c1, hc[b], hv[b]);
-        if (rc != PL_OK) break;
-        if (cnt > 0) {
-            ce = cudaMemcpyAsync(m->d_col + off, hc[b], (size_t)cnt * sizeof(int32_t), cudaMemcpyHostToDevice, cx->stream);
-            if (ce == cudaSuccess)
-                ce = cudaMemcpyAsync(m->d_val + off, hv[b], (size_t)cnt * sizeof(double), cudaMemcpyHostToDevice,
-                                     cx->stream);
-            if (ce == cudaSuccess) ce = cudaEventRecord(ev[b], cx->stream);
-            if (ce != cudaSuccess) {
-                rc = PL_ERROR(PL_ERR_CUDA, "matrix upload (cudaMemcpyAsync): %s", cudaGetErrorString(ce));
-                break;
-            }
-        }
-        used[b] = cnt > 0;
-        c = c1;
-    }
-    /* the staging buffers may be freed only after the copies */
-    cudaError_t se = cudaStreamSynchronize(cx->stream);
-    for (int b = 0; b < 2; b++) {
-        if (hc[b]) (void)cudaFreeHost(hc[b]);
-        if (hv[b]) (void)cudaFreeHost(hv[b]);
-        if (ev[b]) (void)cudaEventDestroy(ev[b]);
-    }
-    PL_CALL(rc);
-    PL_CUDA(se);
+    pjds_src src = {p, fill, arg};
+    const size_t esize[2] = {sizeof(int32_t), sizeof(double)};
+    void *const dst[2] = {m->d_col, m->d_val};
+    PL_CALL(pl_cuda_staged_upload(cx, p->chunk_start, p->nchunks, stage, 2, esize, dst, pjds_stage_fill, &src));
     m->bytes = tot;
     be->bytes_h2d += (double)tot;
     return PL_OK;
@@ -518,10 +476,10 @@ static int mat_make(pl_backend *be, const pjds *p, pl_pjds_fill_fn fill, void *a
     m->nchunks = p->nchunks;
     m->nnz = p->nnz;
     m->nent = p->nent;
-    int e = fill ? fill_upload(be, p, fill, arg, m) : mat_upload(be, p, m);
+    int e = mat_upload(be, p, fill, arg, m);
     if (e != PL_OK) {
         cu_mat_destroy(be, m);
-        return pl_error_trace(e, __FILE__, __LINE__, __func__, fill ? "fill_upload" : "mat_upload");
+        return pl_error_trace(e, __FILE__, __LINE__, __func__, "mat_upload");
     }
     e = block_mode(be, p, m);
     if (e != PL_OK) {
@@ -724,6 +682,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gemm = cu_gemm;
     be->mat_create = cu_mat_create;
     be->cmat_create = pl_cuda_cmat_create;
+    be->cmat_create_fill = pl_cuda_cmat_create_fill;
     be->cmat_bytes = cu_cmat_bytes;
     be->mat_create_fill = cu_mat_create_fill;
     be->mat_values = cu_mat_values;

@@ -226,26 +226,61 @@ extern "C" int pl_cuda_cpjds_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, 
     return PL_OK;
 }
 
-/* 32-bit words -> the 16-bit and 8-bit planes (grid-stride) */
-__global__ void k_split_words(const uint32_t *__restrict__ w, int64_t n, uint16_t *__restrict__ lo,
-                              uint8_t *__restrict__ hi)
+/* Staging of the entry words (staging.cu): two page-locked sets of this
+ * many words (3 B narrow, 4 B wide: 12-16 MiB per set). */
+#define PL_CMAT_STAGE_ENTRIES (INT64_C(4) << 20)
+
+typedef struct cmat_src {
+    const pl_cpjds *p;
+    pl_cpjds_fill_fn fill; /* NULL: from the host words p->ent */
+    void *arg;
+    int narrow;            /* planes: 16-bit low, 8-bit high; else 32-bit words */
+} cmat_src;
+
+static int cmat_stage_fill(void *arg, int64_t c0, int64_t c1, void *const *pl)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        const uint32_t u = w[i];
-        lo[i] = (uint16_t)(u & 0xFFFFu);
-        hi[i] = (uint8_t)(u >> 16);
-    }
+    const cmat_src *s = (const cmat_src *)arg;
+    uint32_t *w = s->narrow ? NULL : (uint32_t *)pl[0];
+    uint16_t *lo = s->narrow ? (uint16_t *)pl[0] : NULL;
+    uint8_t *hi = s->narrow ? (uint8_t *)pl[1] : NULL;
+    if (s->fill) return s->fill(s->arg, c0, c1, w, lo, hi);
+    pl_cpjds_copy_words(s->p, c0, c1, w, lo, hi);
+    return PL_OK;
 }
 
-/* be->cmat_create: the layout, the entry words and the tables in device
- * memory (a pl_cuda_mat with compressed = 1; d_col and d_val stay NULL).
- * Narrow planes where the words fit 24 bits and byte lengths where the rows
- * have at most 255 entries (header). */
-extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat)
+/* Layout, tables and device arrays of m, the byte lengths through hl (set
+ * when every row has at most 255 entries). */
+static int cmat_arrays(pl_cuda_ctx *cx, const pl_cpjds *p, int narrow_words, int byte_len, uint8_t *hl,
+                       pl_cuda_mat *m, size_t *tot)
+{
+    const size_t nlen = (size_t)p->nchunks * (size_t)p->C, nent = (size_t)p->nent;
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start,
+                                 (size_t)(p->nchunks + 1) * sizeof(int64_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, (size_t)p->nchunks * sizeof(int32_t),
+                                 tot));
+    if (byte_len) PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_len8, hl, nlen, tot));
+    else PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_row_len, p->row_len, nlen * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_vtab, p->vtab, (size_t)p->nval * sizeof(double), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_otab, p->otab, (size_t)p->noff * sizeof(int32_t), tot));
+    if (narrow_words) { /* allocation only: the words come through the staging */
+        PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_ent16, NULL, nent * sizeof(uint16_t), tot));
+        PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_ent8, NULL, nent, tot));
+    } else {
+        PL_CALL(pl_cuda_upload_array(cx, (void **)&m->d_ent, NULL, nent * sizeof(uint32_t), tot));
+    }
+    return PL_OK;
+}
+
+/* The layout, the tables and the entry words in device memory (a
+ * pl_cuda_mat with compressed = 1; d_col and d_val stay NULL); the words
+ * written by fill (cmat_create_fill) or taken from p->ent (cmat_create),
+ * through page-locked staging.  Narrow planes where the words fit 24 bits
+ * and byte lengths where the rows have at most 255 entries (header). */
+static int cmat_make(pl_backend *be, const pl_cpjds *p, pl_cpjds_fill_fn fill, void *arg, void **mat)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     *mat = NULL;
-    PL_CHECK(p->ent || p->nent == 0, PL_ERR_ARG, "cmat_create: the compressed matrix has no entries");
+    PL_CHECK(fill || p->ent || p->nent == 0, PL_ERR_ARG, "cmat_create: the compressed matrix has no entries");
     pl_cuda_mat *m = (pl_cuda_mat *)calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory");
     m->compressed = 1;
@@ -265,50 +300,22 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
     uint8_t *hl = NULL;
     size_t tot = 0;
     int rc = PL_OK;
-    if (rc == PL_OK && byte_len) {
+    if (byte_len) {
         hl = (uint8_t *)malloc(nlen);
         if (!hl) rc = PL_ERROR(PL_ERR_MEM, "out of host memory (%zu bytes of row lengths)", nlen);
         else
             for (size_t i = 0; i < nlen; i++) hl[i] = (uint8_t)p->row_len[i];
     }
-    if (rc == PL_OK)
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_start, p->chunk_start,
-                                  (size_t)(p->nchunks + 1) * sizeof(int64_t), &tot);
-    if (rc == PL_OK)
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_chunk_width, p->chunk_width, (size_t)p->nchunks * sizeof(int32_t),
-                                  &tot);
-    if (rc == PL_OK)
-        rc = byte_len ? pl_cuda_upload_array(cx, (void **)&m->d_len8, hl, nlen, &tot)
-                      : pl_cuda_upload_array(cx, (void **)&m->d_row_len, p->row_len, nlen * sizeof(int32_t), &tot);
-    if (rc == PL_OK && narrow_words) {
-        /* the 32-bit words go up once and are split on the device (a host
-         * loop over HMEp's 83 M words cost 0.2 s of start-up) */
-        uint32_t *d_tmp = NULL;
-        size_t ttmp = 0;
-        rc = pl_cuda_upload_array(cx, (void **)&d_tmp, p->ent, nent * sizeof(uint32_t), &ttmp);
-        if (rc == PL_OK) rc = pl_cuda_upload_array(cx, (void **)&m->d_ent16, NULL, nent * sizeof(uint16_t), &tot);
-        if (rc == PL_OK) rc = pl_cuda_upload_array(cx, (void **)&m->d_ent8, NULL, nent, &tot);
-        if (rc == PL_OK) {
-            const unsigned nb = (unsigned)((nent + 255) / 256 < 65535u * 64u ? (nent + 255) / 256 : 65535u * 64u);
-            k_split_words<<<nb, 256, 0, cx->stream>>>(d_tmp, (int64_t)nent, m->d_ent16, m->d_ent8);
-            cudaError_t e = cudaGetLastError();
-            if (e == cudaSuccess) e = cudaStreamSynchronize(cx->stream);
-            if (e != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "splitting the compressed words: %s", cudaGetErrorString(e));
-        }
-        if (d_tmp) (void)cudaFree(d_tmp);
-    } else if (rc == PL_OK) {
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_ent, p->ent, nent * sizeof(uint32_t), &tot);
+    if (rc == PL_OK) rc = cmat_arrays(cx, p, narrow_words, byte_len, hl, m, &tot);
+    if (rc == PL_OK) { /* the words; returns after every copy, those above included */
+        int64_t stage = be->tune.fill_stage_entries > 0 ? be->tune.fill_stage_entries : PL_CMAT_STAGE_ENTRIES;
+        cmat_src src = {p, fill, arg, narrow_words};
+        const size_t es_n[2] = {sizeof(uint16_t), sizeof(uint8_t)}, es_w[1] = {sizeof(uint32_t)};
+        void *const dn[2] = {m->d_ent16, m->d_ent8}, *const dw[1] = {m->d_ent};
+        rc = pl_cuda_staged_upload(cx, p->chunk_start, p->nchunks, stage, narrow_words ? 2 : 1,
+                                   narrow_words ? es_n : es_w, narrow_words ? dn : dw, cmat_stage_fill, &src);
     }
-    if (rc == PL_OK)
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_vtab, p->vtab, (size_t)p->nval * sizeof(double), &tot);
-    if (rc == PL_OK)
-        rc = pl_cuda_upload_array(cx, (void **)&m->d_otab, p->otab, (size_t)p->noff * sizeof(int32_t), &tot);
     m->bytes = tot;
-    if (rc == PL_OK) {
-        /* the host arrays may be freed once this returns */
-        cudaError_t e = cudaStreamSynchronize(cx->stream);
-        if (e != cudaSuccess) rc = PL_ERROR(PL_ERR_CUDA, "uploading the compressed matrix: %s", cudaGetErrorString(e));
-    }
     if (rc != PL_OK) (void)cudaStreamSynchronize(cx->stream); /* no copy from hl in flight */
     free(hl);
     /* the matrix's kernel: the configured one, else its layout's best */
@@ -322,4 +329,18 @@ extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat
     }
     *mat = m;
     return PL_OK;
+}
+
+/* be->cmat_create: from the host words p->ent. */
+extern "C" int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat)
+{
+    return cmat_make(be, p, NULL, NULL, mat);
+}
+
+/* be->cmat_create_fill: the words written by fill into the staging buffers. */
+extern "C" int pl_cuda_cmat_create_fill(pl_backend *be, const pl_cpjds *p, pl_cpjds_fill_fn fill, void *arg,
+                                        void **mat)
+{
+    PL_CHECK(fill, PL_ERR_ARG, "cmat_create_fill: no fill function");
+    return cmat_make(be, p, fill, arg, mat);
 }

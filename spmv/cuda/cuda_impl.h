@@ -140,11 +140,22 @@ extern "C" {
  * an asynchronous copy of h on cx->stream; *total += the bytes allocated.
  * PL_ERR_MEM "out of device memory ..." when cudaMalloc fails for size. */
 int pl_cuda_upload_array(pl_cuda_ctx *cx, void **d, const void *h, size_t bytes, size_t *total);
+/* staging.cu: the entries of chunks [0, nchunks) (entry e of plane q at
+ * dst[q] + e esize[q], e from chunk_start[0]) through two page-locked
+ * staging sets of at least `stage` entries (at least the widest chunk),
+ * fill writing the planes of consecutive chunk ranges [c0, c1) while the
+ * previous range is copied on cx->stream; returns after every copy (one
+ * cudaStreamSynchronize, also of the copies queued before). */
+#define PL_STAGE_PLANES 2
+typedef int (*pl_cuda_stage_fill)(void *arg, int64_t c0, int64_t c1, void *const *planes);
+int pl_cuda_staged_upload(pl_cuda_ctx *cx, const int64_t *chunk_start, int64_t nchunks, int64_t stage, int np,
+                          const size_t *esize, void *const *dst, pl_cuda_stage_fill fill, void *arg);
 /* cpjds_kernels.cu: be->cmat_create, the compressed SpMV (variant <
  * pl_cuda_cpjds_nvariants(), pl_cuda_bench.h) and SpMMV; the variant of a
  * name (-1: none). */
 int pl_cuda_cpjds_variant_by_name(const char *name);
 int pl_cuda_cmat_create(pl_backend *be, const pl_cpjds *p, void **mat);
+int pl_cuda_cmat_create_fill(pl_backend *be, const pl_cpjds *p, pl_cpjds_fill_fn fill, void *arg, void **mat);
 int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y);
 int pl_cuda_cpjds_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y);
 /* pjds_kernels.cu */
