@@ -224,19 +224,33 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, d
  * normalisation error of the earlier columns: assuming unit columns
  * (||x||^2 - c0^2 - c1^2) would amplify their norm error by
  * (alpha_j / beta_j)^2 at every step. */
-int kr_orthogonalize_local(kr_ws *w, int j, double beta_prev, double *alpha, double *nrm, double *growth,
+int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *alpha, double *nrm, double *growth,
                            double *ovl, int *done)
 {
     double t0 = pl_wtime();
     double *x = kr_col(w, j + 1);
     const double col_bytes = 8.0 * (double)w->n;
-    double G[9];
+    double G[9], H[PL_SEL_KMAX + 9];
     *done = 0;
     PL_CHECK(j >= 1, PL_ERR_INTERNAL, "local orthogonalisation needs j >= 1 (got %d)", j);
-    PL_CALL(pl_vec_gram(w->op, 3, kr_col(w, j - 1), w->ld, G));
+    const int fused = nsel > 0 && nsel <= PL_SEL_KMAX && nsel < j && w->be->sel_gram && w->be->sel_update;
+    double ssel = 0.0; /* ||V_sel^T x||^2 (fused) */
+    if (fused) { /* V_sel^T x and the Gram matrix in one pass; the projection joins the update */
+        PL_CALL(pl_vec_sel_gram(w->op, nsel, w->V, kr_col(w, j - 1), w->ld, H));
+        memcpy(G, H + nsel, sizeof G);
+        for (int i = 0; i < nsel; i++) ssel += H[i] * H[i];
+        w->t.vec_bytes += col_bytes * (double)(nsel + 3);
+    } else {
+        if (nsel > 0) PL_CALL(kr_project_out(w, nsel, j + 1));
+        PL_CALL(pl_vec_gram(w->op, 3, kr_col(w, j - 1), w->ld, G));
+        w->t.vec_bytes += col_bytes * 3.0;
+    }
     w->t.reductions++;
-    w->t.vec_bytes += col_bytes * 3.0;
-    const double g00 = G[0], g01 = G[3], g11 = G[4], r0 = G[6], r1 = G[7], xx = fmax(G[8], 0.0);
+    /* fused: x' = x - V_sel h is what the local step sees; its overlaps with
+     * v_{j-1}, v_j differ from those of x by (v^T V_sel) h, the product of
+     * two loss-of-orthogonality levels (below eps), and ||x'||^2 = ||x||^2
+     * - ||h||^2 up to the same */
+    const double g00 = G[0], g01 = G[3], g11 = G[4], r0 = G[6], r1 = G[7], xx = fmax(G[8] - ssel, 0.0);
     const double be = beta_prev;
     if (g11 > 0.5 && xx > 0.0) {
         /* x' = x - beta v_{j-1} - alpha v_j, alpha making x' orthogonal to v_j */
@@ -244,8 +258,13 @@ int kr_orthogonalize_local(kr_ws *w, int j, double beta_prev, double *alpha, dou
         const double b2 = xx + be * be * g00 + al * al * g11 - 2.0 * be * r0 - 2.0 * al * r1 + 2.0 * al * be * g01;
         if (b2 > 1e-4 * xx) {
             double b = sqrt(b2), c[2] = {be, al};
-            PL_CALL(w->be->gemv_n(w->be, w->n, 2, -1.0 / b, kr_col(w, j - 1), w->ld, c, 1.0 / b, x));
-            w->t.vec_bytes += col_bytes * 4.0;
+            if (fused) {
+                PL_CALL(w->be->sel_update(w->be, w->n, nsel, w->V, H, kr_col(w, j - 1), c, w->ld, 1.0 / b, x));
+                w->t.vec_bytes += col_bytes * (double)(nsel + 4);
+            } else {
+                PL_CALL(w->be->gemv_n(w->be, w->n, 2, -1.0 / b, kr_col(w, j - 1), w->ld, c, 1.0 / b, x));
+                w->t.vec_bytes += col_bytes * 4.0;
+            }
             *alpha = al;
             *nrm = b;
             *growth = sqrt(xx) / b;

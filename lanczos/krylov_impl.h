@@ -158,10 +158,11 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, d
  * v_{j-1}^T v_{j+1}, ovl[1] = v_j^T v_{j+1} follow exactly (no assumption
  * that v_{j-1}, v_j have unit norm); then one gemv_n.  *growth = ||x|| /
  * *nrm.  When the new norm is below 1e-2 ||x|| the column is left
- * untouched and *done = 0: the caller orthogonalises in full
+ * untouched (but for the selective projection when the backend has no
+ * fused sel_gram/sel_update) and *done = 0: the caller orthogonalises in full
  * (kr_orthogonalize, with its breakdown guard).  No synchronisation after
  * the update (the next SpMV is queued behind it).  Collective. */
-int kr_orthogonalize_local(kr_ws *w, int j, double beta_prev, double *alpha, double *nrm, double *growth,
+int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *alpha, double *nrm, double *growth,
                            double *ovl, int *done);
 /* Column j = a reproducible random vector (hash of seed and original global
  * row) orthonormal to columns 0..j-1; *exhausted: it vanished.  first = 1:

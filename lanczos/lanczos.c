@@ -229,8 +229,10 @@ static int lz_step_local(kr_solver *s, int j, double *alpha, double *nrm, int *i
     const double beta_prev = w->T[(size_t)j * w->m + (j - 1)];
     double growth = 1.0, ovl[2] = {0.0, 0.0};
     PL_CALL(kr_apply_queued(w, j, j + 1));
-    if (c->nsel > 0) PL_CALL(kr_project_out(w, c->nsel, j + 1));
-    PL_CALL(kr_orthogonalize_local(w, j, beta_prev, alpha, nrm, &growth, ovl, local));
+    /* the leading nsel kept columns are projected out of the new vector in
+     * the same reduction and update as the local step where the backend
+     * fuses them (sel_gram, sel_update), else before it (kr_project_out) */
+    PL_CALL(kr_orthogonalize_local(w, j, c->nsel, beta_prev, alpha, nrm, &growth, ovl, local));
     if (!*local || c->reorth != LZ_REORTH_PARTIAL) return PL_OK;
     double om = kr_pro_estimate(&c->pro, w->T, j, *alpha, beta_prev, *nrm, ovl, s->normest);
     if (c->nsel > 0) om = kr_pro_selected(&c->pro, c->nsel, j, *alpha, beta_prev, *nrm);

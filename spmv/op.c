@@ -216,6 +216,16 @@ int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, con
     return PL_OK;
 }
 
+int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h)
+{
+    PL_CHECK(op->be->sel_gram, PL_ERR_NOTSUP, "backend %s has no fused selective Gram matrix", op->be->name);
+    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX, PL_ERR_ARG, "sel_gram of %d columns (1..%d)", ka, PL_SEL_KMAX);
+    PL_CALL(op->be->sel_gram(op->be, (size_t)op->n, ka, A, B, ld, h));
+    if (op->size == 1) return PL_OK;
+    PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, ka + 9, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of A^T x, B^T B");
+    return PL_OK;
+}
+
 void pl_op_options_defaults(pl_op_options *o)
 {
     *o = (pl_op_options){.chunk_height = 32,

@@ -328,7 +328,20 @@ struct pl_backend {
      * never holds the whole word array and its production overlaps the
      * copies. */
     int (*cmat_create_fill)(pl_backend *be, const pl_cpjds *layout, pl_cpjds_fill_fn fill, void *arg, void **mat);
+    /* sel_gram and sel_update, optional (NULL: lanczos composes gemv_t,
+     * gemv_n and gram): the Lanczos local step with selective
+     * orthogonalisation in one reduction.  B is three adjacent columns
+     * b0, b1, x (ld); A is ka adjacent columns (ld), 1 <= ka <= PL_SEL_KMAX.
+     * sel_gram, one pass over ka + 3 columns: h[0:ka] = A^T x and
+     * h[ka:ka+9] = B^T B (3 x 3, column-major), local partial sums, host.
+     * sel_update, one pass: x = s (x - A ca - b0 cb[0] - b1 cb[1]) (ca, cb
+     * on the host, may change once the call returns; asynchronous like
+     * gemv_n). */
+    int (*sel_gram)(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h);
+    int (*sel_update)(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
+                      const double *cb, size_t ld, double s, double *x);
 };
+#define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64
 
@@ -504,6 +517,9 @@ int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r);
 /* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
  * with global sums; PL_ERR_NOTSUP when the backend has none. */
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);
+/* The backend's sel_gram with global sums (ka + 9 values, one reduction);
+ * PL_ERR_NOTSUP when the backend has none.  Collective. */
+int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h);
 
 /* ---- row-block partition (collective helpers) -------------------------- */
 /* Split rows [0, N) into `size` contiguous blocks with about equal sums of

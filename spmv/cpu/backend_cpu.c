@@ -400,6 +400,8 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gemm = cpu_gemm;
     be->cgs_step = cpu_cgs_step;
     be->gram = cpu_gram;
+    be->sel_gram = cpu_sel_gram;
+    be->sel_update = cpu_sel_update;
     be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
     be->cmat_create = cpu_cmat_create;

@@ -300,6 +300,74 @@ int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, do
     return PL_OK;
 }
 
+/* h[0:ka] = A^T x, h[ka:ka+9] = [b0 b1 x]^T [b0 b1 x]: each tile of x is
+ * projected on A and its 3 x 3 Gram summed while it is in cache; per-thread
+ * sums added in thread order. */
+int cpu_sel_gram(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h)
+{
+    (void)be;
+    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "sel_gram: bad ka = %d or ld = %zu (n = %zu)", ka,
+             ld, n);
+    enum { NG = 6 };
+    const size_t nc = (size_t)ka + NG;
+    double part[64 * (PL_SEL_KMAX + NG)];
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
+    if (nt > 64) nt = 64;
+    memset(part, 0, (size_t)nt * nc * sizeof(double));
+    const double *b0 = B, *b1 = B + ld, *x = B + 2 * ld;
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_proj_fn proj = g_proj;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * nc;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            proj(len, ka, A + r0, ld, x + r0, hp);
+            double g[NG] = {0};
+            for (size_t i = r0; i < r0 + len; i++) {
+                const double p = b0[i], q = b1[i], r = x[i];
+                g[0] += p * p;
+                g[1] += p * q;
+                g[2] += q * q;
+                g[3] += p * r;
+                g[4] += q * r;
+                g[5] += r * r;
+            }
+            for (int c = 0; c < NG; c++) hp[ka + c] += g[c];
+        }
+    }
+    double s[PL_SEL_KMAX + NG] = {0};
+    for (int t = 0; t < nt; t++)
+        for (size_t c = 0; c < nc; c++) s[c] += part[(size_t)t * nc + c];
+    memcpy(h, s, (size_t)ka * sizeof(double));
+    const double *g = s + ka; /* (0,0) (0,1) (1,1) (0,2) (1,2) (2,2) */
+    const double G[9] = {g[0], g[1], g[3], g[1], g[2], g[4], g[3], g[4], g[5]};
+    memcpy(h + ka, G, sizeof G);
+    return PL_OK;
+}
+
+int cpu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
+                   const double *cb, size_t ld, double s, double *x)
+{
+    (void)be;
+    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "sel_update: bad ka = %d or ld = %zu (n = %zu)",
+             ka, ld, n);
+    if (n == 0) return PL_OK;
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_sub_fn sub = g_sub;
+    const double c0 = cb[0], c1 = cb[1];
+    const double *b0 = B, *b1 = B + ld;
+#pragma omp parallel for schedule(static) if (n > PL_OMP_MIN)
+    for (size_t b = 0; b < nb; b++) {
+        size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+        double *t = x + r0;
+        if (ka > 0) sub(len, ka, A + r0, ld, ca, t);
+        for (size_t i = 0; i < len; i++) t[i] = s * (t[i] - c0 * b0[r0 + i] - c1 * b1[r0 + i]);
+    }
+    return PL_OK;
+}
+
 /* V[:, 0:m] = V[:, 0:k] Y in place, tile by tile through a per-thread
  * buffer of PL_TS_ROWS x m. */
 int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy)

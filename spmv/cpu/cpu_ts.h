@@ -19,6 +19,10 @@ int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld,
              size_t ldw);
 int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
                  double *h_out);
+/* be->sel_gram, be->sel_update (spmv.h) */
+int cpu_sel_gram(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h);
+int cpu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
+                   const double *cb, size_t ld, double s, double *x);
 int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy);
 /* cpu_spmm.c: SpMMV of one pJDS matrix over its thread partition, the block
  * gather and the block dot product (spmv.h be->spmm, gather_block, bdot) */

@@ -191,6 +191,36 @@ static int cu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, 
     return PL_OK;
 }
 
+static int cu_sel_gram(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "sel_gram: ka = %d, ld = %zu < n = %zu", ka, ld, n);
+    double pk[PL_SEL_KMAX + 6] = {0};
+    if (n > 0) {
+        PL_CALL(pl_cuda_ts_sel_gram(cx, n, ka, A, B, ld));
+        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)(ka + 6) * sizeof(double), cudaMemcpyDeviceToHost,
+                                cx->stream));
+        PL_CUDA(cudaStreamSynchronize(cx->stream));
+        memcpy(pk, cx->h_ts_pin, (size_t)(ka + 6) * sizeof(double));
+        be->bytes_d2h += (double)(ka + 6) * sizeof(double);
+    }
+    memcpy(h, pk, (size_t)ka * sizeof(double));
+    const double *g = pk + ka; /* (0,0) (0,1) (1,1) (0,2) (1,2) (2,2) */
+    const double G[9] = {g[0], g[1], g[3], g[1], g[2], g[4], g[3], g[4], g[5]};
+    memcpy(h + ka, G, sizeof G);
+    return PL_OK;
+}
+
+static int cu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
+                         const double *cb, size_t ld, double s, double *x)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "sel_update: ka = %d, ld = %zu < n = %zu", ka, ld,
+             n);
+    if (n == 0) return PL_OK;
+    return pl_cuda_ts_sel_update(cx, n, ka, A, ca, B, cb, ld, s, x);
+}
+
 static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
                      double beta, double *w)
 {
@@ -698,6 +728,8 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->host_free = cu_host_free;
     be->cgs_step = cu_cgs_step;
     be->gram = cu_gram;
+    be->sel_gram = cu_sel_gram;
+    be->sel_update = cu_sel_update;
     be->spmm = cu_spmm;
     be->gather_block = cu_gather_block;
     be->bdot = cu_bdot;

@@ -85,7 +85,7 @@ typedef struct pl_cuda_ctx {
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
-    int ts_occ[24];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23) */
+    int ts_occ[27];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26) */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
@@ -198,6 +198,13 @@ int pl_cuda_ts_gemm(pl_cuda_ctx *cx, size_t n, int k, int m, const double *V, si
  * basis_update (1 <= m <= k <= PL_TS_KMAX): V[:, 0:m] = V[:, 0:k] Y in place,
  * Y in device memory. */
 int pl_cuda_ts_cgs_step(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in);
+/* sel_gram (1 <= ka <= 16): d_ts_h[0:ka] = A^T x, then the upper triangle
+ * of [b0 b1 x]^T [b0 b1 x] packed as gram (6 doubles), B = [b0 b1 x]
+ * adjacent columns.  sel_update: x = s (x - A ca - b0 cb[0] - b1 cb[1]),
+ * coefficients copied into the launch parameters. */
+int pl_cuda_ts_sel_gram(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *B, size_t ld);
+int pl_cuda_ts_sel_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *h_ca, const double *B,
+                          const double *h_cb, size_t ld, double s, double *x);
 int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, double *V, size_t ld, const double *d_Y,
                             int ldy);
 #ifdef __cplusplus

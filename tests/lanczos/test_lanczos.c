@@ -15,7 +15,7 @@
  * --no-verify (lz_options.verify = 0, to study the degenerate case),
  * --backend cpu|cuda (cuda: exit 77 without a device; same references),
  * --slots keep|none|host: the backend's optional fused slots (cgs_step,
- * basis_update) as the backend sets them, removed (the generic path), or
+ * basis_update, gram, sel_gram, sel_update) as the backend sets them, removed (the generic path), or
  * replaced by plain host loops written here (cpu backend only: exercises
  * the solver's fused path without a GPU).
  * Checks: eigenvalues equal to 1e-10 relative (tolerance 1e-12), explicit
@@ -131,6 +131,8 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
         be->cgs_step = NULL;
         be->basis_update = NULL;
         be->gram = NULL;
+        be->sel_gram = NULL;
+        be->sel_update = NULL;
     } else if (g_slots == 2) {
         be->cgs_step = host_cgs_step;
         be->basis_update = host_basis_update;

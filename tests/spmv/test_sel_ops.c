@@ -1,0 +1,123 @@
+/* test_sel_ops.c — the backend slots of the Lanczos local step with
+ * selective orthogonalisation (spmv.h sel_gram, sel_update) against plain
+ * long double loops on the host: h[0:ka] = A^T x, h[ka:ka+9] = B^T B for
+ * B = [b0 b1 x], and x = s (x - A ca - b0 cb0 - b1 cb1).
+ * Error measured against the entry's scale sum |terms| (any summation
+ * order's rounding is bounded by eps times it), tolerance 1e-13.
+ * Coverage: ka = 1..16 (the kernel tiers 4, 8 and 16 and their edges),
+ * n = 1, 7, 1000 and 20001 (the CPU backend's OpenMP threshold), ld = n and
+ * n + 1 (odd: unaligned columns).  Backends: cpu always; cuda as well when
+ * PJDS_TEST_BACKEND=cuda (exit 77 without a device). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pl_error.h"
+#include "spmv.h"
+#include "spmv_testmat.h"
+#include "testutil.h"
+
+#define TOL 1e-13
+
+static double g_worst = 0.0;
+
+static void expect_close(const char *what, double got, long double ref, long double scale)
+{
+    double e = (double)(fabsl((long double)got - ref) / (scale > 0 ? scale : 1.0L));
+    if (e > g_worst) g_worst = e;
+    if (!(e <= TOL)) {
+        fprintf(stderr, "%s: got %.17g, want %.17Lg (relative to scale %.1e)\n", what, got, ref, e);
+        TU_CHECK(0);
+    }
+}
+
+static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed)
+{
+    const int nc = ka + 3;
+    const size_t tot = ld * (size_t)nc;
+    double *hV = malloc(tot * sizeof *hV), *hx = malloc((n + 1) * sizeof *hx), h[PL_SEL_KMAX + 9];
+    TU_CHECK(hV && hx);
+    uint64_t s = seed;
+    for (size_t i = 0; i < tot; i++) hV[i] = tm_unif(&s) - 0.5;
+    double *V;
+    TU_OK(be->vec_alloc(be, tot, &V));
+    TU_OK(be->upload(be, V, hV, tot));
+    const double *A = V, *B = V + (size_t)ka * ld;
+    const double *hA = hV, *hB = hV + (size_t)ka * ld, *hxv = hB + 2 * ld;
+    char tag[96];
+    TU_OK(be->sel_gram(be, n, ka, A, B, ld, h));
+    for (int c = 0; c < ka; c++) {
+        long double r = 0, sc = 0;
+        for (size_t i = 0; i < n; i++) {
+            long double t = (long double)hA[(size_t)c * ld + i] * hxv[i];
+            r += t;
+            sc += fabsl(t);
+        }
+        snprintf(tag, sizeof tag, "sel_gram A^T x [%s] n=%zu ld=%zu ka=%d c=%d", be->name, n, ld, ka, c);
+        expect_close(tag, h[c], r, sc);
+    }
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            long double r = 0, sc = 0;
+            for (size_t i = 0; i < n; i++) {
+                long double t = (long double)hB[(size_t)a * ld + i] * hB[(size_t)b * ld + i];
+                r += t;
+                sc += fabsl(t);
+            }
+            snprintf(tag, sizeof tag, "sel_gram B^T B [%s] n=%zu ld=%zu ka=%d (%d,%d)", be->name, n, ld, ka, a, b);
+            expect_close(tag, h[ka + a + 3 * b], r, sc);
+        }
+    /* the update of x = column ka + 2 */
+    double ca[PL_SEL_KMAX], cb[2] = {tm_unif(&s) - 0.5, tm_unif(&s) - 0.5}, sf = 0.7;
+    for (int c = 0; c < ka; c++) ca[c] = tm_unif(&s) - 0.5;
+    TU_OK(be->sel_update(be, n, ka, A, ca, B, cb, ld, sf, V + (size_t)(ka + 2) * ld));
+    TU_OK(be->download(be, hx, V + (size_t)(ka + 2) * ld, n));
+    for (size_t i = 0; i < n; i++) {
+        long double t = hxv[i], sc = fabsl(t);
+        for (int c = 0; c < ka; c++) {
+            t -= (long double)hA[(size_t)c * ld + i] * ca[c];
+            sc += fabsl((long double)hA[(size_t)c * ld + i] * ca[c]);
+        }
+        t -= (long double)hB[i] * cb[0] + (long double)hB[ld + i] * cb[1];
+        sc += fabsl((long double)hB[i] * cb[0]) + fabsl((long double)hB[ld + i] * cb[1]);
+        snprintf(tag, sizeof tag, "sel_update [%s] n=%zu ld=%zu ka=%d i=%zu", be->name, n, ld, ka, i);
+        expect_close(tag, hx[i], sf * t, sf * sc);
+    }
+    be->vec_free(be, V);
+    free(hV);
+    free(hx);
+}
+
+static void check_backend(pl_backend *be)
+{
+    TU_CHECK(be->sel_gram && be->sel_update);
+    if (!be->sel_gram || !be->sel_update) return;
+    const size_t ns[] = {1, 7, 1000, 20001};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t pad = 0; pad < 2; pad++)
+            for (int ka = 1; ka <= PL_SEL_KMAX; ka++) check_one(be, ns[a], ns[a] + pad, ka, 1000 * a + 10 * pad + ka);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    pl_backend *be = NULL;
+    TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
+    if (be) check_backend(be);
+    pl_backend_destroy(&be);
+    const char *want = getenv("PJDS_TEST_BACKEND");
+    if (want && !strcmp(want, "cuda")) {
+        if (pl_cuda_device_count() == 0) {
+            printf("test_sel_ops: no CUDA device (skipped)\n");
+            MPI_Finalize();
+            return 77;
+        }
+        TU_OK(pl_backend_create(PL_BACKEND_CUDA, 0, &be));
+        if (be) check_backend(be);
+        pl_backend_destroy(&be);
+    }
+    printf("test_sel_ops: worst error %.2e of the scale (tolerance %.0e)\n", g_worst, TOL);
+    MPI_Finalize();
+    return tu_result("test_sel_ops");
+}
