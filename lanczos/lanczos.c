@@ -11,14 +11,21 @@
  *         h = V_{0:j}^T w, w -= V h, twice          (classical Gram-Schmidt,
  *                                                    two passes)
  *         T[j][j] = h_j; at j = k also T[i][k] = h_i for i < k (the arrow of
- *         the thick restart: h_i = s_i = beta_m y_{m,i} in exact arithmetic)
+ *         the thick restart: h_i = s_i = beta_m y_{m,i} in exact arithmetic).
+ *         With partial reorthogonalisation the first pass at j = k
+ *         subtracts those expected s_i and the measured alpha, in the same
+ *         sweep over V as the measuring second pass (kr_orthogonalize_known).
  *       local step (reorth = partial, j > k): h = [v_{j-1} v_j]^T w and
  *         ||w||^2 in one reduction, w -= [v_{j-1} v_j] h (the three-term
- *         recurrence with computed coefficients); T[j][j] = h_1.  Simon's
+ *         recurrence with computed coefficients); T[j][j] = h_1.  The
+ *         selected kept columns (selective orthogonalisation, lz_pro.c)
+ *         join that reduction and that update where the backend fuses them
+ *         (sel_gram, sel_update).  Simon's
  *         omega recurrence (lz_pro.c) then estimates |v_{j+1}^T v_i| for
  *         every i from T alone; if the largest passes sqrt(eps), w gets a
- *         full two-pass Gram-Schmidt now and the next step is full too
- *         (Simon 1984; PROPACK does the same), so the basis stays
+ *         full Gram-Schmidt now and the next vector too, after its own
+ *         local step, so that both full passes are single ones by the DGKS
+ *         test (Simon 1984; PROPACK does the same), so the basis stays
  *         semi-orthogonal, which keeps the Ritz values accurate to working
  *         precision.  The SpMV of a local step is only queued: one host
  *         synchronisation per step (the reduction).
