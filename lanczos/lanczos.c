@@ -22,7 +22,7 @@
  *         join that reduction and that update where the backend fuses them
  *         (sel_gram, sel_update).  Simon's
  *         omega recurrence (lz_pro.c) then estimates |v_{j+1}^T v_i| for
- *         every i from T alone; if the largest passes sqrt(eps), w gets a
+ *         every i from T alone; if the largest passes min(sqrt(eps), tol), w gets a
  *         full Gram-Schmidt now and the next vector too, after its own
  *         local step, so that both full passes are single ones by the DGKS
  *         test (Simon 1984; PROPACK does the same), so the basis stays
