@@ -31,7 +31,11 @@ typedef struct app_ctx {
     int nargs;            /* positional arguments after CONFIG (export FILE)  */
     char **args;
     double t_start;       /* pl_wtime() at program start                      */
-    double t_mpi_init;    /* seconds in MPI_Init_thread                       */
+    double t_mpi_init;    /* seconds from t_start until MPI was ready         */
+    double t_mpi_wait;    /* seconds the main thread waited for it            */
+    int mpi_provided;     /* MPI thread level                                 */
+    struct app_mpi_thread *mpi_thr; /* a singleton's MPI thread (app_start.c) */
+    struct app_backend_job *be_job; /* the backend being made (app_backend.c) */
     int resume;           /* solve --resume                                   */
     const char *points;   /* solve --points A-B | auto (NULL: all)            */
     int build_terms;      /* app_build_rows: value terms for a sweep: the bit */
@@ -74,11 +78,27 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
  * (method = lanczos): a failed check is PL_ERR_INPUT.  Collective. */
 int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi, int require, int *symmetric);
 
-/* The backend of [spmv] backend; the GPU is picked by the node-local rank,
- * and more ranks on a node than GPUs is PL_ERR_INPUT (unless backend = cpu).
- * Collective. */
+/* The backend of [spmv] backend (app_backend.c); the GPU is picked by the
+ * node-local rank, and more ranks on a node than GPUs is PL_ERR_INPUT
+ * (unless backend = cpu).  app_backend_create: all of it now.  Collective.
+ * In steps, so that the CUDA context is made while MPI starts and the rows
+ * are generated: app_backend_start (not collective; MPI need not be ready)
+ * starts a thread making it (the cpu kind: none, made at the check);
+ * app_backend_check (collective) waits for the device count, checks the
+ * ranks per GPU and reports a backend that cannot be made (no CUDA build or
+ * device); app_backend_finish (after the check, or doing it) waits for the
+ * backend: *be, the seconds the creation took and those this call waited
+ * (either pointer may be NULL).  app_backend_discard: waits for a backend
+ * being made and destroys it (app_mpi_end calls it).
+ * app_backend_gpu_planned: 1 if the backend of the build is (or will be)
+ * a GPU's (ctx->plan_be, the job's device count, else the config). */
 struct pl_backend;
 int app_backend_create(app_ctx *ctx, struct pl_backend **be);
+int app_backend_start(app_ctx *ctx);
+int app_backend_check(app_ctx *ctx);
+int app_backend_finish(app_ctx *ctx, struct pl_backend **be, double *seconds, double *wait_seconds);
+void app_backend_discard(app_ctx *ctx);
+int app_backend_gpu_planned(app_ctx *ctx);
 /* The memory plan of n rows (this rank) with ~nnz_local non-zeros of an N-row
  * matrix (mem_plan.c); check: collective, PL_ERR_INPUT with one line when
  * the worst rank's needs exceed 90 % of its host memory or 95 % of its
@@ -86,6 +106,9 @@ int app_backend_create(app_ctx *ctx, struct pl_backend **be);
 void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
                           app_mem_plan *p);
 int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, struct pl_backend *be);
+/* The GPU part alone against be's free memory (after the build, when the
+ * backend was made meanwhile); the same line.  Collective. */
+int app_mem_plan_check_device(app_ctx *ctx, app_mem_plan *p, struct pl_backend *be);
 /* "123", "4.5G", "800M" -> bytes (binary units); < 0 when malformed. */
 double app_parse_bytes(const char *s);
 
@@ -110,13 +133,32 @@ int app_bench_exec(int argc, char **argv);
 /* The start of a process (app_start.c).  app_mpi_start: MPI_Init_thread
  * (MPI_THREAD_MULTIPLE; an isolated singleton without a launcher), ctx->comm,
  * rank, size, node-local rank and t_mpi_init; returns 0, or 1 after one line
- * on stderr.  app_config_load: ctx->cfg from the file ctx->cfg_path, the
- * overrides "section.key=value" applied in order, then checked; PL_ERR_INPUT
- * with the file and key on a bad one. */
+ * on stderr.  app_mpi_start_async: the same, but a singleton (no launcher
+ * in the environment) starts MPI in a thread of its own and returns at once
+ * with rank 0, size 1, local rank 0 of 1; ctx->comm may be used only after
+ * app_mpi_ready (returns 0 when MPI is ready, t_mpi_wait: how long it
+ * waited; 1 after one line on stderr when MPI_Init_thread failed).  With a
+ * launcher app_mpi_start_async is app_mpi_start.  app_config_load:
+ * ctx->cfg from the file ctx->cfg_path, the overrides "section.key=value"
+ * applied in order, then checked; PL_ERR_INPUT with the file and key on a
+ * bad one. */
 int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided);
-/* The end: MPI_Abort when the command failed (status other than 0 and 3)
- * on one rank of several (!in_setup: the others may wait in a collective),
- * else MPI_Finalize; returns status, or _exit(status) when HDF5 could not
+int app_mpi_start_async(app_ctx *ctx, int *argc, char ***argv);
+int app_mpi_ready(app_ctx *ctx);
+/* For another thread about to read the environment (getenv; the CUDA
+ * driver): waits until a singleton's MPI thread has passed MPI_Init_thread,
+ * which calls setenv, unless the C library's getenv is safe against a
+ * concurrent setenv (glibc >= 2.40); returns at once otherwise.  Does not
+ * touch ctx but its MPI thread. */
+void app_mpi_wait_env(app_ctx *ctx);
+/* Seconds since the process started (/proc/self/stat starttime against
+ * CLOCK_BOOTTIME), never less than those since ctx->t_start (the
+ * fallback where /proc is not readable). */
+double app_wall_seconds(const app_ctx *ctx);
+/* The end: a backend still being made is waited for and destroyed; MPI_Abort
+ * when the command failed (status other than 0 and 3) on one rank of several
+ * (!in_setup: the others may wait in a collective), else MPI_Finalize (by
+ * the singleton's MPI thread, which called MPI_Init_thread); returns status, or _exit(status) when HDF5 could not
  * close a file (its exit handler would crash on it). */
 int app_mpi_end(app_ctx *ctx, int status, int in_setup);
 int app_config_load(app_ctx *ctx, char **sets, int nsets);

@@ -20,9 +20,7 @@ int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
        * (lower storage: the full matrix has up to twice the stored entries) */
         const double nnz = info.lower ? 2.0 * (double)info.nnz_stored : (double)info.nnz_stored;
         const int64_t share = (info.rows + ctx->size - 1) / ctx->size;
-        int gpu = ctx->cfg.spmv.backend == PL_BACKEND_CUDA ||
-                  (ctx->cfg.spmv.backend == PL_BACKEND_AUTO && pl_cuda_device_count() > 0);
-        if (ctx->plan_be) gpu = strcmp(ctx->plan_be->name, "cpu") != 0;
+        const int gpu = app_backend_gpu_planned(ctx);
         app_mem_plan_compute(&ctx->cfg, info.rows, share, info.rows > 0 ? nnz * (double)share / (double)info.rows : 0.0,
                              gpu, &ctx->plan);
         ctx->have_plan = 1;

@@ -41,9 +41,7 @@ static int plan_generated(app_ctx *ctx, const gen_model *g, int64_t N)
     }
     const double mean = ns > 0 ? sum / (double)ns : 0.0;
     const int64_t share = (N + ctx->size - 1) / ctx->size;
-    int gpu = ctx->cfg.spmv.backend == PL_BACKEND_CUDA ||
-              (ctx->cfg.spmv.backend == PL_BACKEND_AUTO && pl_cuda_device_count() > 0);
-    if (ctx->plan_be) gpu = strcmp(ctx->plan_be->name, "cpu") != 0;
+    const int gpu = app_backend_gpu_planned(ctx);
     app_mem_plan_compute(&ctx->cfg, N, share, mean * (double)share, gpu, &ctx->plan);
     ctx->have_plan = 1;
     PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
@@ -226,32 +224,6 @@ int app_error_alike(app_ctx *ctx, int rc)
     if (MPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MAX, ctx->comm) == MPI_SUCCESS && m[0] == ~m[1])
         ctx->error_collective = 1;
     return rc;
-}
-
-int app_backend_create(app_ctx *ctx, pl_backend **be)
-{
-    int kind = ctx->cfg.spmv.backend;
-    int nd = pl_cuda_device_count();
-    if (kind == PL_BACKEND_CUDA || (kind == PL_BACKEND_AUTO && nd > 0)) {
-        /* one GPU per rank, chosen by the node-local rank; never share,
-         * except for tests of the multi-rank code on a one-GPU machine
-         * (PJDS_SHARE_GPUS=1: ranks take GPU local_rank % count; timings
-         * then mean nothing) */
-        const char *share = getenv("PJDS_SHARE_GPUS");
-        int shared = share && !strcmp(share, "1");
-        int bad = nd > 0 && ctx->local_size > nd && !shared, any = 0;
-        PL_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
-                 "MPI_Allreduce failed");
-        char host[MPI_MAX_PROCESSOR_NAME] = "";
-        int hl = 0;
-        MPI_Get_processor_name(host, &hl);
-        PL_CHECK(!bad, PL_ERR_INPUT,
-                 "%d ranks run on node %s but it has %d GPU(s): start one rank per GPU, or set [spmv] backend = cpu",
-                 ctx->local_size, host, nd);
-        PL_CHECK(!any, PL_ERR_INPUT, "some node has more ranks than GPUs: start one rank per GPU, or set [spmv] backend = cpu");
-    }
-    PL_CALL(app_param_error(&ctx->cfg, "spmv", "backend", pl_backend_create(kind, ctx->local_rank, be)));
-    return PL_OK;
 }
 
 int app_row_stats(app_ctx *ctx, const pl_csr *rows, int32_t **len_out, pjds_stats *st)

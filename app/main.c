@@ -182,11 +182,13 @@ int main(int argc, char **argv)
         if (!r) r = getenv("SLURM_PROCID");
         app_signals_install(r ? atoi(r) : 0);
     }
-    int provided = 0;
-    if (app_mpi_start(&ctx, &argc, &argv, &provided) != 0) return 1;
+    /* a singleton starts MPI in a thread of its own (app_start.c): the
+     * arguments, the configuration and the backend (app_backend.c) go on
+     * meanwhile; app_mpi_ready before the first MPI call (the command) */
+    if (app_mpi_start_async(&ctx, &argc, &argv) != 0) return 1;
 
     char **sets = NULL;
-    int nsets = 0, help = 0, verbose = 0;
+    int nsets = 0, help = 0, verbose = 0, mpi_failed = 0;
     int rc = parse_args(argc - 2, argv + 2, cmd, &ctx, &sets, &nsets, &help, &verbose);
     pl_log_init(ctx.rank, ctx.quiet ? PL_LOG_QUIET : verbose ? PL_LOG_DEBUG : PL_LOG_INFO);
     /* SIGUSR1/SIGTERM: exit 3 at once while there is nothing to save, a
@@ -199,15 +201,21 @@ int main(int argc, char **argv)
         if (rc == PL_OK && !strcmp(cmd->name, "merge") && nsets > 0)
             rc = PL_ERROR(PL_ERR_INPUT, "merge takes no --set (it reads no configuration)");
         if (rc == PL_OK && strcmp(cmd->name, "merge")) rc = app_config_load(&ctx, sets, nsets);
-        if (rc == PL_OK) {
-            pl_debug("%s: %d rank(s), %d OpenMP thread(s) per rank, MPI thread level %d", cmd->name, ctx.size,
-                     omp_get_max_threads(), provided);
+        /* the commands with a solve: the backend (the CUDA context) is made
+         * in a thread while MPI starts and the rows are generated */
+        if (rc == PL_OK && sig_cmd) rc = app_backend_start(&ctx);
+        if (rc == PL_OK && app_mpi_ready(&ctx) != 0) mpi_failed = 1;
+        else if (rc == PL_OK) {
+            if (sig_cmd && ctx.mpi_thr) app_signals_install(ctx.rank); /* after MPI's start, as with a launcher */
+            pl_debug("%s: %d rank(s), %d OpenMP thread(s) per rank, MPI thread level %d, MPI ready %.3f s after the "
+                     "start (waited %.3f s)",
+                     cmd->name, ctx.size, omp_get_max_threads(), ctx.mpi_provided, ctx.t_mpi_init, ctx.t_mpi_wait);
             in_setup = 0;
             rc = cmd->fn(&ctx);
             if (ctx.error_collective) in_setup = 1; /* every rank failed alike: rank 0 speaks, no abort */
         }
     }
-    int status = finish(&ctx, rc, in_setup);
+    int status = mpi_failed ? 1 : finish(&ctx, rc, in_setup);
     pl_debug("%s: %.3f s from the start to the end of the command", cmd->name, pl_wtime() - ctx.t_start);
     free(sets);
     free(ctx.args);

@@ -19,7 +19,10 @@
  * basis + halo, compared with the free memory; reported with what the
  * device holds already (the context).  Available: MemAvailable of /proc/meminfo shared by the
  * ranks of the node; the device's free memory (PJDS_DEVICE_MEMORY_LIMIT
- * caps it, for tests). */
+ * caps it, for tests).  While the backend is made in the background
+ * (app_backend.c), the check before the build has the host part and the
+ * device part against that cap only; the device part against the free
+ * memory follows the build (app_mem_plan_check_device). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -123,11 +126,10 @@ static void fmt(double b, char *s, size_t n)
     snprintf(s, n, "%.3g %s", b, u[i]);
 }
 
-int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be)
+/* The free memory of be's device (capped by PJDS_DEVICE_MEMORY_LIMIT) into
+ * p->device_avail, what it holds already into p->device_resident. */
+static void device_free(app_mem_plan *p, pl_backend *be)
 {
-    /* available per rank: the node's MemAvailable over its ranks */
-    double ha = host_available();
-    if (ha >= 0 && ctx->local_size > 0) ha /= ctx->local_size;
     double da = -1.0;
     if (p->gpu && be && be->mem_info) {
         int dev = 0;
@@ -141,14 +143,27 @@ int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be)
     }
     const double cap = app_parse_bytes(getenv("PJDS_DEVICE_MEMORY_LIMIT"));
     if (p->gpu && cap >= 0) da = da < 0 ? cap : fmin(da, cap);
-    p->host_avail = ha;
     p->device_avail = da;
+}
+
+/* host: check the host part; the device part always (be NULL: against the
+ * cap alone).  Collective. */
+static int plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be, int host)
+{
+    double ha = -1.0;
+    if (host) { /* available per rank: the node's MemAvailable over its ranks */
+        ha = host_available();
+        if (ha >= 0 && ctx->local_size > 0) ha /= ctx->local_size;
+        p->host_avail = ha;
+    }
+    device_free(p, be);
+    const double da = p->device_avail;
     /* the worst rank decides, every rank reports the same line */
-    double v[4] = {p->host_bytes, p->device_bytes, ha >= 0 ? -ha : -INFINITY, da >= 0 ? -da : -INFINITY};
+    double v[4] = {host ? p->host_bytes : 0.0, p->device_bytes, ha >= 0 ? -ha : -INFINITY, da >= 0 ? -da : -INFINITY};
     PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Allreduce of the memory plan failed");
     const double need_h = v[0], need_d = v[1], have_h = -v[2], have_d = -v[3];
-    const int bad_h = isfinite(have_h) && need_h > 0.9 * have_h;
+    const int bad_h = host && isfinite(have_h) && need_h > 0.9 * have_h;
     const int bad_d = p->gpu && isfinite(have_d) && need_d > 0.95 * have_d;
     if (!bad_h && !bad_d) return PL_OK;
     char nh[32], hh[32], nd[32], hd[32], rows[32];
@@ -169,4 +184,11 @@ int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be)
                     "but the GPU has %s free: reduce the model, use more ranks (one GPU each), a smaller [solver] ncv, "
                     "or [spmv] backend = cpu",
                     ctx->size, nd, rows, p->nnz_local, p->ncv, hd);
+}
+
+int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be) { return plan_check(ctx, p, be, 1); }
+
+int app_mem_plan_check_device(app_ctx *ctx, app_mem_plan *p, pl_backend *be)
+{
+    return plan_check(ctx, p, be, 0);
 }

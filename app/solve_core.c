@@ -204,6 +204,8 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "eigenvector_basis", "original"), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "mpi_init_seconds", ctx->t_mpi_init), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "mpi_wait_seconds", ctx->t_mpi_wait), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "backend_wait_seconds", f->backend_wait_seconds), out, rc);
     if (ctx->have_plan) { /* the memory plan and what the device used (docs/operations.md) */
         PL_CALL_GOTO(pl_spectrum_attr_double(sp, "memory_plan_host_bytes", ctx->plan.host_bytes), out, rc);
         PL_CALL_GOTO(pl_spectrum_attr_double(sp, "memory_plan_device_bytes",
@@ -226,6 +228,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     /* last: the times of writing and of the whole run so far */
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "write_seconds", pl_wtime() - f->t_write0), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "total_seconds", pl_wtime() - ctx->t_start), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "wall_seconds", app_wall_seconds(ctx)), out, rc);
 out:
     free(resolved);
     return rc;
@@ -305,17 +308,23 @@ int solve_build(app_ctx *ctx, pl_csr *rows, pl_backend **be, solve_facts *f)
     const pl_config *cfg = &ctx->cfg;
     char where[1200];
     memset(rows, 0, sizeof *rows);
-    /* the backend first: its CUDA context is made before the build, and the
-     * memory plan reads the GPU's free memory */
-    if (!*be) {
-        double t0 = pl_wtime();
-        PL_CALL(app_backend_create(ctx, be));
-        f->backend_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
-    }
+    /* a new backend is made while the rows are generated (app_backend.c,
+     * started by main.c): the device count and the ranks per GPU are
+     * checked before the build, the memory plan's GPU part after it, when
+     * the context exists and the GPU's free memory can be read */
+    const int made = !*be;
+    if (made) PL_CALL(app_backend_check(ctx));
     ctx->plan_be = *be;
     const int e = app_build_rows(ctx, rows, &f->mi);
     ctx->plan_be = NULL;
     PL_CALL(e);
+    if (made) {
+        double t = 0.0, w = 0.0;
+        PL_CALL(app_backend_finish(ctx, be, &t, &w));
+        f->backend_seconds = app_max_over_ranks(ctx, t);
+        f->backend_wait_seconds = app_max_over_ranks(ctx, w);
+        if (ctx->have_plan) PL_CALL(app_mem_plan_check_device(ctx, &ctx->plan, *be));
+    }
     PL_CHECK(cfg->solver.nev < f->mi.rows, PL_ERR_INPUT, "%s: %d must be < N = %lld (the number of rows)",
              pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f->mi.rows);
     /* matrix statistics from the row lengths, before the CSR block is freed */
@@ -449,9 +458,11 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
             f->mi.build_seconds + f->mi.partition_seconds, f->permute_seconds, f->solve_seconds, f->spmv_seconds,
             res->time.orth, res->time.restart, pl_wtime() - ctx->t_start);
     pl_info("solve: phases: MPI init %.3f s, backend (CUDA context, libraries) %.3f s, build %.3f s, permute and "
-            "upload %.3f s, solve %.3f s (of it final residuals %.3f s), before write %.3f s since the start",
+            "upload %.3f s, solve %.3f s (of it final residuals %.3f s), before write %.3f s since the start; "
+            "wall %.3f s since the process start, waited for MPI %.3f s, for the backend %.3f s",
             ctx->t_mpi_init, f->backend_seconds, f->mi.build_seconds + f->mi.partition_seconds, f->permute_seconds,
-            f->solve_seconds, res->time.residual, pl_wtime() - ctx->t_start);
+            f->solve_seconds, res->time.residual, pl_wtime() - ctx->t_start, app_wall_seconds(ctx), ctx->t_mpi_wait,
+            f->backend_wait_seconds);
     pl_info("solve: SpMV %.2f GF/s (%lld products, 2 nnz flops each)", f->spmv_gflops, (long long)f->spmv_run);
     pl_info("solve: SpMV per product (max over ranks): median %.3f ms, mean %.3f ms, first %.3f ms, max %.3f ms",
             1e3 * f->spmv_median, f->spmv_run > 0 ? 1e3 * f->spmv_seconds / (double)f->spmv_run : 0.0,

@@ -14,7 +14,8 @@ typedef struct solve_facts {
     pjds_stats st;
     int64_t stored_entries; /* sum over ranks of the operator's stored entries */
     double permute_seconds, solve_seconds, t_write0;
-    double backend_seconds; /* app_backend_create (CUDA context, libraries) */
+    double backend_seconds; /* making the backend (CUDA context, libraries), in its thread */
+    double backend_wait_seconds; /* the build's wait for it (app_backend_finish) */
     int64_t sort_window;    /* the operator's, auto resolved */
     int format;             /* the operator's local format (PL_FORMAT_PJDS or _COMPRESSED) */
     int64_t cmp_nval, cmp_noff; /* table sizes (max over ranks; -1: not counted) */

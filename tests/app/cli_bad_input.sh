@@ -82,6 +82,14 @@ PYEOF
                    expect="bad.ini:7: \[spmv\] format = compressed: the matrix cannot be compressed: [0-9]+ distinct values \([0-9]+ bits\) and [0-9]+ distinct column offsets \([0-9]+ bits\) need more than 32 bits" ;;
   bad_reorth)      base "max_phonons = 2" $'[solver]\nreorthogonalization = none'; expect="bad.ini:11: \[solver\] reorthogonalization" ;;
   syntax)          base "max_phonons = 2" "this line has no equals sign"; expect="bad.ini:10: syntax error" ;;
+  # the backend is made in a thread (app/app_backend.c): its errors print as before, before the build
+  bad_backend)     base "max_phonons = 2" $'[spmv]\nbackend = gpu'; cmd=solve; args=(--set output.file="$dir/out.h5")
+                   expect="bad.ini:11: \[spmv\] backend: 'gpu' is not one of auto\|cpu\|cuda" ;;
+  cuda_no_gpu|cuda_no_gpu_dos|cuda_no_gpu_spectral)
+                   nvidia-smi -L > /dev/null 2>&1 && { echo "skipped: a GPU is present"; exit 77; }
+                   base "max_phonons = 2" $'[spmv]\nbackend = cuda'; args=(--set output.file="$dir/out.h5")
+                   cmd=${case_name#cuda_no_gpu_}; [ "$cmd" = cuda_no_gpu ] && cmd=solve
+                   expect="error: .*bad.ini:11: \[spmv\] backend = cuda, but (this build has no CUDA backend|no CUDA device is (visible|available))" ;;
   *) echo "unknown case $case_name"; exit 1 ;;
 esac
 "$PJDS_BIN" "$cmd" "$cfg" "${args[@]}" >"$dir/out" 2>"$dir/err"

@@ -15,6 +15,11 @@
 #                results and converged_reason = max_restarts written
 #   mpi NP MODE  NP ranks, exchange MODE: eigenvalues equal the 1-rank run,
 #                gathered eigenvectors pass the residual check
+#   startup      the start-up (docs/operations.md, "Start-up"): a singleton with backend auto and
+#                cpu (MPI and the backend in threads of their own) and 2 ranks under MPIEXEC (MPI
+#                started at once): exit 0, the same eigenvalues, the `solve: phases:` line with wall
+#                and waits, wall_seconds >= total_seconds - 0.05 and the start-up attributes; SIGTERM
+#                early in the start-up: exit 3 with the one line (or 143: before main), no file
 set -u
 case_name=$1
 dir=$(mktemp -d)
@@ -118,7 +123,7 @@ h5dump)
            storage_operator_entries backend exchange ranks threads_per_rank which nev ncv tolerance norm_estimate \
            converged_reason nconv restarts iterations breakdowns eigenvector_basis build_seconds permute_seconds \
            solve_seconds orth_seconds restart_seconds projected_seconds spmv_count spmv_seconds spmv_gflops spmv_median_seconds transport \
-           write_seconds total_seconds; do
+           write_seconds total_seconds wall_seconds mpi_init_seconds mpi_wait_seconds backend_wait_seconds; do
     grep -q "ATTRIBUTE \"$a\"" "$dir/d.dump" || die "attribute $a missing"
   done
   # also documented in the schema file itself
@@ -183,6 +188,61 @@ not_converged)
   [ -x "${PJDS_H5DUMP:-}" ] || { echo "skipped: no h5dump"; exit 77; }
   "$PJDS_H5DUMP" -a /converged_reason "$dir/n.h5" | grep -q '"max_restarts"' || die "converged_reason not max_restarts"
   "$PJDS_H5DUMP" -a /restarts "$dir/n.h5" | grep -q '(0): 1$' || die "restarts attribute not 1"
+  ;;
+startup)
+  py=${PJDS_PYTHON:-/usr/bin/python3}
+  attrs() { # $1 = result file: the start-up attributes (docs/formats.md)
+    "$py" - "$1" <<'PYEOF' || die "attributes of $1"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    a = f.attrs
+    for k in ("wall_seconds", "total_seconds", "mpi_init_seconds", "mpi_wait_seconds", "backend_seconds",
+              "backend_wait_seconds"):
+        assert k in a, "attribute %s missing" % k
+    w, t, mi, mw = (float(a[k]) for k in ("wall_seconds", "total_seconds", "mpi_init_seconds", "mpi_wait_seconds"))
+    print("wall %.3f s, total %.3f s, MPI init %.3f s, waited %.3f s" % (w, t, mi, mw))
+    assert w >= t - 0.05, "wall_seconds %g < total_seconds %g - 0.05" % (w, t)
+    assert w < t + 10.0, "wall_seconds %g: the process started long before main (total %g)" % (w, t)
+    assert 0.0 <= mw <= mi + 0.05 and mi <= t, "MPI init %g, wait %g, total %g" % (mi, mw, t)
+PYEOF
+  }
+  for be in auto cpu; do
+    mkcfg s$be $'nev = 3' "" ""
+    sed -i "s/^backend = cpu$/backend = $be/" "$dir/s$be.ini"
+    "$PJDS_BIN" solve "$dir/s$be.ini" >"$dir/s$be.out" 2>"$dir/s$be.err" || die "backend $be: exit status $?: $(cat "$dir/s$be.err")"
+    grep -Eq "solve: phases: MPI init [0-9.]+ s, backend .* since the start; wall [0-9.]+ s since the process start, waited for MPI [0-9.]+ s, for the backend [0-9.]+ s$" "$dir/s$be.err" ||
+      die "backend $be: phases line: $(grep 'phases:' "$dir/s$be.err")"
+    attrs "$dir/s$be.h5"
+  done
+  cmp -s "$dir/sauto.out" "$dir/scpu.out" || die "backend auto and cpu differ: $(diff "$dir/sauto.out" "$dir/scpu.out")"
+  mkcfg s2 $'nev = 3' "" ""
+  $MPIEXEC 2 "$PJDS_BIN" solve "$dir/s2.ini" --quiet >"$dir/s2.out" 2>"$dir/s2.err" || die "2 ranks: exit status $?: $(cat "$dir/s2.err")"
+  [ "$(grep -c '^eigenvalue' "$dir/s2.out")" -eq 3 ] || die "2 ranks: expected 3 eigenvalue lines"
+  attrs "$dir/s2.h5"
+  "$SOLVE_CHECK" "$dir/s2.ini" "$dir/s2.h5" --compare "$dir/scpu.h5" || die "2 ranks vs 1 rank"
+  # SIGTERM while MPI and the backend start (they run in threads that block it: the main thread exits 3)
+  mkcfg sig $'nev = 3' "" ""
+  sed -i "s/^backend = cpu$/backend = auto/" "$dir/sig.ini"
+  got3=0
+  for t in 0.05 0.1 0.15 0.2; do
+    "$PJDS_BIN" solve "$dir/sig.ini" --quiet >/dev/null 2>"$dir/sig.err" &
+    pid=$!
+    sleep $t
+    kill -TERM $pid 2>/dev/null
+    wait $pid
+    st=$?
+    echo "SIGTERM after $t s: exit status $st: $(cat "$dir/sig.err")"
+    if [ $st -eq 3 ] && [ -e "$dir/sig.h5.ckpt" ]; then rm -f "$dir/sig.h5.ckpt"  # it came in the solve
+    elif [ $st -eq 3 ]; then
+      got3=1
+      [ "$(wc -l <"$dir/sig.err")" -eq 1 ] && grep -q "^pjds-lanczos: stopped by SIGTERM during " "$dir/sig.err" ||
+        die "SIGTERM after $t s: not the one line"
+    elif [ $st -eq 0 ]; then rm -f "$dir/sig.h5"  # finished before the signal (a fast machine)
+    else [ $st -eq 143 ] && [ ! -s "$dir/sig.err" ] || die "SIGTERM after $t s: exit status $st"
+    fi
+    no_files sig
+  done
+  [ $got3 -eq 1 ] || echo "note: no signal landed in the start-up (every run ended before or after it)"
   ;;
 mpi)
   np=$2; mode=$3
