@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <libgen.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +34,23 @@ static int plan_generated(app_ctx *ctx, const gen_model *g, int64_t N)
 {
     const int64_t ns = N < 4096 ? N : 4096;
     double sum = 0.0;
-    for (int64_t i = 0; i < ns; i++) {
+    /* one thread: the generators open an OpenMP region per call, and 4096
+     * regions of one row each cost 4096 fork-joins (40 ms with 16 threads;
+     * seconds to a minute on a loaded machine, each join waiting for a
+     * descheduled thread) */
+    const int nt = omp_get_max_threads();
+    const double t0 = pl_wtime();
+    omp_set_num_threads(1);
+    int rc = PL_OK;
+    for (int64_t i = 0; i < ns && rc == PL_OK; i++) {
         const int64_t r = (int64_t)((double)i * (double)N / (double)ns);
         int32_t len = 0;
-        PL_CALL(g->lengths(g->model, r, r + 1, &len));
+        rc = g->lengths(g->model, r, r + 1, &len);
         sum += len;
     }
+    omp_set_num_threads(nt);
+    PL_CALL(rc);
+    pl_debug("memory plan: the lengths of %lld sample rows in %.3f s", (long long)ns, pl_wtime() - t0);
     const double mean = ns > 0 ? sum / (double)ns : 0.0;
     const int64_t share = (N + ctx->size - 1) / ctx->size;
     const int gpu = app_backend_gpu_planned(ctx);

@@ -140,7 +140,9 @@ def case_build(ranks):
         out = os.path.join(d, "build.h5")
         r = Run(ranks, ["solve", ini, "--verbose"] + sets([f"output.file={out}", "spmv.backend=cpu"]))
         started = r.wait_for("debug: solve: ")  # main's line just before the build
-        time.sleep(0.5)  # into the generation (1-3 s of the 2-5)
+        # into the generation or the permutation: on an idle machine the generation (one thread) took
+        # 0.1-1.5 s and the permutation 0.3 s (2026-11-25), so 0.5 s at times fell into the solve
+        time.sleep(0.2)
         built = any("solve: N = " in l for _, l in r.lines)
         r.signal(signal.SIGTERM, f"output.file={out}")
         code = r.finish()
