@@ -28,15 +28,18 @@
 typedef struct progress {
     int rank, quiet;
     double last;     /* time of the last line */
-    pl_backend *be;  /* GPU memory in use, sampled at each restart */
-    double dev_max;
+    pl_backend *be;  /* GPU memory in use, sampled after the first cycle and */
+    double dev_max;  /* then at most every 0.5 s (the basis is allocated at   */
+    double last_mem; /* the start; cudaMemGetInfo is not free)                */
 } progress;
 
 static void monitor(void *arg, const lz_monitor_info *mi)
 {
     progress *p = arg;
     double now = pl_wtime();
-    if (p->be && p->be->mem_info) { /* the basis is allocated now: the device peak */
+    if (p->be && p->be->mem_info && (p->last_mem == 0.0 || now - p->last_mem >= 0.5)) {
+        /* the basis is allocated now: the device peak */
+        p->last_mem = now;
         int dev = 0;
         size_t fr = 0, tot = 0;
         if (p->be->mem_info(p->be, &dev, &fr, &tot) == PL_OK && (double)(tot - fr) > p->dev_max)
@@ -401,7 +404,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     o.reorth = cfg->solver.reorthogonalization == PL_REORTH_FULL ? LZ_REORTH_FULL : LZ_REORTH_PARTIAL;
     const char *vt = getenv("PJDS_VERIFY_TOL"); /* measurements only */
     if (vt && vt[0]) o.verify_tol = atof(vt);
-    progress prog = {ctx->rank, ctx->quiet, pl_wtime(), pl_op_backend(op), 0.0};
+    progress prog = {ctx->rank, ctx->quiet, pl_wtime(), pl_op_backend(op), 0.0, 0.0};
     o.monitor = monitor;
     o.monitor_arg = &prog;
     if (x) {

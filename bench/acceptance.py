@@ -193,6 +193,13 @@ def w_hmep(A):
     A.figure("hmep", "wall_s", wall)
     A.figure("hmep", "spmv_median_ms", 1e3 * float(a["spmv_median_seconds"]))
     A.figure("hmep", "spmv_count", float(a["spmv_count"]), info=True, fmt="{:.0f}")
+    # issue 25's lines: the Lanczos step against its SpMV, and the process
+    # from its start to the finished file (the solver's own clock, wall_seconds)
+    if "step_seconds" in a and float(a["spmv_median_seconds"]) > 0:
+        A.figure("hmep", "step / SpMV median", float(a["step_seconds"]) / float(a["spmv_median_seconds"]), info=True,
+                 fmt="{:.2f}")
+    if "wall_seconds" in a:
+        A.figure("hmep", "wall_seconds (process start to file)", float(a["wall_seconds"]), info=True)
     # observables: components sum to <psi|H psi> (= eigenvalue), norm 1
     with h5py.File(h5, "r") as f:
         o = f["observables"]

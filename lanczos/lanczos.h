@@ -154,8 +154,8 @@ typedef struct lz_options {
     int want_vectors;    /* return eigenvectors = 0                                    */
     int reorth;          /* enum lz_reorth = partial                                    */
     double verify_tol;   /* lz_solve: the search of verify stops when its Ritz value     */
-                         /* meets max(tol, verify_tol) without passing the locked set  */
-                         /* = 0 (tol)                                                  */
+                         /* meets max(tol, verify_tol) with its residual interval      */
+                         /* clear of the locked set = 0 (sqrt(tol))                    */
     int verify;          /* = 1: when all nev converge, lock them and solve for the     */
                          /* most wanted eigenvalue of A on their complement from a     */
                          /* fresh random vector; if it beats a locked one (a missed     */
