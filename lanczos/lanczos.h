@@ -160,8 +160,9 @@ typedef struct lz_options {
                          /* most wanted eigenvalue of A on their complement from a     */
                          /* fresh random vector; if it beats a locked one (a missed     */
                          /* copy of a degenerate eigenvalue), unlock and iterate on;    */
-                         /* stop when it converges without doing so.  Costs about one   */
-                         /* more single-eigenvalue solve; 0 = accept the first set      */
+                         /* stop when it converges (to verify_tol, its residual         */
+                         /* interval clear of them) without doing so; 0 = accept the    */
+                         /* first set                                                  */
     lz_monitor_fn monitor; /* called on every rank after each cycle; NULL = none      */
     void *monitor_arg;
     lz_checkpoint_fn checkpoint; /* NULL = none (see lz_checkpoint_fn)                */
