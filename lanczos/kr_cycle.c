@@ -47,9 +47,9 @@ void kr_hand_over(kr_ws *w, const lz_options *opt, lz_result *res, double t_star
     res->time = w->t;
     const lz_timing *t = &w->t;
     pl_debug("krylov: %.3f s in all: steps %.3f s; outside them projected %.3f s, restart %.3f s, residuals %.3f s, "
-             "start vectors and the rest %.3f s, unaccounted %.3f s",
-             t->total, t->steps_time, t->projected, t->restart, t->residual, t->other,
-             t->total - t->steps_time - t->projected - t->restart - t->residual - t->other);
+             "start vectors and the rest %.3f s, polls, checkpoint hook, history and monitor %.3f s, unaccounted %.3f s",
+             t->total, t->steps_time, t->projected, t->restart, t->residual, t->other, w->t_books,
+             t->total - t->steps_time - t->projected - t->restart - t->residual - t->other - w->t_books);
 }
 
 /* ---- checkpoint and resume ------------------------------------------ */
@@ -201,7 +201,9 @@ static int kr_expand(kr_solver *s)
     for (int j = s->k; j < m; j++) {
         if (j > s->k) { /* a stop inside the cycle (lz_poll_fn) */
             int stop = 0;
+            const double tb = pl_wtime();
             PL_CALL(kr_poll(s->opt, m - j, &stop));
+            w->t_books += pl_wtime() - tb;
             if (stop) {
                 s->reason = LZ_CHECKPOINTED;
                 return PL_OK;
@@ -238,7 +240,10 @@ static int kr_converge(kr_solver *s)
         else prefix = 0;
     }
     s->nconv = nc;
-    return kr_report(s, s->ritz, s->ritz_im, s->est, nc < nev ? nc : nev, worst, 0);
+    const double tb = pl_wtime();
+    const int rc = kr_report(s, s->ritz, s->ritz_im, s->est, nc < nev ? nc : nev, worst, 0);
+    s->w->t_books += pl_wtime() - tb;
+    return rc;
 }
 
 /* Every wanted value converged: the end, or (verify) the lock phase. */
@@ -262,7 +267,9 @@ static int kr_lock_or_stop(kr_solver *s)
 static int kr_cycle(kr_solver *s)
 {
     const kr_method *mt = s->mt;
+    double tb = pl_wtime();
     if (s->cycled) PL_CALL(kr_save(s));
+    s->w->t_books += pl_wtime() - tb;
     if (s->reason != LZ_ITERATING) return PL_OK;
     s->cycled = 1;
     PL_CALL(kr_expand(s));
@@ -287,7 +294,9 @@ static int kr_cycle(kr_solver *s)
         s->reason = LZ_BREAKDOWN;
         return PL_OK;
     }
+    tb = pl_wtime();
     PL_CALL(kr_give_up(s->w, s->res, s->restarts, &s->reason)); /* budget or stagnation */
+    s->w->t_books += pl_wtime() - tb;
     if (s->reason != LZ_ITERATING) return PL_OK;
     int ok = 0;
     PL_CALL(mt->restart(s, &ok));

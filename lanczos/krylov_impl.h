@@ -111,6 +111,8 @@ typedef struct kr_ws {
     uint64_t seed;
     uint64_t n_random; /* random vectors drawn so far */
     int blas_threads;  /* the BLAS thread count to restore (pl_lapack_threads) */
+    double t_books;    /* seconds in the cycle's bookkeeping: polls, checkpoint  */
+                       /* hook, history and monitor, the give-up test (debug) */
     int64_t napply;
     lz_timing t;
     kr_progress pg;    /* restart budget and progress (kr_restart_budget) */
