@@ -82,6 +82,41 @@ int kr_orth_loss(kr_ws *w, int nev, double *loss)
     return PL_OK;
 }
 
+/* The measuring pass of classical Gram-Schmidt on x = column k: x -= V
+ * h_in, then w->c2[0:k] = V^T x and ||x||^2 (the backend's fused cgs_step,
+ * else gemv_n + gemv_t; one reduction); coef[0:k] = h_in + c2, *n1 = ||x||
+ * after the correction, *n2 = its norm once c2 is removed too (by
+ * Pythagoras). */
+static int cgs_measure(kr_ws *w, int k, double *x, const double *h_in, double *coef, double *n1, double *n2)
+{
+    const double col_bytes = 8.0 * (double)w->n;
+    if (w->be->cgs_step) {
+        PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, h_in, w->c2));
+        w->t.vec_bytes += col_bytes * (double)(k + 2); /* k columns and x read, x written */
+    } else {
+        PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, h_in, 1.0, x));
+        PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
+        w->t.vec_bytes += col_bytes * (double)((k + 2) + (k + 1));
+    }
+    w->t.reductions++;
+    *n1 = sqrt(fmax(w->c2[k], 0.0));
+    double s2 = 0.0;
+    for (int i = 0; i < k; i++) {
+        coef[i] = h_in[i] + w->c2[i];
+        s2 += w->c2[i] * w->c2[i];
+    }
+    *n2 = sqrt(fmax(*n1 * *n1 - s2, 0.0));
+    return PL_OK;
+}
+
+/* x = (x - V[:, 0:k] c2) / n2: the last correction and the normalisation. */
+static int cgs_finish(kr_ws *w, int k, double *x, double n2)
+{
+    PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c2, 1.0 / n2, x));
+    w->t.vec_bytes += 8.0 * (double)w->n * (double)(k + 2);
+    return PL_OK;
+}
+
 /* Orthogonalise column j against columns 0..k-1 with two classical
  * Gram-Schmidt passes and normalise it; coef[0:k] = the summed
  * coefficients, *nrm = the norm before the normalisation, *in_span = the
@@ -131,23 +166,9 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
             w->t.reductions++;
             w->t.single_pass++;
         } else {
-            if (w->be->cgs_step) {
-                PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c1, w->c2));
-                /* gemv_t: k + 1 columns read; cgs_step: k columns and x read, x written */
-                w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2));
-            } else {
-                PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c1, 1.0, x));
-                PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
-                w->t.vec_bytes += col_bytes * (double)((k + 1) + (k + 2) + (k + 1));
-            }
-            w->t.reductions += 2;
-            n1 = sqrt(fmax(w->c2[k], 0.0));
-            double s2 = 0.0;
-            for (int i = 0; i < k; i++) {
-                coef[i] = w->c1[i] + w->c2[i];
-                s2 += w->c2[i] * w->c2[i];
-            }
-            n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
+            w->t.vec_bytes += col_bytes * (double)(k + 1); /* the gemv_t */
+            w->t.reductions++;
+            PL_CALL(cgs_measure(w, k, x, w->c1, coef, &n1, &n2));
         }
     }
     *nrm = n2;
@@ -156,9 +177,8 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
         if (k == 0) {
             PL_CALL(w->be->scal(w->be, w->n, 1.0 / n2, x));
             w->t.vec_bytes += 2.0 * col_bytes;
-        } else { /* x = (x - V c2) / n2 */
-            PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c2, 1.0 / n2, x));
-            w->t.vec_bytes += col_bytes * (double)(k + 2);
+        } else {
+            PL_CALL(cgs_finish(w, k, x, n2));
         }
     }
     PL_CALL(w->be->sync(w->be));
@@ -187,32 +207,17 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, d
     const double n0 = sqrt(fmax(G[3], 0.0));
     memcpy(w->c3, known, (size_t)(k - 1) * sizeof(double));
     w->c3[k - 1] = G[0] > 0.0 ? G[2] / G[0] : 0.0;
-    if (w->be->cgs_step) {
-        PL_CALL(pl_vec_cgs_step(w->op, k, w->V, w->ld, x, w->c3, w->c2));
-        w->t.vec_bytes += col_bytes * (double)(k + 2);
-    } else {
-        PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0, w->V, w->ld, w->c3, 1.0, x));
-        PL_CALL(pl_vec_gemv_t(w->op, k + 1, w->V, w->ld, x, w->c2));
-        w->t.vec_bytes += col_bytes * (double)((k + 2) + (k + 1));
-    }
-    w->t.reductions++;
-    const double n1 = sqrt(fmax(w->c2[k], 0.0));
-    double s2 = 0.0;
-    for (int i = 0; i < k; i++) s2 += w->c2[i] * w->c2[i];
-    const double n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
+    double n1, n2;
+    PL_CALL(cgs_measure(w, k, x, w->c3, coef, &n1, &n2));
     if (!(n2 > KR_SQRT1_2 * n1)) { /* the expectation was off: two passes on the rest */
         w->t.orth += pl_wtime() - t0;
         PL_CALL(kr_orthogonalize(w, k, k, coef, nrm, in_span));
         for (int i = 0; i < k; i++) coef[i] += w->c3[i];
         return PL_OK;
     }
-    for (int i = 0; i < k; i++) coef[i] = w->c3[i] + w->c2[i];
     *nrm = n2;
     *in_span = n2 <= 64.0 * DBL_EPSILON * n0;
-    if (!*in_span) { /* x = (x - V c2) / n2 */
-        PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c2, 1.0 / n2, x));
-        w->t.vec_bytes += col_bytes * (double)(k + 2);
-    }
+    if (!*in_span) PL_CALL(cgs_finish(w, k, x, n2));
     w->t.single_pass++;
     PL_CALL(w->be->sync(w->be));
     w->t.orth += pl_wtime() - t0;
