@@ -8,6 +8,7 @@
  * "Start-up"). */
 #define _GNU_SOURCE /* CLOCK_BOOTTIME */
 #include <errno.h>
+#include <ftw.h>
 #ifdef __GLIBC__
 #include <gnu/libc-version.h>
 #endif
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,14 +31,57 @@ static int no_launcher(void)
     return !getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK") && !getenv("PMI_RANK") && !getenv("PMI_SIZE");
 }
 
+/* An isolated singleton's session directory, made for this process alone
+ * (empty: none). Open MPI 4.1 names every isolated singleton [[0,1],0], so
+ * without it all of them on a node share <tmp>/ompi.<host>.<uid>/jf.0/1/0,
+ * and one that ends removes the directories another is creating (seen in CI:
+ * "A call to mkdir was unable to create the desired directory"). */
+static char singleton_dir[4096];
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    (void)remove(path);
+    return 0;
+}
+
+/* removes the private session directory and what Open MPI left in it; safe
+ * to call more than once (app_mpi_end, and atexit for the other exits) */
+static void singleton_dir_remove(void)
+{
+    if (!singleton_dir[0]) return;
+    (void)nftw(singleton_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    singleton_dir[0] = '\0';
+}
+
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && !strcmp(v, value);
+}
+
 /* A singleton: isolated, so that Open MPI does not fork an orted first
  * (0.1 s here, more on a many-core node), and the ob1 PML: a singleton has
  * no peers, and opening UCX cost 0.25 s on the H100 host (Open MPI 4.1.6).
- * A user's setting wins. */
+ * An isolated singleton gets a session directory of its own under $TMPDIR
+ * (or /tmp), pjds-mpi.XXXXXX, removed at the end. A user's setting wins. */
 static void singleton_env(void)
 {
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     setenv("OMPI_MCA_pml", "ob1", 0);
+    if (singleton_dir[0] || !env_is("OMPI_MCA_ess_singleton_isolated", "1") ||
+        getenv("OMPI_MCA_orte_jobfam_session_dir") || getenv("OMPI_MCA_orte_top_session_dir"))
+        return;
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    const int n = snprintf(singleton_dir, sizeof singleton_dir, "%s/pjds-mpi.XXXXXX", tmp);
+    if (n <= 0 || (size_t)n >= sizeof singleton_dir || !mkdtemp(singleton_dir)) {
+        singleton_dir[0] = '\0'; /* Open MPI's own directory, as before */
+        return;
+    }
+    static int registered;
+    if (!registered) registered = atexit(singleton_dir_remove) == 0;
+    setenv("OMPI_MCA_orte_jobfam_session_dir", singleton_dir, 1);
 }
 
 int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided)
@@ -233,10 +278,12 @@ int app_mpi_end(app_ctx *ctx, int status, int in_setup)
         (void)pthread_mutex_destroy(&m->mu);
         free(m);
         ctx->mpi_thr = NULL;
+        singleton_dir_remove();
     } else {
         /* a failure inside a command may leave other ranks in a collective */
         if (status != 0 && status != 3 && !in_setup && ctx->size > 1) MPI_Abort(MPI_COMM_WORLD, status);
         MPI_Finalize();
+        singleton_dir_remove(); /* a singleton started without the thread */
     }
     if (pl_h5_unclean()) { /* HDF5 could not close a file: skip its exit handler, which would crash on it */
         fflush(stdout);
