@@ -78,6 +78,18 @@ static int decide_compressed(pl_op *op, const pl_csr *A, const pl_op_options *cf
                  op->be->name);
         return PL_OK;
     }
+    if (want == PL_FORMAT_AUTO && !op->be->compressed_auto) {
+        /* the CPU backend: its compressed kernel (decode a word, look up the
+         * value and the offset) ran 1.2-2.4x slower than its pJDS kernel on
+         * every matrix measured, although it moves 40 % of the bytes:
+         * pjds-bench, 2026-11-25, 16 cores of the H100 host: HMEp 15.92
+         * against 13.35 ms, hmep_m18 32.51 against 26.03 ms, hh_184800
+         * 0.324 against 0.192 ms (one core: 2.78 against 1.65 ms); one core
+         * of the 2-core development VM: hh_184800 2.47 against 0.98 ms */
+        snprintf(op->fmt_note, sizeof op->fmt_note, "the %s backend's pJDS kernels are faster than its compressed ones",
+                 op->be->name);
+        return PL_OK;
+    }
     if (want == PL_FORMAT_AUTO && cfg->blocks) {
         /* block products: the pJDS SpMMV kernel (and its fused KPM step) is
          * about 2x faster per vector than the compressed one on HMEp at R = 32

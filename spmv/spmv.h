@@ -215,6 +215,12 @@ struct pl_backend {
                                * buffers need no staging copies, matrices
                                * may reference the host arrays) */
     int64_t sort_window_auto; /* the window of [spmv] sort_window = auto */
+    int compressed_auto;      /* 1: [spmv] format = auto may pick the
+                               * compressed format (where its bytes say so:
+                               * the GPU kernels are bandwidth-bound); 0:
+                               * auto keeps pJDS (the CPU backend, whose
+                               * compressed kernel decodes slower than pJDS
+                               * streams: op_format.c) */
     /* device halo transport (spmv_impl.h: asynchronous staging, NCCL, CUDA
      * IPC); NULL: halos travel through host MPI only */
     const struct pl_halo_ops *halo;

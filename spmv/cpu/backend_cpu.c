@@ -377,6 +377,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->name = "cpu";
     be->host_memory = 1;
     be->sort_window_auto = PL_SORT_WINDOW_AUTO_CPU;
+    be->compressed_auto = 0; /* op_format.c: slower than pJDS on every CPU measured */
     pl_spmv_tuning_from_env(&be->tune);
     int *isa = malloc(sizeof *isa);
     if (!isa) {

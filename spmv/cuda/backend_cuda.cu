@@ -696,6 +696,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->ctx = cx;
     be->host_memory = 0;
     be->sort_window_auto = PL_SORT_WINDOW_AUTO_CUDA;
+    be->compressed_auto = 1;
     be->halo = &pl_cuda_halo_ops;
     pl_spmv_tuning_from_env(&be->tune);
     be->vec_alloc = cu_vec_alloc;

@@ -84,11 +84,19 @@ sort)
   # (pl_sort_window_resolve), while config_resolved keeps auto
   mkcfg sa $'nev = 4\ntolerance = 1e-12' "format = pjds" "eigenvectors = true"
   run_solve sa || die "sa: exit status $?: $(cat "$dir/sa.err")"
-  # nothing set: a generated model gets the compressed format, rows in their order (window 1)
-  mkcfg sd $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = true"
+  # format = compressed: rows in their order (window 1)
+  mkcfg sd $'nev = 4\ntolerance = 1e-12' "format = compressed" "eigenvectors = true"
   run_solve sd || die "sd: exit status $?: $(cat "$dir/sd.err")"
   got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; a = h5py.File(sys.argv[1]).attrs['spmv_format']; print(a.decode() if isinstance(a, bytes) else a)" "$dir/sd.h5")
-  [ "$got" = "compressed" ] || die "sd: attribute spmv_format = $got, expected compressed (the default on a generated model)"
+  [ "$got" = "compressed" ] || die "sd: attribute spmv_format = $got, expected compressed (forced)"
+  # nothing set, on the cpu backend: pJDS (its compressed kernel is the slower one; op_format.c), and the note says why
+  mkcfg sn $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = false"
+  run_solve sn || die "sn: exit status $?: $(cat "$dir/sn.err")"
+  got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; f = h5py.File(sys.argv[1]); d = lambda a: a.decode() if isinstance(a, bytes) else a; print(d(f.attrs['spmv_format']) + '|' + d(f.attrs['spmv_format_note']))" "$dir/sn.h5")
+  if [ -z "${PJDS_SPMV_FORMAT:-}" ]; then # (the .compressed run forces the format)
+    [ "${got%%|*}" = "pjds" ] || die "sn: attribute spmv_format = ${got%%|*}, expected pjds (the cpu backend's default)"
+    case "$got" in *"pJDS kernels are faster"*) ;; *) die "sn: spmv_format_note = ${got#*|}" ;; esac
+  fi
   "$SOLVE_CHECK" "$dir/sd.ini" "$dir/sd.h5" --dense --vectors --expect-nev 4 || die "sd: solve_check"
   "$SOLVE_CHECK" "$dir/sd.ini" "$dir/sd.h5" --compare "$dir/s0.h5" || die "compressed vs full sort"
   for p in "s1 1" "s64 64" "s0 0" "sa 8192" "sd 1"; do

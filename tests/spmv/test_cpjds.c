@@ -53,6 +53,7 @@ static int check_op(const tm_csr *a, int fmt, const char *name, pl_op_info *info
     block_of(a, &blk);
     pl_backend *be = NULL;
     TU_OK(pl_backend_create(backend_kind, 0, &be));
+    be->compressed_auto = 1; /* the rule of format = auto as on the GPU (the CPU backend keeps pJDS under auto) */
     pl_op_options oo;
     pl_op_options_defaults(&oo);
     oo.format = fmt;

@@ -144,6 +144,7 @@ int main(int argc, char **argv)
     pl_log_init(0, PL_LOG_QUIET);
     pl_backend *be = NULL;
     TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
+    be->compressed_auto = 1; /* the rule of format = auto as on the GPU (the CPU backend keeps pJDS under auto) */
     if (!be) return tu_result("test_cpjds_linear");
     printf("threads: %d\n", omp_get_max_threads());
 
