@@ -1,17 +1,19 @@
-/* hh_mf.c — the Holstein-Hubbard Hamiltonian applied from small tables,
- * no matrix stored (hh_mf.h; issue 26).
+/* hh_mf.c — the tables of the Holstein-Hubbard Hamiltonian in Kronecker
+ * form, no matrix stored (hh_mf.h; issue 26).
  *
- * What it computes: y = H x with H of hh.h in its Kronecker form
+ * What they describe: H of hh.h as
  *   H = T_el (x) 1_ph + diag(d_el (+) d_ph + shift) + sum_m C_m (x) X_m,
- * x and y viewed as n_el x n_ph arrays (electron-major rows, hh.h).  For an
- * electron configuration e and a block of phonon states p:
+ * x and y viewed as n_el x n_ph arrays (electron-major rows, hh.h):
  *   y[e,p] = ((d_el[e] + d_ph[p]) + shift) x[e,p]
  *          + sum_{m: C_m[e] != 0} (C_m[e] sqrt(n_m)) x[e, p - e_m]
  *                                 + (C_m[e] sqrt(n_m + 1)) x[e, p + e_m]
  *          + sum_{e'} T[e,e'] x[e',p].
- * The diagonal and each product C_m[e] sqrt(n) are the same bits as hh.c's
- * matrix entries; only the order of the row's sum differs from a CSR
- * product (a few units of rounding).
+ * hh_mf_kron hands them to the spmv layer as a pl_kron (core/pl_kron.h,
+ * the same formula in the same order), whose backends apply it
+ * (spmv/cpu/cpu_kron.c, spmv/cuda/kron.cu).  The diagonal and each
+ * product C_m[e] sqrt(n) are the same bits as hh.c's matrix entries; only
+ * the order of the row's sum differs from a CSR product (a few units of
+ * rounding).
  *
  * Conventions (as hh.c, docs/models.md "Holstein-Hubbard"): fermion order
  * all up before all down, each by site; a hop between neighbours i, i+1 has
@@ -26,16 +28,7 @@
  * Cost.  Tables: T_el 8 (n_el + 1) + 12 nnz(T) bytes (nnz(T) <= 2 L n_el),
  * d_el and C 8 n_el (1 + modes), d_ph 8 n_ph, the ladders 24 n_ph modes
  * (HMEp: 400 electron x 15,504 phonon states, 5 modes: about 1.9 MB; the
- * matrix in CSR: 1,000 MB).  Work per apply: one multiply-add per stored
- * matrix entry.  Traffic: y written once; x[e,:] read once for the diagonal
- * and phonon terms (its gathers stay inside the slice of n_ph doubles, in
- * cache), and x[e',block] once per hop: about two vector passes when the
- * slices a hop reaches are still in cache (small n_ph, or a last-level
- * cache that holds the hop span of x), at most 1 + nnz(T) / n_el passes of
- * x otherwise.  Work items are (electron configuration, block of HH_MF_PB
- * phonon states) in electron-major order, static among the threads, so a
- * thread keeps x[e,:] in cache while it does the blocks of e, and a
- * model with few electron configurations still spreads over the threads. */
+ * matrix in CSR: 1,000 MB). */
 #include "hh_mf.h"
 
 #include <math.h>
@@ -45,7 +38,6 @@
 #include "hh_impl.h"
 #include "pl_error.h"
 
-#define HH_MF_PB 4096                     /* phonon states per work item (32 KB of y) */
 #define HH_MF_MAX_EHOPS (4 * HH_MAX_HOPS) /* hops of one electron configuration      */
 
 /* ---- electron tables ------------------------------------------------------- */
@@ -247,52 +239,27 @@ size_t hh_mf_bytes(const hh_mf *mf)
            2 * nph * nm * (sizeof(int32_t) + sizeof(double));
 }
 
-/* ---- apply ----------------------------------------------------------------- */
+/* ---- the generic form ------------------------------------------------------ */
 
-/* y[e, p0:p1) of the whole product. */
-static inline void apply_block(const hh_mf *mf, int64_t e, int64_t p0, int64_t p1, const double *x, double *y)
+/* pl_kron.h's formula, term by term in the order of the former hh_mf_apply:
+ * the diagonal ((d_el + d_ph) + shift) x, then for each mode with
+ * C_m[e] != 0 the lowering (lo = ph_dn, C_m[e] sqrt(n_m)) before the
+ * raising (hi = ph_up, C_m[e] sqrt(n_m + 1)), then the hops in t_ptr
+ * order. */
+void hh_mf_kron(const hh_mf *mf, pl_kron *k)
 {
-    const int64_t nph = mf->n_ph;
-    const int nm = mf->nmodes;
-    const double *xe = x + e * nph;
-    double *ye = y + e * nph;
-    int act[HH_MAX_MODES], na = 0; /* the modes with a coupling at e */
-    double c[HH_MAX_MODES];
-    for (int k = 0; k < nm; k++)
-        if (mf->c_el[e * nm + k] != 0.0) {
-            act[na] = k;
-            c[na++] = mf->c_el[e * nm + k];
-        }
-    const double de = mf->d_el[e], sh = mf->shift;
-    for (int64_t p = p0; p < p1; p++) {
-        double s = ((de + mf->d_ph[p]) + sh) * xe[p];
-        const int32_t *up = mf->ph_up + p * nm, *dn = mf->ph_dn + p * nm;
-        const double *au = mf->amp_up + p * nm, *ad = mf->amp_dn + p * nm;
-        for (int a = 0; a < na; a++) {
-            const int k = act[a];
-            if (dn[k] >= 0) s += (c[a] * ad[k]) * xe[dn[k]];
-            if (up[k] >= 0) s += (c[a] * au[k]) * xe[up[k]];
-        }
-        ye[p] = s;
-    }
-    for (int64_t j = mf->t_ptr[e]; j < mf->t_ptr[e + 1]; j++) {
-        const double v = mf->t_val[j];
-        const double *xj = x + (int64_t)mf->t_col[j] * nph;
-#pragma omp simd
-        for (int64_t p = p0; p < p1; p++) ye[p] += v * xj[p];
-    }
-}
-
-int hh_mf_apply(const hh_mf *mf, const double *x, double *y)
-{
-    PL_CHECK(mf && x && y, PL_ERR_ARG, "hh_mf_apply: NULL argument");
-    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, nb = (uintptr_t)mf->N * sizeof *x;
-    PL_CHECK(xa + nb <= ya || ya + nb <= xa, PL_ERR_ARG, "hh_mf_apply: x and y overlap");
-    const int64_t nph = mf->n_ph, nblk = (nph + HH_MF_PB - 1) / HH_MF_PB, ntask = mf->n_el * nblk;
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < ntask; t++) {
-        const int64_t e = t / nblk, p0 = (t % nblk) * HH_MF_PB;
-        apply_block(mf, e, p0, p0 + HH_MF_PB < nph ? p0 + HH_MF_PB : nph, x, y);
-    }
-    return PL_OK;
+    *k = (pl_kron){.n_left = mf->n_el,
+                   .n_right = mf->n_ph,
+                   .nterms = mf->nmodes,
+                   .a_ptr = mf->t_ptr,
+                   .a_col = mf->t_col,
+                   .a_val = mf->t_val,
+                   .dl = mf->d_el,
+                   .dr = mf->d_ph,
+                   .shift = mf->shift,
+                   .c = mf->c_el,
+                   .lo = mf->ph_dn,
+                   .hi = mf->ph_up,
+                   .lo_val = mf->amp_dn,
+                   .hi_val = mf->amp_up};
 }

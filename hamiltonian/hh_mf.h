@@ -1,5 +1,5 @@
-/* hh_mf.h — the Holstein-Hubbard Hamiltonian of hh.h applied without a
- * stored matrix (issue 26, first piece: the CPU operator).
+/* hh_mf.h — the Holstein-Hubbard Hamiltonian of hh.h as small tables,
+ * applied without a stored matrix (issue 26).
  *
  * In the electron-major basis of hh.h (row = e n_ph + p, e = up_index *
  * n_down_states + down_index, p = phonon index) H is a short sum of
@@ -13,9 +13,10 @@
  * - C_m = diag(-g rho_m(e)): rho_m = n_m (site basis) or sum_i u_m(i) n_i
  *   (normal basis, zero below 1e-12 as in hh.c);
  * - X_m = b_m + b_m^+ on the phonon states of total <= M.
- * The tables (struct below) are a few MB at most; hh_mf_apply computes
- * y = H x for the whole vector x of hh_model_rows entries.  Knows no GPU,
- * MPI or files. */
+ * The tables (struct below) are a few MB at most; hh_mf_kron describes
+ * them as a pl_kron (core/pl_kron.h), which the spmv layer applies
+ * (pl_op_create_kron; the kernels are the backends').  Knows no GPU, MPI
+ * or files. */
 #ifndef HH_MF_H
 #define HH_MF_H
 
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "hh.h"
+#include "pl_kron.h"
 
 /* The tables.  Read-only for callers; made by hh_mf_create. */
 typedef struct hh_mf {
@@ -48,9 +50,12 @@ typedef struct hh_mf {
 int hh_mf_create(const hh_model *m, hh_mf **out);
 /* Free; accepts NULL and *mf == NULL, sets *mf = NULL.  Can't fail. */
 void hh_mf_destroy(hh_mf **mf);
-/* y = H x, x and y of mf->N entries, not overlapping (OpenMP-parallel, no
- * allocation).  PL_ERR_ARG for NULL arguments or x and y that overlap. */
-int hh_mf_apply(const hh_mf *mf, const double *x, double *y);
+/* k = H as a Kronecker sum (pl_kron.h): A = T_el, dl = d_el, dr = d_ph,
+ * shift, c = C, lo = the lowerings (ph_dn, amp_dn), hi = the raisings
+ * (ph_up, amp_up), nterms = nmodes.  k points into mf's tables (valid while
+ * mf lives); pl_kron's order of evaluation gives hh.c's matrix entries bit
+ * for bit.  Can't fail (mf, k non-NULL). */
+void hh_mf_kron(const hh_mf *mf, pl_kron *k);
 /* Bytes of the tables (0 for NULL).  Can't fail. */
 size_t hh_mf_bytes(const hh_mf *mf);
 

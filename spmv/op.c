@@ -2,7 +2,8 @@
  * info and counters, and the global vector reductions (backend op + one
  * MPI_Allreduce).  The parts: op_build.c (creation: the method of the
  * permutation, the local/remote split and the halo plan), op_apply.c (the
- * exchange modes of y = A x), op_refill.c (value refill for sweeps);
+ * exchange modes of y = A x), op_refill.c (value refill for sweeps),
+ * op_kron.c (the matrix-free operator of a Kronecker sum);
  * op_impl.h holds the state they share. */
 #include <math.h>
 #include <omp.h>
@@ -37,6 +38,7 @@ void pl_op_destroy(pl_op **pop)
     if (be) {
         if (op->d_loc) be->mat_destroy(be, op->d_loc);
         if (op->d_rem) be->mat_destroy(be, op->d_rem);
+        if (op->d_kron) be->kron_destroy(be, op->d_kron);
         if (op->d_send_idx) be->idx_destroy(be, op->d_send_idx);
         if (op->d_sendbuf) be->vec_free(be, op->d_sendbuf);
         if (op->d_halo) be->vec_free(be, op->d_halo);
@@ -87,7 +89,11 @@ void pl_op_get_info(const pl_op *op, pl_op_info *info)
     info->cmp_vbits = op->cmp_nval > 0 ? pl_cpjds_bits(op->cmp_nval) : 0;
     info->cmp_obits = op->cmp_noff > 0 ? pl_cpjds_bits(op->cmp_noff) : 0;
     if (op->fmt == PL_FORMAT_COMPRESSED) info->cmp_obits = op->cloc.obits;
-    {
+    if (op->fmt == PL_FORMAT_MATRIX_FREE) {
+        /* no stored entries: the entries it computes, the tables' bytes per entry */
+        info->nent_local = op->nnz;
+        info->bytes_per_entry = op->nnz > 0 ? (double)op->dev_bytes / (double)op->nnz : 0.0;
+    } else {
         const double b = op->fmt == PL_FORMAT_COMPRESSED ? (double)pl_cpjds_bytes(&op->cloc) : (double)pjds_bytes(&op->loc);
         const double e = op->fmt == PL_FORMAT_COMPRESSED ? (double)op->cloc.nent : (double)op->loc.nent;
         info->bytes_per_entry = e > 0 ? b / e : 0.0;

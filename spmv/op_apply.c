@@ -104,7 +104,10 @@ static int check_mpi(int e, const char *what)
 static int spmv_local(pl_op *op, const double *x, double *y)
 {
     double t0 = pl_wtime();
-    PL_CALL(op->be->spmv(op->be, op->d_loc, x, y));
+    if (op->d_kron)
+        PL_CALL(op->be->kron_apply(op->be, op->d_kron, x, y)); /* matrix-free: the whole product */
+    else
+        PL_CALL(op->be->spmv(op->be, op->d_loc, x, y));
     if (op->detailed) PL_CALL(op->be->sync(op->be));
     op->t_local += pl_wtime() - t0;
     return PL_OK;

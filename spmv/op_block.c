@@ -128,6 +128,8 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
+    PL_CHECK(op->fmt != PL_FORMAT_MATRIX_FREE, PL_ERR_NOTSUP,
+             "format = matrix_free has no block product (SpMMV) yet: use format = pjds or compressed");
     PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
     const double t0 = pl_wtime();
     const int nb = op->n_rnb + op->n_snb;
@@ -191,6 +193,8 @@ int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double b
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block_aug: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
+    PL_CHECK(op->fmt != PL_FORMAT_MATRIX_FREE, PL_ERR_NOTSUP,
+             "format = matrix_free has no block product (KPM step) yet: use format = pjds or compressed");
     const size_t nr = (size_t)op->n * (size_t)R;
     if (op->n_rnb + op->n_snb == 0 && be->spmm_aug && !op->loc.row_map) {
         const double t0 = pl_wtime();

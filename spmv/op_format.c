@@ -60,6 +60,9 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg)
     op->fmt = PL_FORMAT_PJDS;
     op->cmp_nval = op->cmp_noff = -1;
     op->fmt_note[0] = 0;
+    PL_CHECK(want != PL_FORMAT_MATRIX_FREE, PL_ERR_INPUT,
+             "format = matrix_free needs a generated Holstein-Hubbard model (pl_op_create_kron), not a stored "
+             "matrix: use format = auto, pjds or compressed");
     PL_CHECK(want == PL_FORMAT_AUTO || want == PL_FORMAT_PJDS || want == PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
              "format = %d is not auto, pjds or compressed", want);
     if (want == PL_FORMAT_PJDS) return PL_OK;

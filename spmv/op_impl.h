@@ -1,8 +1,8 @@
 /* op_impl.h — the distributed operator's state and what its parts share:
  * op.c (lifetime, info, counters, global reductions), op_build.c (creation:
  * permutation, pJDS blocks, halo plan, upload), op_apply.c (y = A x and the
- * halo exchange modes), op_refill.c (value refill for sweeps).  Private to
- * spmv/. */
+ * halo exchange modes), op_refill.c (value refill for sweeps), op_kron.c
+ * (creation of a matrix-free operator).  Private to spmv/. */
 #ifndef PL_OP_IMPL_H
 #define PL_OP_IMPL_H
 
@@ -32,6 +32,8 @@ struct pl_op {
     int64_t cmp_nval, cmp_noff;    /* counted (max over ranks), -1: not counted */
     char fmt_note[160];
     void *d_loc, *d_rem;
+    void *d_kron;       /* PL_FORMAT_MATRIX_FREE (op_kron.c): the backend's */
+                        /* Kronecker operator (d_loc, d_rem NULL)         */
     double norm_est;
     size_t dev_bytes;
     /* halo plan */

@@ -61,6 +61,8 @@ static int refill_local(pl_op *op, int K, const double *coef)
 int pl_op_refill(pl_op *op, int nterms, const double *coef)
 {
     PL_CHECK(op && coef, PL_ERR_ARG, "pl_op_refill: NULL argument");
+    PL_CHECK(op->fmt != PL_FORMAT_MATRIX_FREE, PL_ERR_NOTSUP,
+             "pl_op_refill: format = matrix_free has no value refill yet (rebuild the operator)");
     PL_CALL(pl_op_agree(op->comm, refill_local(op, nterms, coef), "refilling the operator's values"));
     double g = 0.0;
     PL_MPI(MPI_Allreduce(&op->norm_est, &g, 1, MPI_DOUBLE, MPI_MAX, op->comm), "MPI_Allreduce of the norm estimate");

@@ -23,6 +23,7 @@
 
 #include "pl_csr.h"
 #include "pl_error.h"
+#include "pl_kron.h"
 #include "spmv_tuning.h"
 
 /* ---- operator options ------------------------------------------------ */
@@ -33,8 +34,10 @@ enum pl_backend_kind { PL_BACKEND_AUTO = 0, PL_BACKEND_CPU = 1, PL_BACKEND_CUDA 
  * dedicated communication thread). */
 enum pl_exchange { PL_EXCHANGE_VECTOR = 0, PL_EXCHANGE_OVERLAP = 1, PL_EXCHANGE_TASK = 2 };
 /* The local matrix format: auto = compressed where its tables fit and it
- * pays (op_format.c), else pjds. */
-enum pl_format { PL_FORMAT_AUTO = 0, PL_FORMAT_PJDS = 1, PL_FORMAT_COMPRESSED = 2 };
+ * pays (op_format.c), else pjds.  matrix_free: no stored matrix, a
+ * Kronecker-sum operator applied from its tables (pl_op_create_kron; never
+ * chosen by pl_op_create). */
+enum pl_format { PL_FORMAT_AUTO = 0, PL_FORMAT_PJDS = 1, PL_FORMAT_COMPRESSED = 2, PL_FORMAT_MATRIX_FREE = 3 };
 /* How halo values travel between ranks: host MPI, NCCL, CUDA IPC between
  * ranks sharing a GPU, or auto (nccl for the cuda backend when built with
  * NCCL, ipc where ranks share a device, else mpi). */
@@ -346,6 +349,17 @@ struct pl_backend {
     int (*sel_gram)(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h);
     int (*sel_update)(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
                       const double *cb, size_t ld, double s, double *x);
+    /* kron_create, kron_apply, kron_destroy, optional (NULL: the backend
+     * has no matrix-free kernels; pl_op_create_kron fails): a Kronecker-sum
+     * operator (pl_kron.h).  kron_create copies the tables (checked by the
+     * caller, pl_kron_check) into backend memory; k may be freed afterwards.
+     * kron_apply: y = H x for the whole vector of n_left n_right rows
+     * (backend memory, x and y not overlapping), each row's terms summed in
+     * pl_kron.h's order; asynchronous like spmv.  kron_destroy accepts
+     * NULL. */
+    int (*kron_create)(pl_backend *be, const pl_kron *k, void **mat);
+    int (*kron_apply)(pl_backend *be, const void *mat, const double *x, double *y);
+    void (*kron_destroy)(pl_backend *be, void *mat);
 };
 #define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4
@@ -402,7 +416,7 @@ typedef struct pl_op_info {
     int transport;         /* halo transport in use: PL_TRANSPORT_MPI,   */
                            /* _NCCL or _IPC                              */
     /* the local part's format (op_format.c) */
-    int format;            /* PL_FORMAT_PJDS or PL_FORMAT_COMPRESSED     */
+    int format;            /* PL_FORMAT_PJDS, _COMPRESSED or _MATRIX_FREE */
     int64_t cmp_nval, cmp_noff; /* distinct values / offsets counted (max */
                            /* over ranks; lower bounds where the count   */
                            /* stopped: format_note says why)             */
@@ -436,6 +450,18 @@ int64_t pl_sort_window_resolve(int64_t sort_window, const pl_backend *be);
  * rank order.  Failure is collective: if any rank fails, every rank returns
  * an error (PL_ERR_INPUT for a column outside [0, N) or a bad option). */
 int pl_op_create(const pl_csr *rows, const pl_op_options *opt, pl_backend *be, MPI_Comm comm, pl_op **op);
+/* The operator of a Kronecker sum (pl_kron.h; [spmv] format =
+ * matrix_free): no stored matrix, the backend's kron_* kernels apply it
+ * from a copy of the tables (k may be freed afterwards).  Collective over
+ * comm; one rank only so far (more: PL_ERR_INPUT).  PL_ERR_INPUT when the
+ * backend has no matrix-free kernels, PL_ERR_ARG when pl_kron_check fails.
+ * Rows in their original order: n_global = n_local = N, row0 = 0, no halo,
+ * pl_op_global_index the identity; info: format = PL_FORMAT_MATRIX_FREE,
+ * nnz_local = the non-zeros of the matrix it stands for (op_kron.c),
+ * device_bytes = the tables, norm_estimate = pl_kron_norm_bound.
+ * pl_op_apply and pl_op_apply_queued work as for a stored matrix; the block
+ * products and pl_op_refill return PL_ERR_NOTSUP (not yet). */
+int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be, MPI_Comm comm, pl_op **op);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.
  * Collective over the operator's communicator (halo exchange).

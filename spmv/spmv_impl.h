@@ -2,8 +2,8 @@
  * cpu/, cuda/).  Never included from another folder.
  *
  * Contents: an MPI return-code macro, a host reference pJDS SpMV (the oracle
- * the CUDA tests compare against), byte size of a pJDS, and the pJDS
- * layout helpers.
+ * the CUDA tests compare against), byte size of a pJDS, the pJDS
+ * layout helpers, and the coupling list of a Kronecker-sum operator.
  */
 #ifndef PL_SPMV_IMPL_H
 #define PL_SPMV_IMPL_H
@@ -115,6 +115,14 @@ typedef struct pl_halo_ops {
     int (*ipc_start)(pl_halo_xfer *x, const double *d_send);
     int (*ipc_finish)(pl_halo_xfer *x, const double *d_send);
 } pl_halo_ops;
+
+/* kron_active.c: the couplings c[l, m] != 0 of a Kronecker-sum operator
+ * (pl_kron.h), left row by left row in m order: nactive counts them;
+ * active writes ptr (n_left + 1: row l's list is [ptr[l], ptr[l + 1])),
+ * m and c (nactive entries).  The backends copy this list instead of c.
+ * Can't fail. */
+int64_t pl_kron_nactive(const pl_kron *k);
+void pl_kron_active(const pl_kron *k, int64_t *ptr, int32_t *m, double *c);
 
 #ifdef __cplusplus
 }

@@ -417,6 +417,9 @@ int pl_backend_cpu_create(pl_backend **out)
     be->idx_destroy = cpu_idx_destroy;
     be->gather = cpu_gather;
     be->sync = cpu_sync;
+    be->kron_create = cpu_kron_create; /* cpu_kron.c: the matrix-free operator */
+    be->kron_apply = cpu_kron_apply;
+    be->kron_destroy = cpu_kron_destroy;
     be->destroy = cpu_destroy;
     *out = be;
     return PL_OK;

@@ -1,6 +1,7 @@
-/* cpu_ts.h — the CPU backend's tall-skinny kernels (cpu_ts.c), private to
- * spmv/cpu: V is n x k column-major (ld >= n), k small.  Semantics as the
- * slots of struct pl_backend in spmv.h. */
+/* cpu_ts.h — the CPU backend's kernels outside backend_cpu.c, private to
+ * spmv/cpu: the tall-skinny ones (cpu_ts.c; V is n x k column-major, ld >=
+ * n, k small), SpMMV, compressed pJDS and the matrix-free operator.
+ * Semantics as the slots of struct pl_backend in spmv.h. */
 #pragma once
 
 #include <stddef.h>
@@ -37,3 +38,8 @@ int cpu_spmm_aug_mat(pl_backend *be, const pjds *p, int R, double alpha, double 
  * row-major vectors. */
 int cpu_cpjds_spmv(int isa, int rows, const pl_cpjds *p, int nparts, const int32_t *part, const double *x, double *y);
 int cpu_cpjds_spmm(const pl_cpjds *p, int nparts, const int32_t *part, int R, const double *X, double *Y);
+/* cpu_kron.c: the matrix-free operator of a Kronecker sum (spmv.h
+ * be->kron_create, kron_apply, kron_destroy). */
+int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat);
+int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
+void cpu_kron_destroy(pl_backend *be, void *mat);

@@ -1,5 +1,7 @@
-/* test_hh_mf.c — the matrix-free Holstein-Hubbard operator (hh_mf.h) against
- * the CSR matrix of the row generator (hh_rows_csr).
+/* test_hh_mf.c — the matrix-free Holstein-Hubbard operator (the tables of
+ * hh_mf.h as a pl_kron, applied by the CPU backend's kron_apply,
+ * spmv/cpu/cpu_kron.c) against the CSR matrix of the row generator
+ * (hh_rows_csr).
  *
  *  1. for a few hundred small models -- site and normal phonon bases x
  *     periodic and open boundaries, L = 2..6, fillings with n_up != n_down,
@@ -7,7 +9,9 @@
  *     parameter sets with t < 0, t = 0, g = 0, U < 0 -- and the 184,800-row
  *     model of configs/hh_184800.ini: y = H x for a random x equals the CSR
  *     product summed in long double, normwise to 1e-15 (below), every entry
- *     written, the same bits on a second apply and with one thread;
+ *     written, the same bits on a second apply and with one thread, the
+ *     backend's copy of the tables independent of hh_mf (destroyed before
+ *     the products);
  *  2. a model without the generator's phonon tables gives the same result;
  *  3. bad arguments return PL_ERR_ARG; destroy accepts NULL.
  * Prints the number of models and the worst errors. */
@@ -22,9 +26,11 @@
 #include "hh_impl.h"
 #include "hh_mf.h"
 #include "pl_error.h"
+#include "pl_kron.h"
+#include "spmv.h"
 #include "testutil.h"
 
-/* Tolerance.  Every product that hh_mf_apply adds is bitwise the product
+/* Tolerance.  Every product that kron_apply adds is bitwise the product
  * h_ij x_j of the CSR matrix (the diagonal, the hop amplitudes and
  * C_m[e] sqrt(n) are computed as hh.c computes its entries), so the only
  * difference from the exact y_i is the rounding of a sum of k <= 4 L +
@@ -40,6 +46,7 @@
 
 static double worst_rel = 0.0, worst_abs_scale = 0.0, worst_ratio = 1.0;
 static int n_models = 0;
+static pl_backend *be; /* the CPU backend: its kron_* slots */
 
 static hh_params model(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
 {
@@ -97,6 +104,7 @@ static void check_model(const hh_params *p, int use_tables, uint64_t seed)
 {
     hh_model *m = NULL;
     hh_mf *mf = NULL;
+    void *op = NULL;
     pl_csr a = {0};
     TU_OK(hh_model_create_opts(p, use_tables, &m));
     if (!m) return;
@@ -111,11 +119,20 @@ static void check_model(const hh_params *p, int use_tables, uint64_t seed)
     hh_model_dims(m, &nu, &nd, &nph);
     TU_CHECK_MSG(mf->N == N && mf->n_el == nu * nd && mf->n_ph == nph, "%s: dimensions", describe(p));
     TU_CHECK_MSG(hh_mf_bytes(mf) > sizeof *mf, "%s: bytes %zu", describe(p), hh_mf_bytes(mf));
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    TU_CHECK_MSG(k.n_left * k.n_right == N && k.nterms == mf->nmodes, "%s: pl_kron dimensions", describe(p));
+    TU_CHECK_MSG(pl_kron_bytes(&k) + sizeof *mf == hh_mf_bytes(mf), "%s: pl_kron_bytes %zu", describe(p),
+                 pl_kron_bytes(&k));
+    TU_OK(pl_kron_check(&k));
+    TU_OK(be->kron_create(be, &k, &op));
+    hh_mf_destroy(&mf); /* the backend holds its own copy */
+    if (!op) goto done;
     for (int64_t i = 0; i < N; i++) {
         x[i] = rnd(&seed);
         y[i] = NAN; /* every entry must be written */
     }
-    TU_OK(hh_mf_apply(mf, x, y));
+    TU_OK(be->kron_apply(be, op, x, y));
     double ratio;
     int64_t bad;
     const double err = csr_error(&a, x, y, &ratio, &bad);
@@ -128,7 +145,7 @@ static void check_model(const hh_params *p, int use_tables, uint64_t seed)
     const int nt = omp_get_max_threads();
     for (int run = 0; run < 2; run++) {
         if (run == 1) omp_set_num_threads(1);
-        TU_OK(hh_mf_apply(mf, x, y2));
+        TU_OK(be->kron_apply(be, op, x, y2));
         TU_CHECK_MSG(memcmp(y, y2, (size_t)N * sizeof *y) == 0, "%s: apply %d differs from the first", describe(p),
                      run + 2);
     }
@@ -138,6 +155,7 @@ done:
     free(x);
     free(y);
     free(y2);
+    be->kron_destroy(be, op);
     hh_mf_destroy(&mf);
     TU_CHECK(mf == NULL);
     pl_csr_destroy(&a);
@@ -189,20 +207,29 @@ static void bad_arguments(void)
         return;
     }
     const int64_t N = hh_model_rows(m);
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    void *op = NULL;
+    TU_CHECK(pl_kron_check(NULL) == PL_ERR_ARG);
+    TU_CHECK(be->kron_create(be, NULL, &op) == PL_ERR_ARG && op == NULL);
+    pl_error_clear();
+    TU_OK(be->kron_create(be, &k, &op));
     double *v = calloc((size_t)(2 * N), sizeof *v);
     TU_CHECK(v != NULL);
-    if (v) {
-        TU_CHECK(hh_mf_apply(NULL, v, v + N) == PL_ERR_ARG);
-        TU_CHECK(hh_mf_apply(mf, NULL, v + N) == PL_ERR_ARG);
-        TU_CHECK(hh_mf_apply(mf, v, NULL) == PL_ERR_ARG);
-        TU_CHECK(hh_mf_apply(mf, v, v) == PL_ERR_ARG);
-        TU_CHECK(hh_mf_apply(mf, v, v + N - 1) == PL_ERR_ARG);
-        TU_CHECK(hh_mf_apply(mf, v + 1, v) == PL_ERR_ARG);
+    if (v && op) {
+        TU_CHECK(be->kron_apply(be, NULL, v, v + N) == PL_ERR_ARG);
+        TU_CHECK(be->kron_apply(be, op, NULL, v + N) == PL_ERR_ARG);
+        TU_CHECK(be->kron_apply(be, op, v, NULL) == PL_ERR_ARG);
+        TU_CHECK(be->kron_apply(be, op, v, v) == PL_ERR_ARG);
+        TU_CHECK(be->kron_apply(be, op, v, v + N - 1) == PL_ERR_ARG);
+        TU_CHECK(be->kron_apply(be, op, v + 1, v) == PL_ERR_ARG);
         pl_error_clear();
-        TU_OK(hh_mf_apply(mf, v, v + N)); /* adjacent is fine */
-        TU_OK(hh_mf_apply(mf, v + N, v));
+        TU_OK(be->kron_apply(be, op, v, v + N)); /* adjacent is fine */
+        TU_OK(be->kron_apply(be, op, v + N, v));
     }
     free(v);
+    be->kron_destroy(be, op);
+    be->kron_destroy(be, NULL);
     TU_CHECK(hh_mf_bytes(NULL) == 0);
     hh_mf_destroy(&mf);
     TU_CHECK(mf == NULL);
@@ -213,6 +240,8 @@ static void bad_arguments(void)
 
 int main(void)
 {
+    TU_OK(pl_backend_cpu_create(&be));
+    if (!be) return tu_result("hh_mf");
     all_small_models();
     /* configs/hh_184800.ini, and a model built without phonon tables */
     hh_params big = model(6, 3, 3, 1.0, 2.0, 0.5, 0.8, 6, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
@@ -222,5 +251,6 @@ int main(void)
     bad_arguments();
     printf("hh_mf: %d models, worst error %.3g of max|y|, %.3g of max sum|h x|; min max|y| / max sum|h x| %.3f\n",
            n_models, worst_rel, worst_abs_scale, worst_ratio);
+    pl_backend_destroy(&be);
     return tu_result("hh_mf");
 }

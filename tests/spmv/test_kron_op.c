@@ -1,0 +1,352 @@
+/* test_kron_op.c — the matrix-free operator (pl_op_create_kron, spmv.h;
+ * [spmv] format = matrix_free) against the pJDS operator of the same
+ * Holstein-Hubbard matrix and against the CSR product in long double.
+ *
+ *  1. models: site and normal phonon bases x periodic and open boundaries,
+ *     n_up != n_down, n_down = 0, M = 1, t = 0, g = 0, L = 2 periodic; each
+ *     through hh_model_create + hh_mf_create + hh_mf_kron (the hh_mf tables
+ *     freed before the products: the backend keeps a copy).  y = H x of
+ *     pl_op_apply equals the pJDS operator's (compared through
+ *     pl_op_global_index) and the long-double CSR product to 1e-15 of
+ *     max |y|; pl_op_apply_queued gives the same bits; pl_op_get_info:
+ *     format, sizes, no halo, nnz_local = the CSR's non-zeros, device_bytes
+ *     = pl_kron_bytes, norm_estimate >= the pJDS operator's row-sum norm,
+ *     the note; the counters count the applies; the global index is the
+ *     identity.
+ *  2. not yet supported: pl_op_apply_block, pl_op_apply_block_aug and
+ *     pl_op_refill return PL_ERR_NOTSUP; pl_op_create with format =
+ *     matrix_free and a backend without kron slots PL_ERR_INPUT.
+ *  3. bad tables: pl_kron_check and pl_op_create_kron give PL_ERR_ARG for a
+ *     column of A or of a right factor out of range.
+ *  4. two ranks (ctest spmv_kron_op_np2): PL_ERR_INPUT "one rank so far" on
+ *     both, no operator.
+ * PJDS_TEST_BACKEND=cuda runs the same on the CUDA backend (ctest
+ * gpu_kron_op; exit 77 without a device). */
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hh.h"
+#include "hh_mf.h"
+#include "pl_error.h"
+#include "pl_kron.h"
+#include "spmv.h"
+#include "testutil.h"
+
+#define TOL 1e-15
+
+static int rank, size;
+static int backend_kind = PL_BACKEND_CPU;
+static double worst_pjds = 0.0, worst_ref = 0.0;
+static int n_models = 0;
+
+static double xg_of(int64_t g) { return cos(0.37 * (double)g + 0.1) + 0.02 * (double)(g % 7); }
+
+static hh_params model(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
+{
+    hh_params p = {.sites = L, .n_up = nu, .n_down = nd, .hopping = t, .hubbard_u = U, .phonon_frequency = w0,
+                   .coupling = g, .max_phonons = M, .phonon_basis = basis, .boundary = bc};
+    return p;
+}
+
+static const char *describe(const hh_params *p)
+{
+    static char s[200];
+    snprintf(s, sizeof s, "L=%d up=%d dn=%d t=%g U=%g g=%g M=%d %s %s", p->sites, p->n_up, p->n_down, p->hopping,
+             p->hubbard_u, p->coupling, p->max_phonons, p->phonon_basis == PL_PHONON_SITE ? "site" : "normal",
+             p->boundary == PL_BOUNDARY_OPEN ? "open" : "periodic");
+    return s;
+}
+
+/* y = A x of op in the original basis: x, y global host vectors of n. */
+static int apply_global(pl_op *op, int queued, const double *xg, double *yg, int64_t n)
+{
+    pl_backend *be = pl_op_backend(op);
+    const int64_t *gi = pl_op_global_index(op);
+    double *hx = malloc((size_t)n * sizeof *hx), *hy = malloc((size_t)n * sizeof *hy), *dx = NULL, *dy = NULL;
+    int rc = PL_OK;
+    PL_CHECK_GOTO(hx && hy, PL_ERR_MEM, done, rc, "out of memory");
+    for (int64_t i = 0; i < n; i++) hx[i] = xg[gi[i]];
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)n, &dx), done, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)n, &dy), done, rc);
+    PL_CALL_GOTO(be->upload(be, dx, hx, (size_t)n), done, rc);
+    PL_CALL_GOTO(be->set(be, (size_t)n, NAN, dy), done, rc); /* every entry must be written */
+    PL_CALL_GOTO(queued ? pl_op_apply_queued(op, dx, dy) : pl_op_apply(op, dx, dy), done, rc);
+    PL_CALL_GOTO(be->download(be, hy, dy, (size_t)n), done, rc); /* synchronises */
+    for (int64_t i = 0; i < n; i++) yg[gi[i]] = hy[i];
+done:
+    if (dx) be->vec_free(be, dx);
+    if (dy) be->vec_free(be, dy);
+    free(hx);
+    free(hy);
+    return rc;
+}
+
+/* max_i |y_i - (A x)_i| / max_i |(A x)_i|, A x in long double. */
+static double ref_error(const pl_csr *a, const double *x, const double *y)
+{
+    long double emax = 0.0L, ymax = 0.0L;
+    for (int64_t i = 0; i < a->nrows; i++) {
+        long double r = 0.0L;
+        for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) r += (long double)a->val[k] * x[a->col[k]];
+        if (!isfinite(y[i])) return INFINITY;
+        emax = fmaxl(emax, fabsl((long double)y[i] - r));
+        ymax = fmaxl(ymax, fabsl(r));
+    }
+    return ymax > 0.0L ? (double)(emax / ymax) : (emax == 0.0L ? 0.0 : INFINITY);
+}
+
+static void check_info(const pl_op *op, const pl_kron *k, const pl_csr *a, const pl_op_info *pj, const char *d)
+{
+    pl_op_info in;
+    pl_op_get_info(op, &in);
+    const int64_t N = a->nrows;
+    TU_CHECK_MSG(in.format == PL_FORMAT_MATRIX_FREE, "%s: format %d", d, in.format);
+    TU_CHECK_MSG(in.n_global == N && in.n_local == N && in.row0 == 0 && in.n_halo == 0, "%s: sizes", d);
+    TU_CHECK_MSG(in.n_neighbors == 0 && in.n_send == 0, "%s: neighbours", d);
+    TU_CHECK_MSG(in.nnz_local == pl_csr_nnz(a), "%s: nnz %lld, the CSR has %lld", d, (long long)in.nnz_local,
+                 (long long)pl_csr_nnz(a));
+    TU_CHECK_MSG(in.device_bytes == pl_kron_bytes(k) && in.device_bytes > 0, "%s: device bytes %zu", d,
+                 in.device_bytes);
+    TU_CHECK_MSG(in.norm_estimate >= pj->norm_estimate * (1.0 - 1e-15) && isfinite(in.norm_estimate),
+                 "%s: norm bound %.17g below the row-sum norm %.17g", d, in.norm_estimate, pj->norm_estimate);
+    TU_CHECK_MSG(strstr(in.format_note, "matrix-free Kronecker sum: ") == in.format_note, "%s: note '%s'", d,
+                 in.format_note);
+    TU_CHECK_MSG(in.bytes_per_entry > 0.0 && in.nent_local == in.nnz_local, "%s: %g bytes per entry", d,
+                 in.bytes_per_entry);
+    const int64_t *g = pl_op_global_index(op);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < N; i++) bad += g[i] != i;
+    TU_CHECK_MSG(bad == 0, "%s: global index not the identity (%lld rows)", d, (long long)bad);
+}
+
+/* 1 (and 2 on the first model) */
+static void check_model(pl_backend *be, const hh_params *p, int extras)
+{
+    const char *d = describe(p);
+    hh_model *m = NULL;
+    hh_mf *mf = NULL;
+    pl_csr a = {0};
+    pl_op *kop = NULL, *pop = NULL;
+    TU_OK(hh_model_create(p, &m));
+    if (!m) return;
+    const int64_t N = hh_model_rows(m);
+    TU_OK(hh_rows_csr(m, 0, N, &a));
+    TU_OK(hh_mf_create(m, &mf));
+    pl_op_options oo;
+    pl_op_options_defaults(&oo);
+    oo.format = PL_FORMAT_PJDS;
+    TU_OK(pl_op_create(&a, &oo, be, MPI_COMM_WORLD, &pop));
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    oo.format = PL_FORMAT_MATRIX_FREE;
+    TU_OK(pl_op_create_kron(&k, &oo, be, MPI_COMM_WORLD, &kop));
+    double *x = malloc((size_t)N * sizeof *x), *yk = malloc((size_t)N * sizeof *yk);
+    double *yp = malloc((size_t)N * sizeof *yp), *yq = malloc((size_t)N * sizeof *yq);
+    if (!kop || !pop || !a.row_ptr || !x || !yk || !yp || !yq) {
+        TU_CHECK_MSG(0, "%s: set-up failed", d);
+        goto done;
+    }
+    pl_op_info pj;
+    pl_op_get_info(pop, &pj);
+    check_info(kop, &k, &a, &pj, d);
+    hh_mf_destroy(&mf); /* the backend holds its own copy of the tables */
+    for (int64_t i = 0; i < N; i++) x[i] = xg_of(i);
+    TU_OK(apply_global(kop, 0, x, yk, N));
+    TU_OK(apply_global(pop, 0, x, yp, N));
+    TU_OK(apply_global(kop, 1, x, yq, N));
+    double dmax = 0.0, ymax = 0.0;
+    for (int64_t i = 0; i < N; i++) {
+        dmax = fmax(dmax, fabs(yk[i] - yp[i]));
+        ymax = fmax(ymax, fabs(yp[i]));
+        if (!isfinite(yk[i])) dmax = INFINITY;
+    }
+    const double ep = ymax > 0.0 ? dmax / ymax : dmax, er = ref_error(&a, x, yk);
+    TU_CHECK_MSG(ep <= TOL, "%s: matrix-free vs pJDS %.3g of max|y|", d, ep);
+    TU_CHECK_MSG(er <= TOL, "%s: matrix-free vs long-double CSR %.3g of max|y|", d, er);
+    TU_CHECK_MSG(memcmp(yk, yq, (size_t)N * sizeof *yk) == 0, "%s: queued apply differs", d);
+    worst_pjds = fmax(worst_pjds, ep);
+    worst_ref = fmax(worst_ref, er);
+    int64_t na = 0;
+    double secs = 0.0;
+    pl_op_counters(kop, &na, &secs);
+    pl_op_timings t;
+    pl_op_timings_get(kop, &t);
+    TU_CHECK_MSG(na == 2 && secs > 0.0 && t.t_median > 0.0, "%s: counters %lld applies, %g s, median %g", d,
+                 (long long)na, secs, t.t_median);
+    if (extras) {
+        pl_backend *kb = pl_op_backend(kop);
+        double *dv = NULL;
+        TU_OK(kb->vec_alloc(kb, 2 * (size_t)N, &dv));
+        double c1 = 1.0;
+        TU_CHECK(pl_op_apply_block(kop, 1, dv, dv + N) == PL_ERR_NOTSUP);
+        TU_CHECK(strstr(pl_error_message(), "matrix_free") != NULL);
+        TU_CHECK(pl_op_apply_block_aug(kop, 1, 1.0, 0.0, 0.0, dv, dv + N, NULL, NULL) == PL_ERR_NOTSUP);
+        TU_CHECK(pl_op_refill(kop, 1, &c1) == PL_ERR_NOTSUP);
+        pl_error_clear();
+        if (dv) kb->vec_free(kb, dv);
+    }
+    n_models++;
+done:
+    free(x);
+    free(yk);
+    free(yp);
+    free(yq);
+    pl_op_destroy(&kop);
+    pl_op_destroy(&pop);
+    TU_CHECK(kop == NULL);
+    hh_mf_destroy(&mf);
+    pl_csr_destroy(&a);
+    hh_model_destroy(&m);
+}
+
+/* 2 and 3: refusals */
+static void refusals(pl_backend *be)
+{
+    hh_params p = model(3, 2, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_SITE, PL_BOUNDARY_OPEN);
+    hh_model *m = NULL;
+    hh_mf *mf = NULL;
+    TU_OK(hh_model_create(&p, &m));
+    TU_OK(hh_mf_create(m, &mf));
+    if (!mf) goto done;
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    pl_op_options oo;
+    pl_op_options_defaults(&oo);
+    pl_op *op = (pl_op *)&oo; /* must be reset to NULL */
+    /* a column of A out of range */
+    const int64_t nnz = k.a_ptr[k.n_left];
+    int32_t *col = malloc((size_t)nnz * sizeof *col);
+    int32_t *lo = malloc((size_t)(k.n_right * k.nterms) * sizeof *lo);
+    TU_CHECK(col && lo && nnz > 0);
+    if (col && lo && nnz > 0) {
+        pl_kron b = k;
+        memcpy(col, k.a_col, (size_t)nnz * sizeof *col);
+        col[nnz / 2] = (int32_t)k.n_left;
+        b.a_col = col;
+        TU_CHECK(pl_kron_check(&b) == PL_ERR_ARG);
+        TU_CHECK_MSG(strstr(pl_error_message(), "outside") != NULL, "message '%s'", pl_error_message());
+        TU_CHECK(pl_op_create_kron(&b, &oo, be, MPI_COMM_WORLD, &op) == PL_ERR_ARG && op == NULL);
+        pl_error_clear();
+        /* a column of a right factor out of range: lo = n_right, then lo = -2 */
+        b = k;
+        memcpy(lo, k.lo, (size_t)(k.n_right * k.nterms) * sizeof *lo);
+        b.lo = lo;
+        lo[k.n_right * k.nterms - 1] = (int32_t)k.n_right;
+        TU_CHECK(pl_kron_check(&b) == PL_ERR_ARG);
+        lo[k.n_right * k.nterms - 1] = -2;
+        TU_CHECK(pl_kron_check(&b) == PL_ERR_ARG);
+        b.n_right = 0;
+        TU_CHECK(pl_kron_check(&b) == PL_ERR_ARG);
+        TU_CHECK(pl_kron_check(NULL) == PL_ERR_ARG);
+        pl_error_clear();
+        TU_OK(pl_kron_check(&k));
+    }
+    free(col);
+    free(lo);
+    TU_CHECK(pl_kron_norm_bound(NULL) == 0.0 && pl_kron_bytes(NULL) == 0);
+    /* a backend without matrix-free kernels */
+    {
+        pl_backend *cb = NULL;
+        TU_OK(pl_backend_cpu_create(&cb));
+        if (cb) {
+            cb->kron_create = NULL;
+            op = (pl_op *)&oo;
+            TU_CHECK(pl_op_create_kron(&k, &oo, cb, MPI_COMM_WORLD, &op) == PL_ERR_INPUT && op == NULL);
+            TU_CHECK_MSG(strstr(pl_error_message(), "has no matrix-free kernels") != NULL, "message '%s'",
+                         pl_error_message());
+            pl_error_clear();
+            pl_backend_destroy(&cb);
+        }
+    }
+    /* format = matrix_free on a stored matrix */
+    {
+        pl_csr a = {0};
+        TU_OK(hh_rows_csr(m, 0, hh_model_rows(m), &a));
+        oo.format = PL_FORMAT_MATRIX_FREE;
+        op = (pl_op *)&oo;
+        TU_CHECK(pl_op_create(&a, &oo, be, MPI_COMM_WORLD, &op) == PL_ERR_INPUT && op == NULL);
+        pl_error_clear();
+        pl_csr_destroy(&a);
+    }
+done:
+    hh_mf_destroy(&mf);
+    hh_model_destroy(&m);
+}
+
+/* 4: two ranks */
+static void ranks(pl_backend *be)
+{
+    hh_params p = model(3, 1, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
+    hh_model *m = NULL;
+    hh_mf *mf = NULL;
+    TU_OK(hh_model_create(&p, &m));
+    TU_OK(hh_mf_create(m, &mf));
+    if (mf) {
+        pl_kron k;
+        hh_mf_kron(mf, &k);
+        pl_op_options oo;
+        pl_op_options_defaults(&oo);
+        pl_op *op = (pl_op *)&oo;
+        TU_CHECK(pl_op_create_kron(&k, &oo, be, MPI_COMM_WORLD, &op) == PL_ERR_INPUT && op == NULL);
+        char want[80];
+        snprintf(want, sizeof want, "runs on one rank so far (%d ranks)", size);
+        TU_CHECK_MSG(strstr(pl_error_message(), want) != NULL, "message '%s'", pl_error_message());
+        if (rank == 0) printf("%d ranks: %s\n", size, pl_error_message());
+        pl_error_clear();
+    }
+    hh_mf_destroy(&mf);
+    hh_model_destroy(&m);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    pl_log_init(rank, 0);
+    const char *tb = getenv("PJDS_TEST_BACKEND");
+    if (tb && !strcmp(tb, "cuda")) {
+        if (pl_cuda_device_count() < 1) {
+            if (rank == 0) fprintf(stderr, "skipped: no CUDA device\n");
+            MPI_Finalize();
+            return 77;
+        }
+        backend_kind = PL_BACKEND_CUDA;
+    }
+    pl_backend *be = NULL;
+    TU_OK(pl_backend_create(backend_kind, rank, &be));
+    if (be && size > 1) {
+        ranks(be);
+    } else if (be) {
+        const int S = PL_PHONON_SITE, Nm = PL_PHONON_NORMAL, P = PL_BOUNDARY_PERIODIC, O = PL_BOUNDARY_OPEN;
+        const hh_params ms[] = {
+            model(4, 2, 2, 1.0, 3.0, 0.7, 0.9, 3, S, P),    /* site, periodic */
+            model(4, 2, 1, 1.0, 2.0, 0.5, 0.8, 3, Nm, O),   /* normal, open, n_up != n_down */
+            model(5, 3, 1, -0.8, 4.0, 1.3, 1.6, 2, S, O),   /* site, open */
+            model(5, 2, 2, 1.1, -2.0, 0.45, 0.6, 2, Nm, P), /* normal, periodic, U < 0 */
+            model(4, 3, 0, 1.0, 2.0, 0.5, 0.8, 3, S, P),    /* n_down = 0 */
+            model(4, 2, 0, 0.37, 5.0, 2.5, 0.31, 3, Nm, O), /* n_down = 0, normal */
+            model(5, 2, 3, 1.0, 2.0, 0.5, 0.8, 1, Nm, P),   /* M = 1 */
+            model(6, 3, 2, 1.0, 2.0, 0.5, 0.8, 1, S, O),    /* M = 1 */
+            model(2, 1, 1, 1.0, 2.0, 0.5, 0.8, 4, S, P),    /* L = 2 periodic: summed hops */
+            model(4, 2, 2, 0.0, 2.0, 0.8, 0.6, 3, S, O),    /* t = 0: no A */
+            model(4, 2, 1, 1.0, 2.0, 0.8, 0.0, 3, Nm, P),   /* g = 0: no couplings */
+            model(4, 2, 2, 1.0, 2.0, 0.5, 0.8, 0, S, P),    /* M = 0: one phonon state */
+            model(6, 3, 3, 1.0, 2.0, 0.5, 0.8, 6, Nm, O),   /* configs/hh_184800.ini */
+        };
+        for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) check_model(be, &ms[i], i == 0);
+        refusals(be);
+        printf("kron_op (%s): %d models, worst vs pJDS %.3g, vs long-double CSR %.3g of max|y|\n", be->name,
+               n_models, worst_pjds, worst_ref);
+    }
+    pl_backend_destroy(&be);
+    int fails = tu_failures, gf = 0;
+    MPI_Allreduce(&fails, &gf, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    tu_failures = gf;
+    const int r = tu_result("test_kron_op");
+    MPI_Finalize();
+    return r;
+}
