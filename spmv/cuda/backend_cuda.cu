@@ -736,6 +736,9 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->bdot = cu_bdot;
     be->spmm_aug = cu_spmm_aug;
     be->basis_update = cu_basis_update;
+    be->kron_create = pl_cuda_kron_create; /* kron.cu: the matrix-free operator */
+    be->kron_apply = pl_cuda_kron_apply;
+    be->kron_destroy = pl_cuda_kron_destroy;
     int e = ctx_init(cx, device % n, &be->tune);
     if (e != PL_OK) {
         cu_destroy(&be);

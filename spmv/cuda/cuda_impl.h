@@ -176,6 +176,11 @@ int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha,
                      const double *X, double *Y, double *h_dots, int *done);
 /* The same on stream s (transport.cu: the comm stream). */
 int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
+/* kron.cu: the matrix-free operator of a Kronecker sum (be->kron_create,
+ * kron_apply, kron_destroy; spmv.h), on cx->stream */
+int pl_cuda_kron_create(pl_backend *be, const pl_kron *k, void **mat);
+int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
+void pl_cuda_kron_destroy(pl_backend *be, void *mat);
 /* transport.cu: the halo transport slots of the cuda backend (pl_backend.halo). */
 extern const pl_halo_ops pl_cuda_halo_ops;
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the

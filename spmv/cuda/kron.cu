@@ -1,0 +1,212 @@
+/* kron.cu — the CUDA backend's matrix-free operator: a Kronecker sum
+ * (pl_kron.h) applied from its tables in device memory (be->kron_create,
+ * kron_apply, kron_destroy; issue 26).
+ *
+ * Upload: each table by cudaMalloc + cudaMemcpyAsync on the backend stream
+ * (pl_cuda_upload_array), the couplings as per-left-row lists of the
+ * non-zero c[l, m] (pl_kron_active, as the CPU kernel); one stream
+ * synchronisation at the end, so the host tables may go once kron_create
+ * returns.
+ *
+ * Kernel, first version: one thread per row (l, r).  The grid is tiled over
+ * r: a block of KR_BLOCK threads takes KR_BLOCK consecutive right rows of
+ * one left row l (a tile), so x[l, tile] and y[l, tile] are coalesced and
+ * the per-l data are uniform in the block: dl[l] in a register, the
+ * coupling list and A's row l staged in shared memory (up to KR_SMEM
+ * entries each; a longer list is read from global memory, still uniform).
+ * Tiles go left-major, grid-stride, so any size fits one launch.  Each
+ * thread sums its row's terms in pl_kron.h's order with explicitly rounded
+ * products and sums (__dmul_rn, __dadd_rn: no contraction into FMA), so the
+ * result is the CPU kernel's (cpu_kron.c) bit for bit.  Launched on the
+ * backend's stream, asynchronous like be->spmv: pl_op_apply's final
+ * be->sync waits for it; pl_op_apply_queued leaves it queued.
+ * Not measured yet (no GPU in this session): ideas for speed (x tile in
+ * shared memory for the coupling gathers, the phonon tables loaded once per
+ * thread over several l) are the issue's, to be measured. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cuda_impl.h"
+
+#define KR_BLOCK 256 /* threads (right rows) per tile                     */
+#define KR_SMEM 64   /* couplings / entries of A staged in shared memory */
+
+/* The tables in device memory (pl_kron's names; couplings as lists). */
+typedef struct pl_cuda_kron {
+    int64_t n_left, n_right;
+    int nterms;
+    double shift;
+    int64_t *a_ptr;
+    int32_t *a_col;
+    double *a_val, *dl, *dr;
+    int32_t *lo, *hi;
+    double *lo_val, *hi_val;
+    int64_t *act_ptr;
+    int32_t *act_m;
+    double *act_c;
+    size_t bytes;
+} pl_cuda_kron;
+
+typedef struct kr_args {
+    int64_t n_left, n_right, ntiles, tiles_per_l;
+    int nterms;
+    double shift;
+    const int64_t *__restrict__ a_ptr;
+    const int32_t *__restrict__ a_col;
+    const double *__restrict__ a_val, *__restrict__ dl, *__restrict__ dr;
+    const int32_t *__restrict__ lo, *__restrict__ hi;
+    const double *__restrict__ lo_val, *__restrict__ hi_val;
+    const int64_t *__restrict__ act_ptr;
+    const int32_t *__restrict__ act_m;
+    const double *__restrict__ act_c;
+    const double *__restrict__ x;
+    double *__restrict__ y;
+} kr_args;
+
+/* Row (l, r) of y = H x; the coupling list and A's row l from shared
+ * memory (sm, sc, scol, sval) where they fit, else from global memory. */
+static __device__ double kr_row(const kr_args &a, int64_t l, int64_t r, int na, const int32_t *__restrict__ am,
+                                const double *__restrict__ ac, int nh, const int32_t *__restrict__ hc,
+                                const double *__restrict__ hv)
+{
+    const int64_t nr = a.n_right, nt = a.nterms;
+    const double *xl = a.x + l * nr;
+    double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), __ldg(a.dr + r)), a.shift), __ldg(xl + r));
+    for (int i = 0; i < na; i++) {
+        const int64_t j = r * nt + am[i];
+        const double c = ac[i];
+        const int32_t lo = __ldg(a.lo + j), hi = __ldg(a.hi + j);
+        if (lo >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(c, __ldg(a.lo_val + j)), __ldg(xl + lo)));
+        if (hi >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(c, __ldg(a.hi_val + j)), __ldg(xl + hi)));
+    }
+    for (int i = 0; i < nh; i++) s = __dadd_rn(s, __dmul_rn(hv[i], __ldg(a.x + (int64_t)hc[i] * nr + r)));
+    return s;
+}
+
+static __global__ void __launch_bounds__(KR_BLOCK) kr_kernel(kr_args a)
+{
+    __shared__ int32_t sm[KR_SMEM], scol[KR_SMEM];
+    __shared__ double sc[KR_SMEM], sval[KR_SMEM];
+    for (int64_t t = blockIdx.x; t < a.ntiles; t += gridDim.x) {
+        const int64_t l = t / a.tiles_per_l, r = (t % a.tiles_per_l) * KR_BLOCK + threadIdx.x;
+        const int64_t c0 = __ldg(a.act_ptr + l), h0 = __ldg(a.a_ptr + l);
+        const int na = (int)(__ldg(a.act_ptr + l + 1) - c0), nh = (int)(__ldg(a.a_ptr + l + 1) - h0);
+        const bool cs = na <= KR_SMEM, hs = nh <= KR_SMEM;
+        __syncthreads(); /* the previous tile is done with the shared lists */
+        if (cs)
+            for (int i = threadIdx.x; i < na; i += blockDim.x) {
+                sm[i] = __ldg(a.act_m + c0 + i);
+                sc[i] = __ldg(a.act_c + c0 + i);
+            }
+        if (hs)
+            for (int i = threadIdx.x; i < nh; i += blockDim.x) {
+                scol[i] = __ldg(a.a_col + h0 + i);
+                sval[i] = __ldg(a.a_val + h0 + i);
+            }
+        __syncthreads();
+        if (r < a.n_right)
+            a.y[l * a.n_right + r] = kr_row(a, l, r, na, cs ? sm : a.act_m + c0, cs ? sc : a.act_c + c0, nh,
+                                            hs ? scol : a.a_col + h0, hs ? sval : a.a_val + h0);
+    }
+}
+
+extern "C" void pl_cuda_kron_destroy(pl_backend *be, void *mat)
+{
+    (void)be;
+    pl_cuda_kron *m = (pl_cuda_kron *)mat;
+    if (!m) return;
+    void *p[] = {m->a_ptr, m->a_col, m->a_val, m->dl, m->dr, m->lo, m->hi, m->lo_val, m->hi_val,
+                 m->act_ptr, m->act_m, m->act_c};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+        if (p[i]) (void)cudaFree(p[i]); /* cudaFree waits for the device */
+    free(m);
+}
+
+/* The uploads of kron_create (host coupling lists in ptr, am, ac). */
+static int kr_upload(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, const int64_t *ptr, const int32_t *am,
+                     const double *ac, int64_t nact)
+{
+    const size_t nl = (size_t)k->n_left, nr = (size_t)k->n_right, nt = (size_t)k->nterms;
+    const size_t nnz = (size_t)k->a_ptr[k->n_left], na = (size_t)nact;
+    size_t *tot = &m->bytes;
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->a_ptr, k->a_ptr, (nl + 1) * sizeof(int64_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->a_col, k->a_col, nnz * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->a_val, k->a_val, nnz * sizeof(double), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->dl, k->dl, nl * sizeof(double), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->dr, k->dr, nr * sizeof(double), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->lo, k->lo, nr * nt * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->hi, k->hi, nr * nt * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->lo_val, k->lo_val, nr * nt * sizeof(double), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->hi_val, k->hi_val, nr * nt * sizeof(double), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_ptr, ptr, (nl + 1) * sizeof(int64_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_m, am, na * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_c, ac, na * sizeof(double), tot));
+    PL_CUDA(cudaStreamSynchronize(cx->stream)); /* the host tables may go now */
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_kron_create(pl_backend *be, const pl_kron *k, void **mat)
+{
+    PL_CHECK_CUDA_BE(be);
+    PL_CHECK(k && mat, PL_ERR_ARG, "kron_create: NULL argument");
+    *mat = NULL;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    pl_cuda_kron *m = (pl_cuda_kron *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory for the matrix-free operator");
+    m->n_left = k->n_left;
+    m->n_right = k->n_right;
+    m->nterms = k->nterms;
+    m->shift = k->shift;
+    const int64_t nact = k->nterms > 0 ? pl_kron_nactive(k) : 0;
+    int64_t *ptr = (int64_t *)calloc((size_t)k->n_left + 1, sizeof *ptr);
+    int32_t *am = (int32_t *)malloc((size_t)(nact ? nact : 1) * sizeof *am);
+    double *ac = (double *)malloc((size_t)(nact ? nact : 1) * sizeof *ac);
+    int rc = PL_OK;
+    if (!ptr || !am || !ac) rc = PL_ERROR(PL_ERR_MEM, "out of host memory for the coupling lists");
+    if (rc == PL_OK && k->nterms > 0) pl_kron_active(k, ptr, am, ac);
+    if (rc == PL_OK) rc = kr_upload(cx, k, m, ptr, am, ac, nact);
+    free(ptr);
+    free(am);
+    free(ac);
+    if (rc != PL_OK) {
+        pl_cuda_kron_destroy(be, m);
+        return pl_error_trace(rc, __FILE__, __LINE__, __func__, "kr_upload(cx, k, m, ptr, am, ac, nact)");
+    }
+    be->bytes_h2d += (double)m->bytes;
+    *mat = m;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
+{
+    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
+    PL_CHECK(m && x && y, PL_ERR_ARG, "kron_apply: NULL argument");
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    kr_args a;
+    a.n_left = m->n_left;
+    a.n_right = m->n_right;
+    a.tiles_per_l = (m->n_right + KR_BLOCK - 1) / KR_BLOCK;
+    a.ntiles = m->n_left * a.tiles_per_l;
+    a.nterms = m->nterms;
+    a.shift = m->shift;
+    a.a_ptr = m->a_ptr;
+    a.a_col = m->a_col;
+    a.a_val = m->a_val;
+    a.dl = m->dl;
+    a.dr = m->dr;
+    a.lo = m->lo;
+    a.hi = m->hi;
+    a.lo_val = m->lo_val;
+    a.hi_val = m->hi_val;
+    a.act_ptr = m->act_ptr;
+    a.act_m = m->act_m;
+    a.act_c = m->act_c;
+    a.x = x;
+    a.y = y;
+    if (a.ntiles == 0) return PL_OK;
+    const unsigned grid = (unsigned)(a.ntiles < (int64_t)INT32_MAX ? a.ntiles : (int64_t)INT32_MAX);
+    kr_kernel<<<grid, KR_BLOCK, 0, cx->stream>>>(a);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
