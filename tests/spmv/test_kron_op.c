@@ -21,7 +21,9 @@
  *  4. two ranks (ctest spmv_kron_op_np2): PL_ERR_INPUT "one rank so far" on
  *     both, no operator.
  * PJDS_TEST_BACKEND=cuda runs the same on the CUDA backend (ctest
- * gpu_kron_op; exit 77 without a device). */
+ * gpu_kron_op; exit 77 without a device), and there also checks that the
+ * GPU's y is the CPU backend's bit for bit (both round every product and
+ * sum in pl_kron.h's order). */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -143,6 +145,12 @@ static void check_model(pl_backend *be, const hh_params *p, int extras)
     hh_mf_kron(mf, &k);
     oo.format = PL_FORMAT_MATRIX_FREE;
     TU_OK(pl_op_create_kron(&k, &oo, be, MPI_COMM_WORLD, &kop));
+    pl_backend *cb = NULL;
+    pl_op *cop = NULL; /* the cuda run: the CPU backend's operator */
+    if (backend_kind == PL_BACKEND_CUDA) {
+        TU_OK(pl_backend_cpu_create(&cb));
+        if (cb) TU_OK(pl_op_create_kron(&k, &oo, cb, MPI_COMM_WORLD, &cop));
+    }
     double *x = malloc((size_t)N * sizeof *x), *yk = malloc((size_t)N * sizeof *yk);
     double *yp = malloc((size_t)N * sizeof *yp), *yq = malloc((size_t)N * sizeof *yq);
     if (!kop || !pop || !a.row_ptr || !x || !yk || !yp || !yq) {
@@ -167,6 +175,10 @@ static void check_model(pl_backend *be, const hh_params *p, int extras)
     TU_CHECK_MSG(ep <= TOL, "%s: matrix-free vs pJDS %.3g of max|y|", d, ep);
     TU_CHECK_MSG(er <= TOL, "%s: matrix-free vs long-double CSR %.3g of max|y|", d, er);
     TU_CHECK_MSG(memcmp(yk, yq, (size_t)N * sizeof *yk) == 0, "%s: queued apply differs", d);
+    if (cop) {
+        TU_OK(apply_global(cop, 0, x, yq, N));
+        TU_CHECK_MSG(memcmp(yk, yq, (size_t)N * sizeof *yk) == 0, "%s: %s and cpu backends differ", d, be->name);
+    }
     worst_pjds = fmax(worst_pjds, ep);
     worst_ref = fmax(worst_ref, er);
     int64_t na = 0;
@@ -196,6 +208,8 @@ done:
     free(yq);
     pl_op_destroy(&kop);
     pl_op_destroy(&pop);
+    pl_op_destroy(&cop);
+    pl_backend_destroy(&cb);
     TU_CHECK(kop == NULL);
     hh_mf_destroy(&mf);
     pl_csr_destroy(&a);
