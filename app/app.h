@@ -46,6 +46,10 @@ typedef struct app_ctx {
                           /* (the plan reads its free device memory)          */
     app_mem_plan plan;    /* the memory plan of the last app_build_rows       */
     int have_plan;
+    const char *cmd_name; /* the command being run (main.c)                   */
+    int free_ok;          /* the command runs [spmv] format = matrix_free     */
+                          /* (solve without a sweep; app_free.c)              */
+    void *mf;             /* its tables (hh_mf) until the operator is made    */
 } app_ctx;
 
 /* What app_build_rows learned about the matrix. */
@@ -70,6 +74,20 @@ void app_op_options(const pl_spmv_cfg *s, pl_op_options *o);
 int app_param_error(const pl_config *cfg, const char *section, const char *fallback_key, int rc);
 
 int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
+/* [spmv] format = matrix_free (app_free.c): wanted by the configuration;
+ * the one-line refusal of a command that needs a stored matrix; the
+ * tables into ctx->mf (instead of rows: app_build_rows calls it when
+ * ctx->free_ok); the operator from them (frees them; *nnz: the non-zeros
+ * of the matrix it stands for); free the tables (accepts none). */
+int app_free_wanted(const app_ctx *ctx);
+int app_free_refuse(const app_ctx *ctx);
+int app_build_free(app_ctx *ctx, app_matrix_info *mi);
+struct pl_op_options;
+struct pl_op;
+int app_free_op(app_ctx *ctx, const struct pl_op_options *oo, struct pl_backend *be, struct pl_op **op, int64_t *nnz);
+void app_free_release(app_ctx *ctx);
+/* info: the tables' sizes as key: value lines (rank 0). */
+int app_free_info(app_ctx *ctx);
 
 /* For solve: is the matrix symmetric?  *symmetric = 1 when its source
  * asserts it or the numerical check ([matrix] symmetry_tolerance) passes, 0

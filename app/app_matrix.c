@@ -185,6 +185,11 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 {
     memset(mi, 0, sizeof *mi);
     memset(rows, 0, sizeof *rows);
+    if (app_free_wanted(ctx) && ctx->free_ok) return app_build_free(ctx, mi); /* no rows: app_free.c */
+    /* export writes the matrix the tables stand for and info describes it
+     * (and the tables); the other commands need one stored */
+    const char *cn = ctx->cmd_name ? ctx->cmd_name : "";
+    if (app_free_wanted(ctx) && strcmp(cn, "export") && strcmp(cn, "info")) return app_free_refuse(ctx);
     if (ctx->cfg.model.type == PL_MODEL_HDF5) PL_CALL(app_build_rows_hdf5(ctx, rows, mi));
     else if (ctx->cfg.model.type == PL_MODEL_BLOCK_STENCIL) PL_CALL(build_bs(ctx, rows, mi));
     else PL_CALL(build_hh(ctx, rows, mi));

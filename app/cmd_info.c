@@ -77,6 +77,7 @@ int cmd_info(app_ctx *ctx)
         }
         fflush(stdout);
     }
+    if (app_free_wanted(ctx)) PL_CALL_GOTO(app_free_info(ctx), out, rc);
 out:
     free(hist);
     free(ghist);

@@ -93,6 +93,7 @@ int cmd_solve(app_ctx *ctx)
         snprintf(note, sizeof note, "nothing to save (no solve had started); rerun to start again");
     app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
                           note);
+    ctx->free_ok = 1; /* [spmv] format = matrix_free: tables instead of rows (app_free.c) */
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
@@ -141,5 +142,6 @@ out:
     pl_op_destroy(&op);
     pl_backend_destroy(&be);
     pl_csr_destroy(&rows);
+    app_free_release(ctx); /* tables left by a failure before the operator */
     return rc;
 }

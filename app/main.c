@@ -211,6 +211,7 @@ int main(int argc, char **argv)
                      "start (waited %.3f s)",
                      cmd->name, ctx.size, omp_get_max_threads(), ctx.mpi_provided, ctx.t_mpi_init, ctx.t_mpi_wait);
             in_setup = 0;
+            ctx.cmd_name = cmd->name;
             rc = cmd->fn(&ctx);
             if (ctx.error_collective) in_setup = 1; /* every rank failed alike: rank 0 speaks, no abort */
         }

@@ -92,11 +92,12 @@ void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, d
     if (ncv > N) ncv = N;
     const double n = (double)rows_local, z = nnz_local, k = (double)ncv + 1.0;
     /* a generated Hamiltonian outside a sweep gets the compressed format
-     * under format = auto (op_format.c): 4 B per entry, ~10 % padding in row
-     * order; imported matrices are planned as pJDS (their tables are not
-     * known before the rows are read) */
-    const int cmp = cfg->spmv.format != PL_FORMAT_PJDS && cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD &&
-                    cfg->sweep.nkeys == 0;
+     * under format = auto on the GPU (op_format.c; the CPU backend keeps
+     * pJDS): 4 B per entry, ~10 % padding in row order; imported matrices
+     * are planned as pJDS (their tables are not known before the rows are
+     * read) */
+    const int hh = cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD && cfg->sweep.nkeys == 0;
+    const int cmp = cfg->spmv.format == PL_FORMAT_COMPRESSED || (cfg->spmv.format == PL_FORMAT_AUTO && gpu && hh);
     const double csr = 8.0 * (n + 1.0) + 16.0 * z, pj = cmp ? 4.4 * z + 4.0 * n : 12.6 * z + 4.0 * n,
                  temps = 40.0 * n;
     const double basis = 8.0 * n * (k + 6.0);
@@ -104,7 +105,12 @@ void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, d
     p->nnz_local = z;
     p->ncv = (int)ncv;
     p->gpu = gpu;
-    if (gpu) {
+    if (cfg->spmv.format == PL_FORMAT_MATRIX_FREE) {
+        /* no matrix: a few MB of tables (hamiltonian/hh_mf.h), the basis */
+        p->nnz_local = 0.0;
+        p->host_bytes = gpu ? 16.0 * n : 8.0 * n + basis;
+        p->device_bytes = gpu ? basis + 16.0 * n : 0.0;
+    } else if (gpu) {
         /* compressed: the words are built on the host, then uploaded */
         p->host_bytes = csr + temps + (cmp ? pj : 0.0);
         p->device_bytes = pj + (cmp ? 0.0 : 2.0 * z) + basis + 16.0 * n;

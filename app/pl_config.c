@@ -71,7 +71,7 @@ static const key_desc keys[] = {
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
     {"spmv", "sort_window", KT_I64_AUTO, F(spmv, sort_window), 0, NULL, 0, 0},
     {"spmv", "exchange", KT_ENUM, F(spmv, exchange), 0, "vector|overlap|task", 0, 0},
-    {"spmv", "format", KT_ENUM, F(spmv, format), 0, "auto|pjds|compressed", 0, 0},
+    {"spmv", "format", KT_ENUM, F(spmv, format), 0, "auto|pjds|compressed|matrix_free", 0, 0},
     {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl|auto|ipc", 0, 0},
     {"spmv", "precision", KT_ENUM, F(spmv, precision), 0, "double|single", 0, 0},
     {"spmv", "repeats", KT_INT, F(spmv, repeats), 0, NULL, 0, 0},
@@ -524,6 +524,11 @@ int pl_config_check(pl_config *cfg)
         BAD("spmv", "sort_window", "must be >= 0 or auto, 0 = all rows (got %lld)", (long long)p->sort_window);
     if (p->repeats < 1) BAD("spmv", "repeats", "must be >= 1 (got %d)", p->repeats);
     if (p->precision != PL_PRECISION_DOUBLE) BAD("spmv", "precision", "single precision is not implemented yet; use double");
+    if (p->format == PL_FORMAT_MATRIX_FREE && cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD)
+        BAD("spmv", "format", "matrix_free needs a generated holstein-hubbard model (an imported or block-stencil matrix "
+            "is stored; use auto, pjds or compressed)");
+    if (p->format == PL_FORMAT_MATRIX_FREE && cfg->sweep.nkeys > 0)
+        BAD("spmv", "format", "matrix_free does not run sweeps yet (use auto, pjds or compressed for a [sweep])");
     if (cfg->output.observables == PL_OBS_TRUE && cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD)
         BAD("output", "observables", "needs a generated holstein-hubbard model (an imported or block-stencil matrix has "
             "no basis to measure in)");

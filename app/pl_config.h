@@ -85,8 +85,9 @@ typedef struct pl_spmv_cfg {
                              /* for the cuda backend when built with NCCL)      */
     int precision;           /* precision: double | single = double             */
     int repeats;             /* repeats: timed SpMVs per format in bench = 100  */
-    int format;              /* format: auto | pjds | compressed = auto         */
-                             /* (docs/performance.md "Compressed format")      */
+    int format;              /* format: auto | pjds | compressed | matrix_free  */
+                             /* = auto (docs/performance.md "Compressed         */
+                             /* format"; matrix_free: hamiltonian/hh_mf.h)      */
     int blocks;              /* not a key: set by the caller when the operator  */
                              /* serves block products (SpMMV: dos, bench's      */
                              /* SpMMV rows); format = auto then keeps pJDS,     */

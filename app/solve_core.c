@@ -161,7 +161,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "row_length_max", f->st.row_len_max), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "chunk_height", cfg->spmv.chunk_height), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "sort_window", f->sort_window), out, rc);
-    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format", f->format == PL_FORMAT_COMPRESSED ? "compressed" : "pjds"),
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format", pl_config_enum_name("spmv", "format", f->format)),
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format_note", f->format_note), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "compressed_values", f->cmp_nval), out, rc);
@@ -330,8 +330,9 @@ int solve_build(app_ctx *ctx, pl_csr *rows, pl_backend **be, solve_facts *f)
     }
     PL_CHECK(cfg->solver.nev < f->mi.rows, PL_ERR_INPUT, "%s: %d must be < N = %lld (the number of rows)",
              pl_config_where(cfg, "solver", "nev", where, sizeof where), cfg->solver.nev, (long long)f->mi.rows);
-    /* matrix statistics from the row lengths, before the CSR block is freed */
-    PL_CALL(app_row_stats(ctx, rows, NULL, &f->st));
+    /* matrix statistics from the row lengths, before the CSR block is freed
+     * (matrix_free: no rows, the row-length attributes stay 0) */
+    if (!ctx->mf) PL_CALL(app_row_stats(ctx, rows, NULL, &f->st));
     PL_CALL(choose_method(ctx, rows, f));
     return PL_OK;
 }
@@ -348,11 +349,20 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     /* 12 B per entry, + up to 2 B for the run columns of the CUDA backend's pJDS-b view (b >= 2) */
     double nnz = (double)pl_csr_nnz(rows);
     double need = 1.05 * ((14.0 + 8.0 * rows->nterms) * nnz + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
+    if (ctx->mf) need = 8.0 * (double)f->mi.rows * (double)(ncv + 6); /* matrix_free: tables of a few MB */
     PL_CALL(pl_backend_mem_check(be, need));
     double t0 = pl_wtime();
     pl_op_options oo;
     app_op_options(&cfg->spmv, &oo);
-    int orc = app_param_error(cfg, "spmv", NULL, pl_op_create(rows, &oo, be, ctx->comm, op));
+    int orc;
+    if (ctx->mf) { /* app_free.c: the operator from the tables */
+        orc = app_param_error(cfg, "spmv", "format", app_free_op(ctx, &oo, be, op, &f->mi.nnz));
+        if (orc == PL_OK)
+            PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, &f->mi.nnz, 1, MPI_INT64_T, MPI_SUM, ctx->comm) == MPI_SUCCESS,
+                     PL_ERR_MPI, "MPI_Allreduce failed");
+    } else {
+        orc = app_param_error(cfg, "spmv", NULL, pl_op_create(rows, &oo, be, ctx->comm, op));
+    }
     /* a check that every rank made alike ([spmv] transport = nccl on a
      * shared GPU, ...) prints once, exit status 2 without MPI_Abort */
     if (orc != PL_OK) app_error_alike(ctx, orc);
@@ -378,7 +388,9 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, &f->matrix_bytes, 1, MPI_DOUBLE, MPI_SUM, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Allreduce failed");
     if (ctx->rank == 0) {
-        if (f->format == PL_FORMAT_COMPRESSED)
+        if (f->format == PL_FORMAT_MATRIX_FREE)
+            pl_info("format: matrix_free (%s), no matrix stored", f->format_note);
+        else if (f->format == PL_FORMAT_COMPRESSED)
             pl_info("format: compressed (%lld values, %lld offsets: %d + %d bits per entry), matrix %.1f MB",
                     (long long)f->cmp_nval, (long long)f->cmp_noff, f->cmp_vbits, f->cmp_obits, f->matrix_bytes / 1e6);
         else

@@ -263,6 +263,51 @@ mpi)
   [ "$(grep -c '^eigenvalue' "$dir/rn.out")" -eq 4 ] || die "expected 4 eigenvalue lines from rank 0 only"
   "$SOLVE_CHECK" "$dir/rn.ini" "$dir/rn.h5" --compare "$dir/r1.h5" --vectors || die "$np ranks vs 1 rank"
   ;;
+matrix_free)
+  # [spmv] format = matrix_free (app/app_free.c): the dense LAPACK reference, the same eigenvalues and
+  # observables as the stored pJDS matrix, the format attribute; site/periodic and normal/open
+  for v in "sp site periodic" "no normal open"; do
+    set -- $v
+    for f in pjds matrix_free; do
+      mkcfg "$1_$f" $'nev = 4\ntolerance = 1e-12' "format = $f" "eigenvectors = true"
+      sed -i "s/^phonon_basis = .*/phonon_basis = $2/; s/^boundary = .*/boundary = $3/" "$dir/$1_$f.ini"
+      run_solve "$1_$f" || die "$1_$f: exit status $?: $(cat "$dir/$1_$f.err")"
+    done
+    "$SOLVE_CHECK" "$dir/$1_matrix_free.ini" "$dir/$1_matrix_free.h5" --dense --vectors --expect-nev 4 || die "$1: solve_check"
+    "$SOLVE_CHECK" "$dir/$1_matrix_free.ini" "$dir/$1_matrix_free.h5" --compare "$dir/$1_pjds.h5" || die "$1: vs pjds"
+    "${PJDS_PYTHON:-/usr/bin/python3}" - "$dir/$1_matrix_free.h5" "$dir/$1_pjds.h5" <<'PY' || die "$1: attributes or observables"
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+d = lambda v: v.decode() if isinstance(v, bytes) else v
+assert d(a.attrs["spmv_format"]) == "matrix_free", a.attrs["spmv_format"]
+assert int(a.attrs["nnz"]) == int(b.attrs["nnz"]), (int(a.attrs["nnz"]), int(b.attrs["nnz"]))
+n = 0
+def cmp(name, obj):
+    global n
+    if isinstance(obj, h5py.Dataset):
+        x, y = obj[()], b["observables/" + name][()]
+        assert np.allclose(x, y, rtol=1e-8, atol=1e-8 * max(1.0, float(np.max(np.abs(y))))), name
+        n += 1
+a["observables"].visititems(cmp)
+assert n > 0
+print(f"observables equal: {n} datasets")
+PY
+  done
+  # info: the tables' sizes beside the statistics of the matrix they stand for
+  "$PJDS_BIN" info "$dir/no_matrix_free.ini" >"$dir/info.out" 2>"$dir/info.err" || die "info: $(cat "$dir/info.err")"
+  grep -Eq '^matrix_free_table_bytes: [1-9][0-9]*$' "$dir/info.out" || die "info: no matrix_free_table_bytes"
+  ;;
+matrix_free_mpi)
+  # several ranks: refused so far, one line, exit 2, no file
+  mkcfg mr $'nev = 4' "format = matrix_free" ""
+  $MPIEXEC 2 "$PJDS_BIN" solve "$dir/mr.ini" >"$dir/mr.out" 2>"$dir/mr.err"
+  st=$? # (mpiexec adds its own lines about the exit status: only ours are counted)
+  [ "$st" -eq 2 ] || die "exit status $st, expected 2"
+  [ "$(grep -c '^pjds-lanczos' "$dir/mr.err")" -eq 1 ] || die "not one line of ours: $(grep '^pjds-lanczos' "$dir/mr.err")"
+  grep -Eq 'mr.ini:[0-9]+: \[spmv\] format = matrix_free runs on one rank so far \(2 ranks\)' "$dir/mr.err" ||
+    die "stderr: $(grep '^pjds-lanczos' "$dir/mr.err")"
+  no_files mr
+  ;;
 *) echo "unknown case $case_name"; exit 1 ;;
 esac
 [ $fail -eq 0 ] && echo "PASS: $case_name"

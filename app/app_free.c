@@ -1,0 +1,118 @@
+/* app_free.c — [spmv] format = matrix_free (issue 26): a generated
+ * Holstein-Hubbard model as its Kronecker tables (hamiltonian/hh_mf.h)
+ * instead of CSR rows, and the operator made from them
+ * (pl_op_create_kron).  No row is generated and nothing is permuted: the
+ * "build" is the tables (milliseconds), the "upload" their copy to the
+ * backend.  `solve` without a sweep runs it; every other command that
+ * builds an operator refuses it with one line (app_build_rows); `info`
+ * adds the tables' sizes to the statistics of the matrix they stand for. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "hh.h"
+#include "hh_mf.h"
+#include "pl_error.h"
+#include "pl_kron.h"
+#include "spmv.h"
+
+int app_free_wanted(const app_ctx *ctx)
+{
+    return ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE;
+}
+
+int app_free_refuse(const app_ctx *ctx)
+{
+    char where[1200];
+    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs `solve` without a [sweep] so far; `%s` needs a stored matrix "
+                    "(use auto, pjds or compressed)",
+                    pl_config_where(&ctx->cfg, "spmv", "format", where, sizeof where),
+                    ctx->cmd_name ? ctx->cmd_name : "this command");
+}
+
+/* The tables of the configured model into ctx->mf, and what app_build_rows
+ * reports: N, the model name, the time.  The memory plan: no matrix. */
+int app_build_free(app_ctx *ctx, app_matrix_info *mi)
+{
+    hh_params hp;
+    app_hh_params(&ctx->cfg.model, &hp);
+    hh_model *model = NULL;
+    const double t0 = pl_wtime();
+    int rc = hh_model_create(&hp, &model);
+    if (rc == PL_ERR_INPUT) return app_param_error(&ctx->cfg, "model", "max_phonons", rc);
+    PL_CALL(rc);
+    const int64_t N = hh_model_rows(model);
+    hh_mf *mf = NULL;
+    rc = hh_mf_create(model, &mf);
+    hh_model_destroy(&model);
+    if (rc == PL_ERR_INPUT) return app_param_error(&ctx->cfg, "model", "max_phonons", rc);
+    PL_CALL(rc);
+    ctx->mf = mf;
+    const double t = pl_wtime() - t0;
+    PL_CHECK(MPI_Allreduce(&t, &mi->build_seconds, 1, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce failed");
+    mi->rows = N;
+    mi->nnz = 0; /* set from the operator (app_free_op) */
+    mi->symmetric_known = 1;
+    const pl_model_cfg *m = &ctx->cfg.model;
+    snprintf(mi->name, sizeof mi->name, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites,
+             m->n_up, m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
+             pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
+             m->coupling);
+    const int gpu = app_backend_gpu_planned(ctx);
+    app_mem_plan_compute(&ctx->cfg, N, N, 0.0, gpu, &ctx->plan);
+    ctx->have_plan = 1;
+    PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
+    pl_debug("matrix_free: tables of %lld rows (%lld electron x %lld phonon states, %d modes): %zu bytes in %.3f s",
+             (long long)N, (long long)mf->n_el, (long long)mf->n_ph, mf->nmodes, hh_mf_bytes(mf), t);
+    return PL_OK;
+}
+
+/* The operator from ctx->mf (then freed).  Collective: more than one rank
+ * is refused by pl_op_create_kron alike on every rank. */
+int app_free_op(app_ctx *ctx, const pl_op_options *oo, pl_backend *be, pl_op **op, int64_t *nnz)
+{
+    hh_mf *mf = ctx->mf;
+    PL_CHECK(mf, PL_ERR_INTERNAL, "matrix_free: no tables were built");
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    const int rc = pl_op_create_kron(&k, oo, be, ctx->comm, op);
+    app_free_release(ctx);
+    PL_CALL(rc);
+    pl_op_info info;
+    pl_op_get_info(*op, &info);
+    *nnz = info.nnz_local;
+    return PL_OK;
+}
+
+void app_free_release(app_ctx *ctx)
+{
+    hh_mf *mf = ctx->mf;
+    hh_mf_destroy(&mf);
+    ctx->mf = NULL;
+}
+
+int app_free_info(app_ctx *ctx)
+{
+    hh_params hp;
+    app_hh_params(&ctx->cfg.model, &hp);
+    hh_model *model = NULL;
+    hh_mf *mf = NULL;
+    PL_CALL(hh_model_create(&hp, &model));
+    const int rc = hh_mf_create(model, &mf);
+    hh_model_destroy(&model);
+    PL_CALL(rc);
+    if (ctx->rank == 0) {
+        pl_kron k;
+        hh_mf_kron(mf, &k);
+        printf("matrix_free_electron_states: %lld\n", (long long)mf->n_el);
+        printf("matrix_free_phonon_states: %lld\n", (long long)mf->n_ph);
+        printf("matrix_free_modes: %d\n", mf->nmodes);
+        printf("matrix_free_table_bytes: %zu\n", pl_kron_bytes(&k));
+        printf("matrix_free_norm_bound: %.17g\n", pl_kron_norm_bound(&k));
+        fflush(stdout);
+    }
+    hh_mf_destroy(&mf);
+    return PL_OK;
+}
