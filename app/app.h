@@ -67,6 +67,8 @@ typedef struct app_matrix_info {
  * model parameters or a bad matrix file. */
 /* The config translated for the layers below (app_options.c). */
 void app_hh_params(const pl_model_cfg *m, hh_params *p);
+/* The model's name for the output ("holstein-hubbard L=... g=..."). */
+void app_hh_name(const pl_model_cfg *m, char *name, size_t n);
 void app_bs_params(const pl_model_cfg *m, bs_params *p);
 void app_op_options(const pl_spmv_cfg *s, pl_op_options *o);
 /* An input error of a lower layer given the config place of the parameter it
@@ -77,11 +79,12 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 /* [spmv] format = matrix_free (app_free.c): wanted by the configuration;
  * the one-line refusal of a command that needs a stored matrix; the
  * tables into ctx->mf (instead of rows: app_build_rows calls it when
- * ctx->free_ok); the operator from them (frees them; *nnz: the non-zeros
+ * ctx->free_ok; *stored: auto on a model beyond 32-bit indices, build the
+ * rows instead); the operator from them (frees them; *nnz: the non-zeros
  * of the matrix it stands for); free the tables (accepts none). */
 int app_free_wanted(const app_ctx *ctx);
 int app_free_refuse(const app_ctx *ctx);
-int app_build_free(app_ctx *ctx, app_matrix_info *mi);
+int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored);
 struct pl_op_options;
 struct pl_op;
 int app_free_op(app_ctx *ctx, const struct pl_op_options *oo, struct pl_backend *be, struct pl_op **op, int64_t *nnz);

@@ -17,9 +17,22 @@
 #include "pl_kron.h"
 #include "spmv.h"
 
+/* format = matrix_free, or auto where the tables can serve: `solve`
+ * without a sweep (ctx->free_ok) of a generated Holstein-Hubbard model on
+ * one rank.  There the operator needs no rows, no permutation and no
+ * upload, and its product was the faster one on both backends (HMEp on the
+ * H100: 0.208 against the compressed 0.243 ms; hh_184800 on one core of the
+ * development VM: 0.80 against pJDS's 0.98 ms; 2026-11-25).  PJDS_SPMV_FORMAT
+ * (the tests' switch that forces a stored format under auto) keeps the
+ * stored matrix. */
 int app_free_wanted(const app_ctx *ctx)
 {
-    return ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE;
+    const pl_config *cfg = &ctx->cfg;
+    if (cfg->spmv.format == PL_FORMAT_MATRIX_FREE) return 1;
+    if (cfg->spmv.format != PL_FORMAT_AUTO || !ctx->free_ok || ctx->size != 1) return 0;
+    if (cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD || cfg->sweep.nkeys > 0) return 0;
+    const char *e = getenv("PJDS_SPMV_FORMAT");
+    return !(e && *e);
 }
 
 int app_free_refuse(const app_ctx *ctx)
@@ -32,9 +45,12 @@ int app_free_refuse(const app_ctx *ctx)
 }
 
 /* The tables of the configured model into ctx->mf, and what app_build_rows
- * reports: N, the model name, the time.  The memory plan: no matrix. */
-int app_build_free(app_ctx *ctx, app_matrix_info *mi)
+ * reports: N, the model name, the time.  The memory plan (no matrix)
+ * first.  Under auto, a model whose electron or phonon states or rows
+ * exceed 32-bit indices sets *stored (the caller builds the rows). */
+int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
 {
+    *stored = 0;
     hh_params hp;
     app_hh_params(&ctx->cfg.model, &hp);
     hh_model *model = NULL;
@@ -43,6 +59,19 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi)
     if (rc == PL_ERR_INPUT) return app_param_error(&ctx->cfg, "model", "max_phonons", rc);
     PL_CALL(rc);
     const int64_t N = hh_model_rows(model);
+    int64_t nu = 0, nd = 0, np = 0;
+    hh_model_dims(model, &nu, &nd, &np);
+    if (ctx->cfg.spmv.format == PL_FORMAT_AUTO && (nu * nd > INT32_MAX || np > INT32_MAX || N > INT32_MAX)) {
+        hh_model_destroy(&model);
+        *stored = 1;
+        return PL_OK;
+    }
+    const int gpu = app_backend_gpu_planned(ctx);
+    app_mem_plan_compute(&ctx->cfg, N, N, 0.0, gpu, &ctx->plan);
+    ctx->have_plan = 1;
+    rc = app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be);
+    if (rc != PL_OK) hh_model_destroy(&model);
+    PL_CALL(rc);
     hh_mf *mf = NULL;
     rc = hh_mf_create(model, &mf);
     hh_model_destroy(&model);
@@ -55,15 +84,7 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi)
     mi->rows = N;
     mi->nnz = 0; /* set from the operator (app_free_op) */
     mi->symmetric_known = 1;
-    const pl_model_cfg *m = &ctx->cfg.model;
-    snprintf(mi->name, sizeof mi->name, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites,
-             m->n_up, m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
-             pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
-             m->coupling);
-    const int gpu = app_backend_gpu_planned(ctx);
-    app_mem_plan_compute(&ctx->cfg, N, N, 0.0, gpu, &ctx->plan);
-    ctx->have_plan = 1;
-    PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
+    app_hh_name(&ctx->cfg.model, mi->name, sizeof mi->name);
     pl_debug("matrix_free: tables of %lld rows (%lld electron x %lld phonon states, %d modes): %zu bytes in %.3f s",
              (long long)N, (long long)mf->n_el, (long long)mf->n_ph, mf->nmodes, hh_mf_bytes(mf), t);
     return PL_OK;

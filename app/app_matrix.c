@@ -135,13 +135,17 @@ static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
     if (ctx->build_terms) g = (gen_model){&targ, hh_lengths_terms_cb, hh_rows_terms_cb};
     rc = build_generated(ctx, &g, hh_model_rows(model), rows, mi);
     mi->symmetric_known = 1;
-    const pl_model_cfg *m = &ctx->cfg.model;
-    snprintf(mi->name, sizeof mi->name, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites,
-             m->n_up, m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
-             pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
-             m->coupling);
+    app_hh_name(&ctx->cfg.model, mi->name, sizeof mi->name);
     hh_model_destroy(&model);
     return rc;
+}
+
+void app_hh_name(const pl_model_cfg *m, char *name, size_t n)
+{
+    snprintf(name, n, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites, m->n_up,
+             m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
+             pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
+             m->coupling);
 }
 
 static int bs_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)
@@ -185,11 +189,17 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 {
     memset(mi, 0, sizeof *mi);
     memset(rows, 0, sizeof *rows);
-    if (app_free_wanted(ctx) && ctx->free_ok) return app_build_free(ctx, mi); /* no rows: app_free.c */
+    if (app_free_wanted(ctx) && ctx->free_ok) { /* no rows: app_free.c */
+        int stored = 0;
+        PL_CALL(app_build_free(ctx, mi, &stored));
+        if (!stored) return PL_OK;
+        memset(mi, 0, sizeof *mi); /* auto, a model beyond the tables' indices: the rows */
+    }
     /* export writes the matrix the tables stand for and info describes it
      * (and the tables); the other commands need one stored */
     const char *cn = ctx->cmd_name ? ctx->cmd_name : "";
-    if (app_free_wanted(ctx) && strcmp(cn, "export") && strcmp(cn, "info")) return app_free_refuse(ctx);
+    if (ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE && strcmp(cn, "export") && strcmp(cn, "info"))
+        return app_free_refuse(ctx);
     if (ctx->cfg.model.type == PL_MODEL_HDF5) PL_CALL(app_build_rows_hdf5(ctx, rows, mi));
     else if (ctx->cfg.model.type == PL_MODEL_BLOCK_STENCIL) PL_CALL(build_bs(ctx, rows, mi));
     else PL_CALL(build_hh(ctx, rows, mi));

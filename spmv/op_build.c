@@ -61,8 +61,9 @@ static void phase(const char *what, double *t)
     *t = now;
 }
 
-/* Step 1 (local): validate the block. */
-static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backend *be)
+/* The options every operator checks (op_impl.h): transport, exchange,
+ * chunk height against the backend. */
+int pl_op_check_options(const pl_op_options *cfg, const pl_backend *be)
 {
     PL_CHECK(cfg->transport == PL_TRANSPORT_MPI || cfg->transport == PL_TRANSPORT_NCCL ||
                  cfg->transport == PL_TRANSPORT_AUTO || cfg->transport == PL_TRANSPORT_IPC,
@@ -76,6 +77,17 @@ static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backe
                  "transport = nccl, but this build has no NCCL (nccl.h/libnccl were not found at "
                  "configure time): use transport = mpi");
     }
+    PL_CHECK(cfg->chunk_height >= 1 && cfg->chunk_height <= 4096, PL_ERR_INPUT,
+             "chunk_height = %d must be in [1, 4096]", cfg->chunk_height);
+    PL_CHECK(cfg->exchange >= PL_EXCHANGE_VECTOR && cfg->exchange <= PL_EXCHANGE_TASK, PL_ERR_INPUT,
+             "exchange = %d is not vector, overlap or task", cfg->exchange);
+    return PL_OK;
+}
+
+/* Step 1 (local): validate the block. */
+static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backend *be)
+{
+    PL_CALL(pl_op_check_options(cfg, be));
     PL_CHECK(A->nrows >= 0 && A->nrows <= INT32_MAX, PL_ERR_INPUT,
              "a rank's row block has %lld rows; at most 2^31-1 rows per rank are supported (use more ranks)",
              (long long)A->nrows);
@@ -86,10 +98,6 @@ static int check_block(const pl_csr *A, const pl_op_options *cfg, const pl_backe
              "the matrix is %lld x %lld; the eigensolver needs a square matrix", (long long)A->nrows_global,
              (long long)A->ncols_global);
     PL_CHECK(A->nrows == 0 || A->row_ptr, PL_ERR_ARG, "row block has no row_ptr");
-    PL_CHECK(cfg->chunk_height >= 1 && cfg->chunk_height <= 4096, PL_ERR_INPUT,
-             "chunk_height = %d must be in [1, 4096]", cfg->chunk_height);
-    PL_CHECK(cfg->exchange >= PL_EXCHANGE_VECTOR && cfg->exchange <= PL_EXCHANGE_TASK, PL_ERR_INPUT,
-             "exchange = %d is not vector, overlap or task", cfg->exchange);
     if (A->nrows > 0) {
         PL_CHECK(A->row_ptr[0] == 0, PL_ERR_ARG, "row_ptr[0] = %lld, expected 0", (long long)A->row_ptr[0]);
         int64_t bad = INT64_MAX;

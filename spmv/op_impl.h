@@ -72,6 +72,9 @@ struct pl_op {
     int blk_pinned;
     int *rcnt_b, *roff_b, *scnt_b, *soff_b; /* the halo plan in values x R */
 };
+/* op_build.c: the options every operator checks (transport against the
+ * backend, exchange, chunk height): PL_ERR_INPUT naming the option. */
+int pl_op_check_options(const pl_op_options *cfg, const pl_backend *be);
 /* op_format.c: decide the local format from cfg->format, the backend and
  * the tables the local parts would need (collective; sets op->fmt,
  * cmp_nval, cmp_noff, fmt_note), and build the compressed local part. */

@@ -105,8 +105,7 @@ static int kron_build(pl_op *op, const pl_kron *k, const pl_op_options *opt)
     PL_CHECK(op->size == 1, PL_ERR_INPUT, "format = matrix_free runs on one rank so far (%d ranks)", op->size);
     PL_CHECK(be->kron_create && be->kron_apply && be->kron_destroy, PL_ERR_INPUT,
              "the %s backend has no matrix-free kernels", be->name ? be->name : "?");
-    PL_CHECK(opt->exchange >= PL_EXCHANGE_VECTOR && opt->exchange <= PL_EXCHANGE_TASK, PL_ERR_INPUT,
-             "exchange = %d is not vector, overlap or task", opt->exchange);
+    PL_CALL(pl_op_check_options(opt, be));
     PL_CALL(pl_kron_check(k));
     const int64_t N = k->n_left * k->n_right;
     PL_CHECK(N <= INT32_MAX, PL_ERR_INPUT,

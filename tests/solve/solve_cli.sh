@@ -89,13 +89,13 @@ sort)
   run_solve sd || die "sd: exit status $?: $(cat "$dir/sd.err")"
   got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; a = h5py.File(sys.argv[1]).attrs['spmv_format']; print(a.decode() if isinstance(a, bytes) else a)" "$dir/sd.h5")
   [ "$got" = "compressed" ] || die "sd: attribute spmv_format = $got, expected compressed (forced)"
-  # nothing set, on the cpu backend: pJDS (its compressed kernel is the slower one; op_format.c), and the note says why
+  # nothing set, one rank, a generated model: matrix_free (app/app_free.c), and the note says so
   mkcfg sn $'nev = 4\ntolerance = 1e-12' "" "eigenvectors = false"
   run_solve sn || die "sn: exit status $?: $(cat "$dir/sn.err")"
   got=$("${PJDS_PYTHON:-/usr/bin/python3}" -c "import h5py, sys; f = h5py.File(sys.argv[1]); d = lambda a: a.decode() if isinstance(a, bytes) else a; print(d(f.attrs['spmv_format']) + '|' + d(f.attrs['spmv_format_note']))" "$dir/sn.h5")
   if [ -z "${PJDS_SPMV_FORMAT:-}" ]; then # (the .compressed run forces the format)
-    [ "${got%%|*}" = "pjds" ] || die "sn: attribute spmv_format = ${got%%|*}, expected pjds (the cpu backend's default)"
-    case "$got" in *"pJDS kernels are faster"*) ;; *) die "sn: spmv_format_note = ${got#*|}" ;; esac
+    [ "${got%%|*}" = "matrix_free" ] || die "sn: attribute spmv_format = ${got%%|*}, expected matrix_free (the default of solve)"
+    case "$got" in *"matrix-free Kronecker sum"*) ;; *) die "sn: spmv_format_note = ${got#*|}" ;; esac
   fi
   "$SOLVE_CHECK" "$dir/sd.ini" "$dir/sd.h5" --dense --vectors --expect-nev 4 || die "sd: solve_check"
   "$SOLVE_CHECK" "$dir/sd.ini" "$dir/sd.h5" --compare "$dir/s0.h5" || die "compressed vs full sort"
