@@ -28,6 +28,25 @@ int pl_op_agree(MPI_Comm comm, int rc, const char *phase)
     return PL_OK;
 }
 
+int pl_op_new(MPI_Comm comm, pl_backend *be, pl_op **out)
+{
+    *out = NULL;
+    pl_op *op = calloc(1, sizeof *op);
+    PL_CHECK(op, PL_ERR_MEM, "out of host memory");
+    op->user_comm = comm;
+    op->comm = MPI_COMM_NULL;
+    op->be = be;
+    int rc = PL_OK;
+    PL_CHECK_GOTO(MPI_Comm_dup(comm, &op->comm) == MPI_SUCCESS, PL_ERR_MPI, fail, rc, "MPI_Comm_dup failed");
+    PL_CHECK_GOTO(MPI_Comm_rank(op->comm, &op->rank) == MPI_SUCCESS && MPI_Comm_size(op->comm, &op->size) == MPI_SUCCESS,
+                  PL_ERR_MPI, fail, rc, "MPI_Comm_rank/size failed");
+    *out = op;
+    return PL_OK;
+fail:
+    pl_op_destroy(&op);
+    return rc;
+}
+
 void pl_op_destroy(pl_op **pop)
 {
     if (!pop || !*pop) return;

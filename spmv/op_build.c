@@ -703,16 +703,10 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *cfg_in, pl_backend *be
     cfg_r.sort_window = pl_sort_window_resolve(cfg_in->sort_window, be);
     const pl_op_options *cfg = &cfg_r;
     *out = NULL;
-    pl_op *op = calloc(1, sizeof *op);
-    PL_CHECK(op, PL_ERR_MEM, "out of host memory");
-    op->user_comm = comm;
-    op->comm = MPI_COMM_NULL;
-    op->be = be;
+    pl_op *op = NULL;
+    PL_CALL(pl_op_new(comm, be, &op));
     op->sort_window = cfg->sort_window;
     int rc = PL_OK;
-    PL_CHECK_GOTO(MPI_Comm_dup(comm, &op->comm) == MPI_SUCCESS, PL_ERR_MPI, fail, rc, "MPI_Comm_dup failed");
-    PL_CHECK_GOTO(MPI_Comm_rank(op->comm, &op->rank) == MPI_SUCCESS && MPI_Comm_size(op->comm, &op->size) == MPI_SUCCESS,
-                  PL_ERR_MPI, fail, rc, "MPI_Comm_rank/size failed");
     build_tmp t = {0};
     rc = op_build(op, rows, cfg, &t);
     build_tmp_free(&t);

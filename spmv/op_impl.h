@@ -72,6 +72,9 @@ struct pl_op {
     int blk_pinned;
     int *rcnt_b, *roff_b, *scnt_b, *soff_b; /* the halo plan in values x R */
 };
+/* op.c: a new operator shell (zeroed; user_comm, a private duplicate comm,
+ * rank, size, be set), for pl_op_create and pl_op_create_kron. */
+int pl_op_new(MPI_Comm comm, pl_backend *be, pl_op **op);
 /* op_build.c: the options every operator checks (transport against the
  * backend, exchange, chunk height): PL_ERR_INPUT naming the option. */
 int pl_op_check_options(const pl_op_options *cfg, const pl_backend *be);

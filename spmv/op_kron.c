@@ -140,16 +140,9 @@ int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be
     PL_CHECK(out, PL_ERR_ARG, "pl_op_create_kron: NULL output");
     *out = NULL;
     PL_CHECK(k && opt && be, PL_ERR_ARG, "pl_op_create_kron: NULL argument");
-    pl_op *op = calloc(1, sizeof *op);
-    PL_CHECK(op, PL_ERR_MEM, "out of host memory");
-    op->user_comm = comm;
-    op->comm = MPI_COMM_NULL;
-    op->be = be;
-    int rc = PL_OK;
-    PL_CHECK_GOTO(MPI_Comm_dup(comm, &op->comm) == MPI_SUCCESS, PL_ERR_MPI, fail, rc, "MPI_Comm_dup failed");
-    PL_CHECK_GOTO(MPI_Comm_rank(op->comm, &op->rank) == MPI_SUCCESS && MPI_Comm_size(op->comm, &op->size) == MPI_SUCCESS,
-                  PL_ERR_MPI, fail, rc, "MPI_Comm_rank/size failed");
-    rc = kron_build(op, k, opt);
+    pl_op *op = NULL;
+    PL_CALL(pl_op_new(comm, be, &op));
+    int rc = kron_build(op, k, opt);
     if (rc) {
         pl_error_trace(rc, __FILE__, __LINE__, __func__, "kron_build(op, k, opt)");
         goto fail;

@@ -293,6 +293,11 @@ assert n > 0
 print(f"observables equal: {n} datasets")
 PY
   done
+  # a forced Krylov-Schur on the matrix-free operator: the eigenvalues of the Lanczos run on pJDS
+  mkcfg ks $'nev = 4\ntolerance = 1e-12\nmethod = krylov-schur' "format = matrix_free" ""
+  sed -i "s/^phonon_basis = .*/phonon_basis = normal/; s/^boundary = .*/boundary = open/" "$dir/ks.ini"
+  run_solve ks || die "ks: exit status $?: $(cat "$dir/ks.err")"
+  "$SOLVE_CHECK" "$dir/ks.ini" "$dir/ks.h5" --compare "$dir/no_pjds.h5" || die "krylov-schur matrix_free vs lanczos pjds"
   # info: the tables' sizes beside the statistics of the matrix they stand for
   "$PJDS_BIN" info "$dir/no_matrix_free.ini" >"$dir/info.out" 2>"$dir/info.err" || die "info: $(cat "$dir/info.err")"
   grep -Eq '^matrix_free_table_bytes: [1-9][0-9]*$' "$dir/info.out" || die "info: no matrix_free_table_bytes"
