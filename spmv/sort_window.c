@@ -26,6 +26,14 @@
  * the 184,800-row hh_184800.ini on the development VM, one thread 1.65 ms
  * (best 1024: 1.59; 1: 1.74; all: 1.75), two threads within 2 % of the best
  * (1024: 0.767 ms; 1: 0.880 ms).  The CPU backend has no block mode.
+ * Measured again on 2026-11-25 (pjds-bench, the omp kernel): on the 16
+ * cores of the H100 host 8192 stays the best or within 2 % for HMEp
+ * (13.56 ms; 1: 15.22, 1024: 13.90) and hmep_m18 (28.01 ms; 1: 27.46), but
+ * hh_184800 is 7 % behind 1024 (0.172 against 0.161 ms); on the 2-core
+ * development VM no sort (1) was 13-47 % faster than 8192 for hh_184800
+ * (one thread 0.864 against 0.997 ms; two threads with max_phonons = 10,
+ * 1.2 M rows, 4.01 against 5.88 ms).  The window stays 8192; a per-machine
+ * choice would need a measurement at start-up.
  */
 #include "spmv.h"
 

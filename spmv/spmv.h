@@ -430,8 +430,8 @@ typedef struct pl_op_info {
  * spmv/sort_window.c).  cuda: 65520 rows = 78 lcm(1..8), the windowed sort
  * the H100 bench measured fastest, and a multiple of every run length b of
  * the CUDA block mode, so its windows never cut a block row apart; cpu:
- * 8192 rows (within 4 % of the best window in every CPU sweep; no sort and a
- * full sort 5-12 % slower).  */
+ * 8192 rows (the best or near it on the 16-core host; on the 2-core
+ * development VM no sort was faster: sort_window.c).  */
 #define PL_SORT_WINDOW_AUTO_CUDA 65520
 #define PL_SORT_WINDOW_AUTO_CPU 8192
 /* The window in use for a configured sort_window on backend be:
