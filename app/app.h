@@ -89,6 +89,9 @@ struct pl_op_options;
 struct pl_op;
 int app_free_op(app_ctx *ctx, const struct pl_op_options *oo, struct pl_backend *be, struct pl_op **op, int64_t *nnz);
 void app_free_release(app_ctx *ctx);
+/* A sweep point of the same structure: the tables of ctx->cfg's model into
+ * the matrix-free operator op (pl_op_kron_update). */
+int app_free_refill(app_ctx *ctx, struct pl_op *op);
 /* info: the tables' sizes as key: value lines (rank 0). */
 int app_free_info(app_ctx *ctx);
 

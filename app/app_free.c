@@ -38,7 +38,7 @@ int app_free_wanted(const app_ctx *ctx)
 int app_free_refuse(const app_ctx *ctx)
 {
     char where[1200];
-    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs `solve` without a [sweep] so far; `%s` needs a stored matrix "
+    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs `solve` (and its sweeps) so far; `%s` needs a stored matrix "
                     "(use auto, pjds or compressed)",
                     pl_config_where(&ctx->cfg, "spmv", "format", where, sizeof where),
                     ctx->cmd_name ? ctx->cmd_name : "this command");
@@ -135,5 +135,23 @@ int app_free_info(app_ctx *ctx)
         fflush(stdout);
     }
     hh_mf_destroy(&mf);
+    return PL_OK;
+}
+
+int app_free_refill(app_ctx *ctx, pl_op *op)
+{
+    hh_params hp;
+    app_hh_params(&ctx->cfg.model, &hp);
+    hh_model *model = NULL;
+    hh_mf *mf = NULL;
+    PL_CALL(hh_model_create(&hp, &model));
+    int rc = hh_mf_create(model, &mf);
+    hh_model_destroy(&model);
+    PL_CALL(rc);
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    rc = pl_op_kron_update(op, &k);
+    hh_mf_destroy(&mf);
+    PL_CALL(rc);
     return PL_OK;
 }

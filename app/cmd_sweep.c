@@ -8,8 +8,9 @@
  * terms (hh_rows_csr_terms: the pattern is that of every term, so the
  * zeros of coupling = 0 are stored), the terms whose coefficient changes
  * along the sweep stay in backend memory beside one fixed part, and each
- * point is a refill A = F + sum_s c_s A_s on the device (pl_op_refill).  A
- * structural key (any other, or any key of another model type) rebuilds.
+ * point is a refill A = F + sum_s c_s A_s on the device (pl_op_refill);
+ * with format = matrix_free a point gets its own tables instead
+ * (app_free_refill: milliseconds, no rows).  A structural key (any other, or any key of another model type) rebuilds.
  * Warm start ([sweep] warm_start): a point solved on the same operator as
  * the previous one starts from the sum of its eigenvectors plus a small
  * random part (the convergence test and verify are unchanged, so the result
@@ -113,7 +114,10 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
         for (int k = 0; k < HH_NTERMS; k++)
             if (r->swept >> k & 1u) coef[K++] = c[k];
         double t0 = pl_wtime();
-        if (pl_op_nterms(r->op) > 0) PL_CALL(pl_op_refill(r->op, K, coef));
+        pl_op_info oi;
+        pl_op_get_info(r->op, &oi);
+        if (oi.format == PL_FORMAT_MATRIX_FREE) PL_CALL(app_free_refill(ctx, r->op)); /* new tables: app_free.c */
+        else if (pl_op_nterms(r->op) > 0) PL_CALL(pl_op_refill(r->op, K, coef));
         *refill_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
         *f = r->built;
         f->permute_seconds = 0.0;
@@ -131,6 +135,8 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     memset(f, 0, sizeof *f);
+    /* [spmv] format = matrix_free (given, not auto: a sweep under auto keeps the stored matrix) */
+    ctx->free_ok = r->base.spmv.format == PL_FORMAT_MATRIX_FREE;
     int rc = solve_build(ctx, &rows, &r->be, f);
     ctx->build_terms = 0;
     if (rc == PL_OK) rc = solve_make_op(ctx, &rows, r->be, &r->op, f);
@@ -521,6 +527,7 @@ out:
     if (r.warm) r.be->vec_free(r.be, r.warm);
     pl_op_destroy(&r.op);
     pl_backend_destroy(&r.be);
+    app_free_release(ctx); /* matrix_free tables left by a failure before the operator */
     if (ctx->rank == 0) pl_sweep_summary_free(&r.s);
     free(r.src);
     sweep_def_free(&r.d);

@@ -527,8 +527,6 @@ int pl_config_check(pl_config *cfg)
     if (p->format == PL_FORMAT_MATRIX_FREE && cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD)
         BAD("spmv", "format", "matrix_free needs a generated holstein-hubbard model (an imported or block-stencil matrix "
             "is stored; use auto, pjds or compressed)");
-    if (p->format == PL_FORMAT_MATRIX_FREE && cfg->sweep.nkeys > 0)
-        BAD("spmv", "format", "matrix_free does not run sweeps yet (use auto, pjds or compressed for a [sweep])");
     if (cfg->output.observables == PL_OBS_TRUE && cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD)
         BAD("output", "observables", "needs a generated holstein-hubbard model (an imported or block-stencil matrix has "
             "no basis to measure in)");

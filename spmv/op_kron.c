@@ -153,3 +153,25 @@ fail:
     pl_op_destroy(&op);
     return rc;
 }
+
+int pl_op_kron_update(pl_op *op, const pl_kron *k)
+{
+    PL_CHECK(op && k, PL_ERR_ARG, "pl_op_kron_update: NULL argument");
+    PL_CHECK(op->fmt == PL_FORMAT_MATRIX_FREE && op->d_kron, PL_ERR_ARG,
+             "pl_op_kron_update: the operator is not matrix-free");
+    PL_CALL(pl_kron_check(k));
+    PL_CHECK(k->n_left * k->n_right == op->n_global, PL_ERR_ARG,
+             "pl_op_kron_update: %lld x %lld rows, the operator has %lld", (long long)k->n_left,
+             (long long)k->n_right, (long long)op->n_global);
+    pl_backend *be = op->be;
+    int64_t nnz = 0;
+    PL_CALL(kron_nnz(k, &nnz));
+    void *fresh = NULL;
+    PL_CALL(be->kron_create(be, k, &fresh)); /* the old tables stay until the new ones exist */
+    be->kron_destroy(be, op->d_kron);
+    op->d_kron = fresh;
+    op->nnz = nnz;
+    op->norm_est = pl_kron_norm_bound(k);
+    op->dev_bytes = pl_kron_bytes(k);
+    return PL_OK;
+}

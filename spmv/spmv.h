@@ -462,6 +462,12 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *opt, pl_backend *be, M
  * pl_op_apply and pl_op_apply_queued work as for a stored matrix; the block
  * products and pl_op_refill return PL_ERR_NOTSUP (not yet). */
 int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be, MPI_Comm comm, pl_op **op);
+/* Replace a matrix-free operator's tables by k's (the same number of rows:
+ * a sweep point that changes only values; the basis, the global index and
+ * vectors made for the operator stay valid).  PL_ERR_ARG when op is not
+ * matrix-free or the sizes differ; on failure the old tables stay.  Not
+ * collective (one rank). */
+int pl_op_kron_update(pl_op *op, const pl_kron *k);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.
  * Collective over the operator's communicator (halo exchange).

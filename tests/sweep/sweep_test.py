@@ -172,6 +172,34 @@ def case_structural(ranks):
                   f"({s['rebuilt'].tolist()})")
 
 
+def case_free(ranks):
+    """[spmv] format = matrix_free: a value point gets new tables (app_free_refill), a structural one is
+    rebuilt; every point equals its separate solve and the sweep on the stored pJDS matrix (1e-10)."""
+    with tempfile.TemporaryDirectory() as d:
+        s = sweep_vs_separate(ranks, d, SWEEP_INI, ["spmv.format=matrix_free"], ["coupling", "hubbard_u"], "free grid")
+        if s is None:
+            return
+        check(s["rebuilt"].tolist() == [1, 0, 0, 0, 0, 0], f"free grid: built once, new tables after (rebuilt "
+              f"{s['rebuilt'].tolist()})")
+        with h5py.File(os.path.join(d, "sweep.h5"), "r") as f:
+            fmt = f["points/0001"].attrs.get("spmv_format", b"?")
+            fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+        check(fmt == "matrix_free", f"free grid: a refilled point records spmv_format = matrix_free ({fmt})")
+        path = os.path.join(d, "stored.h5")
+        r = run(ranks, ["solve", SWEEP_INI] + sets([f"output.file={path}", "spmv.format=pjds"]))
+        check(r.returncode == 0, f"free grid: the pjds sweep (exit {r.returncode}: {r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            t = sweep_data(path)
+            check(same(s["eigenvalues"], t["eigenvalues"]), "free grid: every point = the pjds sweep (1e-10)")
+    with tempfile.TemporaryDirectory() as d:
+        base = without_sweep(SWEEP_INI, d)
+        extra = ["sweep.max_phonons=3, 4", "sweep.coupling=0.2, 0.6", "spmv.format=matrix_free"]
+        s = sweep_vs_separate(ranks, d, base, extra, ["max_phonons", "coupling"], "free structural")
+        if s is not None:
+            check(s["rebuilt"].tolist() == [1, 0, 1, 0], f"free structural: max_phonons rebuilds, coupling gets new "
+                  f"tables ({s['rebuilt'].tolist()})")
+
+
 def case_zip(ranks):
     with tempfile.TemporaryDirectory() as d:
         extra = ["sweep.combine=zip", "sweep.coupling=0:0.2:0.1", "sweep.hubbard_u=1.0, 2.5, 4.0",
