@@ -92,7 +92,8 @@ void app_free_release(app_ctx *ctx);
 /* A sweep point of the same structure: the tables of ctx->cfg's model into
  * the matrix-free operator op (pl_op_kron_update). */
 int app_free_refill(app_ctx *ctx, struct pl_op *op);
-/* info: the tables' sizes as key: value lines (rank 0). */
+/* info, where solve would run matrix-free: `solve_format: matrix_free` and
+ * the tables' sizes as key: value lines (rank 0). */
 int app_free_info(app_ctx *ctx);
 
 /* For solve: is the matrix symmetric?  *symmetric = 1 when its source

@@ -127,6 +127,7 @@ int app_free_info(app_ctx *ctx)
     if (ctx->rank == 0) {
         pl_kron k;
         hh_mf_kron(mf, &k);
+        printf("solve_format: matrix_free%s\n", ctx->cfg.spmv.format == PL_FORMAT_AUTO ? " (format = auto, one rank)" : "");
         printf("matrix_free_electron_states: %lld\n", (long long)mf->n_el);
         printf("matrix_free_phonon_states: %lld\n", (long long)mf->n_ph);
         printf("matrix_free_modes: %d\n", mf->nmodes);
