@@ -83,6 +83,8 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
  * rows instead); the operator from them (frees them; *nnz: the non-zeros
  * of the matrix it stands for); free the tables (accepts none). */
 int app_free_wanted(const app_ctx *ctx);
+/* ... and whether `solve` (without a sweep) would run it (info). */
+int app_free_in_solve(const app_ctx *ctx);
 int app_free_refuse(const app_ctx *ctx);
 int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored);
 struct pl_op_options;

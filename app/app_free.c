@@ -25,14 +25,38 @@
  * development VM: 0.80 against pJDS's 0.98 ms; 2026-11-25).  PJDS_SPMV_FORMAT
  * (the tests' switch that forces a stored format under auto) keeps the
  * stored matrix. */
-int app_free_wanted(const app_ctx *ctx)
+static int free_chosen(const app_ctx *ctx, int solve)
 {
     const pl_config *cfg = &ctx->cfg;
     if (cfg->spmv.format == PL_FORMAT_MATRIX_FREE) return 1;
-    if (cfg->spmv.format != PL_FORMAT_AUTO || !ctx->free_ok || ctx->size != 1) return 0;
+    if (cfg->spmv.format != PL_FORMAT_AUTO || !solve || ctx->size != 1) return 0;
     if (cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD || cfg->sweep.nkeys > 0) return 0;
     const char *e = getenv("PJDS_SPMV_FORMAT");
     return !(e && *e);
+}
+
+int app_free_wanted(const app_ctx *ctx)
+{
+    return free_chosen(ctx, ctx->free_ok);
+}
+
+int app_free_in_solve(const app_ctx *ctx)
+{
+    return free_chosen(ctx, 1);
+}
+
+/* The tables of the configured model (ctx->cfg's, the current point's in a
+ * sweep) into *mf. */
+static int make_tables(const app_ctx *ctx, hh_mf **mf)
+{
+    hh_params hp;
+    app_hh_params(&ctx->cfg.model, &hp);
+    hh_model *model = NULL;
+    PL_CALL(hh_model_create(&hp, &model));
+    const int rc = hh_mf_create(model, mf);
+    hh_model_destroy(&model);
+    PL_CALL(rc);
+    return PL_OK;
 }
 
 int app_free_refuse(const app_ctx *ctx)
@@ -116,14 +140,8 @@ void app_free_release(app_ctx *ctx)
 
 int app_free_info(app_ctx *ctx)
 {
-    hh_params hp;
-    app_hh_params(&ctx->cfg.model, &hp);
-    hh_model *model = NULL;
     hh_mf *mf = NULL;
-    PL_CALL(hh_model_create(&hp, &model));
-    const int rc = hh_mf_create(model, &mf);
-    hh_model_destroy(&model);
-    PL_CALL(rc);
+    PL_CALL(make_tables(ctx, &mf));
     if (ctx->rank == 0) {
         pl_kron k;
         hh_mf_kron(mf, &k);
@@ -141,17 +159,11 @@ int app_free_info(app_ctx *ctx)
 
 int app_free_refill(app_ctx *ctx, pl_op *op)
 {
-    hh_params hp;
-    app_hh_params(&ctx->cfg.model, &hp);
-    hh_model *model = NULL;
     hh_mf *mf = NULL;
-    PL_CALL(hh_model_create(&hp, &model));
-    int rc = hh_mf_create(model, &mf);
-    hh_model_destroy(&model);
-    PL_CALL(rc);
+    PL_CALL(make_tables(ctx, &mf));
     pl_kron k;
     hh_mf_kron(mf, &k);
-    rc = pl_op_kron_update(op, &k);
+    const int rc = pl_op_kron_update(op, &k);
     hh_mf_destroy(&mf);
     PL_CALL(rc);
     return PL_OK;

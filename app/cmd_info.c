@@ -79,10 +79,7 @@ int cmd_info(app_ctx *ctx)
     }
     /* the tables, where `solve` would apply the matrix without storing it
      * (format = matrix_free, or auto on one rank: app_free.c) */
-    ctx->free_ok = 1;
-    const int mf = app_free_wanted(ctx);
-    ctx->free_ok = 0;
-    if (mf) PL_CALL_GOTO(app_free_info(ctx), out, rc);
+    if (app_free_in_solve(ctx)) PL_CALL_GOTO(app_free_info(ctx), out, rc);
 out:
     free(hist);
     free(ghist);
