@@ -8,61 +8,33 @@
  * synchronisation at the end, so the host tables may go once kron_create
  * returns.
  *
- * Kernel, first version: one thread per row (l, r).  The grid is tiled over
- * r: a block of KR_BLOCK threads takes KR_BLOCK consecutive right rows of
- * one left row l (a tile), so x[l, tile] and y[l, tile] are coalesced and
- * the per-l data are uniform in the block: dl[l] in a register, the
- * coupling list and A's row l staged in shared memory (up to KR_SMEM
- * entries each; a longer list is read from global memory, still uniform).
- * Tiles go left-major, grid-stride, so any size fits one launch.  Each
- * thread sums its row's terms in pl_kron.h's order with explicitly rounded
- * products and sums (__dmul_rn, __dadd_rn: no contraction into FMA), so the
- * result is the CPU kernel's (cpu_kron.c) bit for bit.  Launched on the
- * backend's stream, asynchronous like be->spmv: pl_op_apply's final
- * be->sync waits for it; pl_op_apply_queued leaves it queued.
- * Not measured yet (no GPU in this session): ideas for speed (x tile in
- * shared memory for the coupling gathers, the phonon tables loaded once per
- * thread over several l) are the issue's, to be measured. */
+ * Kernels: PJDS_KRON_KERNEL (read at kron_create; kron_variant.h) picks one
+ * of four; unset: pl_cuda_kron_variant_default() (1).  Variants 2-4 and
+ * the reasoning behind them are in kron_kernels.cu.
+ *
+ * Variant 1 ("tile", the first version): one thread per row (l, r).  The
+ * grid is tiled over r: a block of KR_BLOCK threads takes KR_BLOCK
+ * consecutive right rows of one left row l (a tile), so x[l, tile] and
+ * y[l, tile] are coalesced and the per-l data are uniform in the block:
+ * dl[l] in a register, the coupling list and A's row l staged in shared
+ * memory (up to KR_SMEM entries each; a longer list is read from global
+ * memory, still uniform).  Tiles go left-major, grid-stride, so any size
+ * fits one launch.  Each thread sums its row's terms in pl_kron.h's order
+ * with explicitly rounded products and sums (__dmul_rn, __dadd_rn: no
+ * contraction into FMA), so the result is the CPU kernel's (cpu_kron.c)
+ * bit for bit; so do variants 2-4.  Launched on the backend's stream,
+ * asynchronous like be->spmv: pl_op_apply's final be->sync waits for it;
+ * pl_op_apply_queued leaves it queued.  Measured on one H100 (HMEp, 6.2 M
+ * rows): 0.21 ms per product. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "cuda_impl.h"
+#include "kron_impl.h"
 
 #define KR_BLOCK 256 /* threads (right rows) per tile                     */
 #define KR_SMEM 64   /* couplings / entries of A staged in shared memory */
-
-/* The tables in device memory (pl_kron's names; couplings as lists). */
-typedef struct pl_cuda_kron {
-    int64_t n_left, n_right;
-    int nterms;
-    double shift;
-    int64_t *a_ptr;
-    int32_t *a_col;
-    double *a_val, *dl, *dr;
-    int32_t *lo, *hi;
-    double *lo_val, *hi_val;
-    int64_t *act_ptr;
-    int32_t *act_m;
-    double *act_c;
-    size_t bytes;
-} pl_cuda_kron;
-
-typedef struct kr_args {
-    int64_t n_left, n_right, ntiles, tiles_per_l;
-    int nterms;
-    double shift;
-    const int64_t *__restrict__ a_ptr;
-    const int32_t *__restrict__ a_col;
-    const double *__restrict__ a_val, *__restrict__ dl, *__restrict__ dr;
-    const int32_t *__restrict__ lo, *__restrict__ hi;
-    const double *__restrict__ lo_val, *__restrict__ hi_val;
-    const int64_t *__restrict__ act_ptr;
-    const int32_t *__restrict__ act_m;
-    const double *__restrict__ act_c;
-    const double *__restrict__ x;
-    double *__restrict__ y;
-} kr_args;
 
 /* Row (l, r) of y = H x; the coupling list and A's row l from shared
  * memory (sm, sc, scol, sval) where they fit, else from global memory. */
@@ -117,7 +89,7 @@ extern "C" void pl_cuda_kron_destroy(pl_backend *be, void *mat)
     pl_cuda_kron *m = (pl_cuda_kron *)mat;
     if (!m) return;
     void *p[] = {m->a_ptr, m->a_col, m->a_val, m->dl, m->dr, m->lo, m->hi, m->lo_val, m->hi_val,
-                 m->act_ptr, m->act_m, m->act_c};
+                 m->act_ptr, m->act_m, m->act_c, m->c, m->pk_lo, m->pk_hi, m->pk_dict};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) (void)cudaFree(p[i]); /* cudaFree waits for the device */
     free(m);
@@ -142,7 +114,89 @@ static int kr_upload(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, const i
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_ptr, ptr, (nl + 1) * sizeof(int64_t), tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_m, am, na * sizeof(int32_t), tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_c, ac, na * sizeof(double), tot));
+    if (m->variant == 2) /* the dense couplings */
+        PL_CALL(pl_cuda_upload_array(cx, (void **)&m->c, k->c, nl * nt * sizeof(double), tot));
     PL_CUDA(cudaStreamSynchronize(cx->stream)); /* the host tables may go now */
+    return PL_OK;
+}
+
+static const char *const kr_names[PL_CUDA_KRON_NVARIANTS] = {"tile", "r-stationary", "row-smem",
+                                                             "row-smem-packed"};
+
+extern "C" int pl_cuda_kron_nvariants(void) { return PL_CUDA_KRON_NVARIANTS; }
+extern "C" int pl_cuda_kron_variant_default(void) { return 1; }
+extern "C" const char *pl_cuda_kron_variant_name(int v)
+{
+    return v >= 1 && v <= PL_CUDA_KRON_NVARIANTS ? kr_names[v - 1] : NULL;
+}
+extern "C" int pl_cuda_kron_variant_of(const void *mat, int *param)
+{
+    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
+    if (param) *param = !m ? 0 : m->variant == 2 ? m->chunk : m->variant >= 3 ? m->split : 0;
+    return m ? m->variant : 0;
+}
+
+/* Environment variable name: an integer in [lo, hi] (or, names != NULL, a
+ * variant's name) into *v; unset or empty leaves *v.  PL_ERR_INPUT else. */
+static int kr_env(const char *name, int lo, int hi, const char *const *names, int *v)
+{
+    const char *s = getenv(name);
+    if (!s || !*s) return PL_OK;
+    for (int i = 0; names && i < hi; i++)
+        if (!strcmp(s, names[i])) {
+            *v = i + 1;
+            return PL_OK;
+        }
+    char *end = NULL;
+    const long x = strtol(s, &end, 10);
+    PL_CHECK(end && !*end && x >= lo && x <= hi, PL_ERR_INPUT, "%s = '%s': not an integer in [%d, %d]%s", name, s,
+             lo, hi, names ? " or a kernel name" : "");
+    *v = (int)x;
+    return PL_OK;
+}
+
+/* Variant 4's packed tables (host, then device); *ok = 0: they do not fit. */
+static int kr_pack_upload(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, int *ok)
+{
+    const size_t n = (size_t)k->n_right * (size_t)k->nterms;
+    uint32_t *lo = (uint32_t *)malloc((n ? n : 1) * sizeof *lo), *hi = (uint32_t *)malloc((n ? n : 1) * sizeof *hi);
+    double dict[KR_PK_DICT];
+    int rc = PL_OK;
+    *ok = 0;
+    if (!lo || !hi) rc = PL_ERROR(PL_ERR_MEM, "out of host memory for the packed tables");
+    if (rc == PL_OK) pl_kr_pack(k, lo, hi, dict, &m->pk_ndict, ok);
+    if (rc == PL_OK && *ok) {
+        rc = pl_cuda_upload_array(cx, (void **)&m->pk_lo, lo, n * sizeof *lo, &m->bytes);
+        if (rc == PL_OK) rc = pl_cuda_upload_array(cx, (void **)&m->pk_hi, hi, n * sizeof *hi, &m->bytes);
+        if (rc == PL_OK)
+            rc = pl_cuda_upload_array(cx, (void **)&m->pk_dict, dict, KR_PK_DICT * sizeof(double), &m->bytes);
+        const cudaError_t e = cudaStreamSynchronize(cx->stream); /* before lo, hi, dict go */
+        if (rc == PL_OK && e != cudaSuccess)
+            rc = PL_ERROR(PL_ERR_CUDA, "cudaStreamSynchronize: %s", cudaGetErrorString(e));
+    }
+    free(lo);
+    free(hi);
+    return rc;
+}
+
+/* The kernel of m (PJDS_KRON_KERNEL, fall-backs) and its parameters. */
+static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
+{
+    int v = pl_cuda_kron_variant_default(), chunk = 0, split = 0, fits = 0, ok = 0;
+    PL_CALL(kr_env("PJDS_KRON_KERNEL", 1, PL_CUDA_KRON_NVARIANTS, kr_names, &v));
+    PL_CALL(kr_env("PJDS_KRON_CHUNK", 1, 64, NULL, &chunk));
+    PL_CALL(kr_env("PJDS_KRON_SPLIT", 1, 64, NULL, &split));
+    m->requested = v;
+    if (v >= 3) {
+        PL_CALL(pl_kr_row_setup(cx, m, v == 4, &fits));
+        if (fits && v == 4) PL_CALL(kr_pack_upload(cx, k, m, &ok));
+        if (v == 4 && (!fits || !ok)) v = 3; /* the dictionary's room or the values */
+        if (v == 3) PL_CALL(pl_kr_row_setup(cx, m, 0, &fits));
+        if (!fits) v = 1;
+    }
+    m->variant = v;
+    if (v == 2) m->chunk = pl_kr_rs_chunk(m, cx->nsm, chunk);
+    if (v >= 3) m->split = pl_kr_row_split(m, cx->nsm, split);
     return PL_OK;
 }
 
@@ -165,13 +219,14 @@ extern "C" int pl_cuda_kron_create(pl_backend *be, const pl_kron *k, void **mat)
     int rc = PL_OK;
     if (!ptr || !am || !ac) rc = PL_ERROR(PL_ERR_MEM, "out of host memory for the coupling lists");
     if (rc == PL_OK && k->nterms > 0) pl_kron_active(k, ptr, am, ac);
+    if (rc == PL_OK) rc = kr_choose(cx, k, m);
     if (rc == PL_OK) rc = kr_upload(cx, k, m, ptr, am, ac, nact);
     free(ptr);
     free(am);
     free(ac);
     if (rc != PL_OK) {
         pl_cuda_kron_destroy(be, m);
-        return pl_error_trace(rc, __FILE__, __LINE__, __func__, "kr_upload(cx, k, m, ptr, am, ac, nact)");
+        return pl_error_trace(rc, __FILE__, __LINE__, __func__, "kr_choose / kr_upload");
     }
     be->bytes_h2d += (double)m->bytes;
     *mat = m;
@@ -205,6 +260,9 @@ extern "C" int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double 
     a.x = x;
     a.y = y;
     if (a.ntiles == 0) return PL_OK;
+    if (m->variant == 2) PL_CALL(pl_kr_launch_rs(cx, m, &a));
+    if (m->variant >= 3) PL_CALL(pl_kr_launch_row(cx, m, &a));
+    if (m->variant != 1) return PL_OK;
     const unsigned grid = (unsigned)(a.ntiles < (int64_t)INT32_MAX ? a.ntiles : (int64_t)INT32_MAX);
     kr_kernel<<<grid, KR_BLOCK, 0, cx->stream>>>(a);
     PL_CUDA_LAUNCH();

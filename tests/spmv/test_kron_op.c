@@ -23,7 +23,14 @@
  * PJDS_TEST_BACKEND=cuda runs the same on the CUDA backend (ctest
  * gpu_kron_op; exit 77 without a device), and there also checks that the
  * GPU's y is the CPU backend's bit for bit (both round every product and
- * sum in pl_kron.h's order). */
+ * sum in pl_kron.h's order), for every kernel variant (PJDS_KRON_KERNEL,
+ * spmv/cuda/kron_variant.h; variant 2 also with PJDS_KRON_CHUNK = 7,
+ * variants 3 and 4 with PJDS_KRON_SPLIT = 3) on every model of 1, and on
+ * random tables (check_random): a right row too long for shared memory
+ * (variants 3, 4 fall back to 1), nterms = 0, n_left = 1, nterms = 11 with
+ * rows of A longer than the kernels stage, and values too many to pack
+ * (variant 4 falls back to 3). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -32,10 +39,14 @@
 
 #include "hh.h"
 #include "hh_mf.h"
+#include "pl_build.h"
 #include "pl_error.h"
 #include "pl_kron.h"
 #include "spmv.h"
 #include "testutil.h"
+#if PJDS_HAVE_CUDA
+#include "cuda/kron_variant.h"
+#endif
 
 #define TOL 1e-15
 
@@ -100,6 +111,48 @@ static double ref_error(const pl_csr *a, const double *x, const double *y)
     return ymax > 0.0L ? (double)(emax / ymax) : (emax == 0.0L ? 0.0 : INFINITY);
 }
 
+/* The kernel runs of the cuda backend: variant, PJDS_KRON_CHUNK, PJDS_KRON_SPLIT. */
+static const int kernel_runs[][3] = {{1, 0, 0}, {2, 0, 0}, {2, 7, 0}, {3, 0, 0}, {3, 0, 3}, {4, 0, 0}, {4, 0, 3}};
+#define N_KERNEL_RUNS ((int)(sizeof kernel_runs / sizeof kernel_runs[0]))
+
+/* Set the environment of kernel run i (i < 0: unset it all). */
+static void kernel_env(int i)
+{
+    const char *names[3] = {"PJDS_KRON_KERNEL", "PJDS_KRON_CHUNK", "PJDS_KRON_SPLIT"};
+    for (int j = 0; j < 3; j++) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", i >= 0 ? kernel_runs[i][j] : 0);
+        if (i >= 0 && kernel_runs[i][j] > 0) setenv(names[j], v, 1);
+        else unsetenv(names[j]);
+    }
+}
+
+/* The cuda run: every kernel run's y = H x equals the CPU backend's (cop) bit for bit. */
+static void check_variants(pl_backend *be, pl_op *cop, const pl_kron *k, const double *x, const char *d)
+{
+    const int64_t N = k->n_left * k->n_right;
+    double *yc = malloc((size_t)N * sizeof *yc), *y = malloc((size_t)N * sizeof *y);
+    TU_CHECK(yc && y);
+    if (yc && y) TU_OK(apply_global(cop, 0, x, yc, N));
+    for (int i = 0; yc && y && i < N_KERNEL_RUNS; i++) {
+        kernel_env(i);
+        pl_op_options oo;
+        pl_op_options_defaults(&oo);
+        oo.format = PL_FORMAT_MATRIX_FREE;
+        pl_op *op = NULL;
+        TU_OK(pl_op_create_kron(k, &oo, be, MPI_COMM_WORLD, &op));
+        if (!op) continue;
+        TU_OK(apply_global(op, 0, x, y, N));
+        TU_CHECK_MSG(memcmp(y, yc, (size_t)N * sizeof *y) == 0,
+                     "%s: kernel %d (chunk %d, split %d) differs from the cpu",
+                     d, kernel_runs[i][0], kernel_runs[i][1], kernel_runs[i][2]);
+        pl_op_destroy(&op);
+    }
+    kernel_env(-1);
+    free(yc);
+    free(y);
+}
+
 static void check_info(const pl_op *op, const pl_kron *k, const pl_csr *a, const pl_op_info *pj, const char *d)
 {
     pl_op_info in;
@@ -160,8 +213,9 @@ static void check_model(pl_backend *be, const hh_params *p, int extras)
     pl_op_info pj;
     pl_op_get_info(pop, &pj);
     check_info(kop, &k, &a, &pj, d);
-    hh_mf_destroy(&mf); /* the backend holds its own copy of the tables */
     for (int64_t i = 0; i < N; i++) x[i] = xg_of(i);
+    if (cop) check_variants(be, cop, &k, x, d);
+    hh_mf_destroy(&mf); /* the backend holds its own copy of the tables */
     TU_OK(apply_global(kop, 0, x, yk, N));
     TU_OK(apply_global(pop, 0, x, yp, N));
     TU_OK(apply_global(kop, 1, x, yq, N));
@@ -215,6 +269,97 @@ done:
     pl_csr_destroy(&a);
     hh_model_destroy(&m);
 }
+
+#if PJDS_HAVE_CUDA
+static uint64_t lcg_state = 12345;
+static double rnd01(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(lcg_state >> 11) * 0x1.0p-53;
+}
+
+/* Random tables: nl x nr, nt terms, na entries per row of A; few = values
+ * from 10 (packable), else random.  want[v - 1]: the kernel each variant
+ * must end on (fall-backs).  Every kernel run's y equals the CPU's bitwise. */
+static void check_random(pl_backend *be, int64_t nl, int64_t nr, int nt, int na, int few, const int want[4],
+                         const char *d)
+{
+    const int64_t N = nl * nr, nrt = nr * nt, nnz = nl * na;
+    int64_t *ap = malloc((size_t)(nl + 1) * sizeof *ap);
+    int32_t *ac = malloc((size_t)(nnz + 1) * sizeof *ac), *lo = malloc((size_t)(nrt + 1) * sizeof *lo);
+    int32_t *hi = malloc((size_t)(nrt + 1) * sizeof *hi);
+    double *av = malloc((size_t)(nnz + 1) * sizeof *av), *dl = malloc((size_t)nl * sizeof *dl);
+    double *dr = malloc((size_t)nr * sizeof *dr), *c = malloc((size_t)(nl * nt + 1) * sizeof *c);
+    double *lv = malloc((size_t)(nrt + 1) * sizeof *lv), *hv = malloc((size_t)(nrt + 1) * sizeof *hv);
+    double *x = malloc((size_t)N * sizeof *x), *yc = malloc((size_t)N * sizeof *yc), *y = malloc((size_t)N * sizeof *y);
+    double *dx = NULL, *dy = NULL;
+    pl_backend *cb = NULL;
+    void *cop = NULL;
+    if (!ap || !ac || !lo || !hi || !av || !dl || !dr || !c || !lv || !hv || !x || !yc || !y) {
+        TU_CHECK_MSG(0, "%s: out of memory", d);
+        goto done;
+    }
+    for (int64_t l = 0; l <= nl; l++) ap[l] = l * na;
+    for (int64_t j = 0; j < nnz; j++) {
+        ac[j] = (int32_t)(rnd01() * (double)nl);
+        av[j] = rnd01() - 0.5;
+    }
+    for (int64_t l = 0; l < nl; l++) dl[l] = 3.0 * rnd01();
+    for (int64_t r = 0; r < nr; r++) dr[r] = rnd01() / 3.0;
+    for (int64_t i = 0; i < nl * nt; i++) c[i] = rnd01() < 0.3 ? 0.0 : rnd01() - 0.4;
+    for (int64_t j = 0; j < nrt; j++) {
+        lo[j] = rnd01() < 0.2 ? -1 : (int32_t)(rnd01() * (double)nr);
+        hi[j] = rnd01() < 0.2 ? -1 : (int32_t)(rnd01() * (double)nr);
+        lv[j] = few ? sqrt((double)(int)(10.0 * rnd01())) : rnd01() + 0.1;
+        hv[j] = few ? sqrt((double)(int)(10.0 * rnd01())) : rnd01() + 0.1;
+    }
+    for (int64_t i = 0; i < N; i++) x[i] = xg_of(i);
+    const pl_kron k = {.n_left = nl, .n_right = nr, .nterms = nt, .a_ptr = ap, .a_col = ac, .a_val = av, .dl = dl,
+                       .dr = dr, .shift = 0.3, .c = c, .lo = lo, .hi = hi, .lo_val = lv, .hi_val = hv};
+    TU_OK(pl_kron_check(&k));
+    TU_OK(pl_backend_cpu_create(&cb));
+    if (cb) TU_OK(cb->kron_create(cb, &k, &cop));
+    if (cop) TU_OK(cb->kron_apply(cb, cop, x, yc));
+    TU_OK(be->vec_alloc(be, (size_t)N, &dx));
+    TU_OK(be->vec_alloc(be, (size_t)N, &dy));
+    if (!cop || !dx || !dy) goto done;
+    TU_OK(be->upload(be, dx, x, (size_t)N));
+    for (int i = 0; i < N_KERNEL_RUNS; i++) {
+        kernel_env(i);
+        void *op = NULL;
+        TU_OK(be->kron_create(be, &k, &op));
+        if (!op) continue;
+        const int v = kernel_runs[i][0], got = pl_cuda_kron_variant_of(op, NULL);
+        TU_CHECK_MSG(got == want[v - 1], "%s: kernel %d ran as %d, want %d", d, v, got, want[v - 1]);
+        TU_OK(be->set(be, (size_t)N, NAN, dy));
+        TU_OK(be->kron_apply(be, op, dx, dy));
+        TU_OK(be->download(be, y, dy, (size_t)N));
+        TU_CHECK_MSG(memcmp(y, yc, (size_t)N * sizeof *y) == 0,
+                     "%s: kernel %d (chunk %d, split %d) differs from the cpu",
+                     d, v, kernel_runs[i][1], kernel_runs[i][2]);
+        be->kron_destroy(be, op);
+    }
+    kernel_env(-1);
+done:
+    if (dx) be->vec_free(be, dx);
+    if (dy) be->vec_free(be, dy);
+    if (cop) cb->kron_destroy(cb, cop);
+    pl_backend_destroy(&cb);
+    void *p[] = {ap, ac, lo, hi, av, dl, dr, c, lv, hv, x, yc, y};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+static void random_cases(pl_backend *be)
+{
+    const int all[4] = {1, 2, 3, 4}, nosmem[4] = {1, 2, 1, 1}, nopack[4] = {1, 2, 3, 3};
+    check_random(be, 3, 40000, 3, 2, 1, nosmem, "random: n_right 40000 (no room in shared memory)");
+    check_random(be, 7, 1000, 0, 3, 1, all, "random: nterms 0");
+    check_random(be, 1, 5000, 4, 1, 1, all, "random: n_left 1");
+    check_random(be, 20, 300, 11, 600, 1, all, "random: nterms 11, 600 entries per row of A");
+    check_random(be, 50, 2000, 11, 5, 0, nopack, "random: nterms 11, values too many to pack");
+    check_random(be, 130, 700, 5, 4, 0, nopack, "random: nterms 5, 130 left rows");
+}
+#endif
 
 /* 2 and 3: refusals */
 static void refusals(pl_backend *be)
@@ -353,6 +498,9 @@ int main(int argc, char **argv)
         };
         for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) check_model(be, &ms[i], i == 0);
         refusals(be);
+#if PJDS_HAVE_CUDA
+        if (backend_kind == PL_BACKEND_CUDA) random_cases(be);
+#endif
         printf("kron_op (%s): %d models, worst vs pJDS %.3g, vs long-double CSR %.3g of max|y|\n", be->name,
                n_models, worst_pjds, worst_ref);
     }

@@ -1,0 +1,73 @@
+/* kron_impl.h — internals of the CUDA matrix-free operator shared by
+ * kron.cu (tables, upload, variant choice, variant 1) and kron_kernels.cu
+ * (variants 2-4).  CUDA only; included from those two files. */
+#ifndef PL_KRON_IMPL_H
+#define PL_KRON_IMPL_H
+
+#include <stdint.h>
+
+#include "cuda_impl.h"
+#include "kron_variant.h"
+
+#define KR_PK_NONE 0xFFFFFFu /* packed column word: no entry (24 bits)       */
+#define KR_PK_DICT 256       /* packed tables: distinct values at most       */
+
+/* The tables in device memory (pl_kron's names; couplings as lists). */
+typedef struct pl_cuda_kron {
+    int64_t n_left, n_right;
+    int nterms;
+    double shift;
+    int64_t *a_ptr;
+    int32_t *a_col;
+    double *a_val, *dl, *dr;
+    int32_t *lo, *hi;
+    double *lo_val, *hi_val;
+    int64_t *act_ptr;
+    int32_t *act_m;
+    double *act_c;
+    double *c;         /* variant 2: the dense couplings, n_left x nterms          */
+    uint32_t *pk_lo;   /* variant 4: [m n_right + r] column | dictionary index << 24 */
+    uint32_t *pk_hi;
+    double *pk_dict;   /* variant 4: the values, pk_ndict <= KR_PK_DICT             */
+    int pk_ndict;
+    int variant;       /* the kernel apply runs (after fall-backs)                  */
+    int requested;     /* PJDS_KRON_KERNEL, or the default                          */
+    int chunk;         /* variant 2: left rows per block                            */
+    int split;         /* variants 3, 4: blocks per left row                        */
+    size_t smem;       /* variants 3, 4: dynamic shared memory per block            */
+    size_t bytes;
+} pl_cuda_kron;
+
+/* Kernel arguments (device pointers of m, x, y). */
+typedef struct kr_args {
+    int64_t n_left, n_right, ntiles, tiles_per_l;
+    int nterms;
+    double shift;
+    const int64_t *__restrict__ a_ptr;
+    const int32_t *__restrict__ a_col;
+    const double *__restrict__ a_val, *__restrict__ dl, *__restrict__ dr;
+    const int32_t *__restrict__ lo, *__restrict__ hi;
+    const double *__restrict__ lo_val, *__restrict__ hi_val;
+    const int64_t *__restrict__ act_ptr;
+    const int32_t *__restrict__ act_m;
+    const double *__restrict__ act_c;
+    const double *__restrict__ x;
+    double *__restrict__ y;
+} kr_args;
+
+/* kron_kernels.cu */
+/* Variant 2: left rows per block for m (chunk request c, 0: default). */
+int pl_kr_rs_chunk(const pl_cuda_kron *m, int nsm, int c);
+/* Variants 3, 4: the dynamic shared memory a block needs, and whether it
+ * fits the device (sets the kernel's limit); *fits = 0: use variant 1. */
+int pl_kr_row_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int packed, int *fits);
+/* Variants 3, 4: blocks per left row (split request s, 0: by the tail). */
+int pl_kr_row_split(const pl_cuda_kron *m, int nsm, int s);
+/* Variant 4: the packed tables of k on the host (pk_lo, pk_hi of n_right x
+ * nterms words, dict of KR_PK_DICT), *ok = 0 where they do not fit. */
+void pl_kr_pack(const pl_kron *k, uint32_t *pk_lo, uint32_t *pk_hi, double *dict, int *ndict, int *ok);
+/* Launch variant 2, 3 or 4 on cx->stream. */
+int pl_kr_launch_rs(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
+int pl_kr_launch_row(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
+
+#endif

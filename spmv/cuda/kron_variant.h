@@ -1,0 +1,34 @@
+/* kron_variant.h — the kernels of the CUDA matrix-free operator (kron.cu,
+ * kron_kernels.cu), for the timing tool and the tests.  Plain C header, no
+ * CUDA include; the functions exist only when PJDS_HAVE_CUDA == 1.
+ *
+ * The environment variable PJDS_KRON_KERNEL (1 .. pl_cuda_kron_nvariants(),
+ * read once by be->kron_create) picks the kernel of each operator made
+ * afterwards; unset: pl_cuda_kron_variant_default().  A kernel that can't
+ * take the operator falls back (4 -> 3 -> 1: packed tables that do not fit,
+ * a left row that does not fit shared memory).  Knobs, also read at
+ * kron_create: PJDS_KRON_CHUNK (variant 2: left rows per block, 1..64),
+ * PJDS_KRON_SPLIT (variants 3 and 4: blocks per left row, 1..64). */
+#ifndef PL_KRON_VARIANT_H
+#define PL_KRON_VARIANT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PL_CUDA_KRON_NVARIANTS 4
+
+int pl_cuda_kron_nvariants(void);
+int pl_cuda_kron_variant_default(void);
+/* "tile", "r-stationary", "row-smem", "row-smem-packed"; NULL out of range. */
+const char *pl_cuda_kron_variant_name(int v);
+/* The kernel an operator made by the CUDA backend's kron_create runs
+ * (after fall-backs); 0 for NULL.  *param: variant 2's chunk, variants 3
+ * and 4's split, else 0 (param may be NULL). */
+int pl_cuda_kron_variant_of(const void *mat, int *param);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

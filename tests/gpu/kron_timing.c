@@ -1,0 +1,169 @@
+/* kron_timing.c — the CUDA matrix-free operator's kernel variants
+ * (PJDS_KRON_KERNEL, spmv/cuda/kron_variant.h) on a Holstein-Hubbard model,
+ * each against the CPU backend's kron_apply bit for bit.  Default model:
+ * HMEp (configs/hmep.ini: L = 6, 3 up 3 down, M = 15, normal, periodic,
+ * t = 1, U = 4, w0 = 1, g = 1; 400 x 15,504 = 6.2 M rows).  Per variant:
+ * kron_create with PJDS_KRON_KERNEL set, 5 warm-up products, the median of
+ * 50 products timed by CUDA events on the backend's stream, then y compared
+ * with the CPU's (memcmp and max |diff|).  Prints one line per variant:
+ * requested and effective kernel (after fall-backs) with its parameter,
+ * median ms, GB/s at 16 B per row (x read once, y written once), max
+ * |diff|, bitwise equal.  Also the device-to-device copy bandwidth for
+ * scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
+ * Usage: kron_timing [L n_up n_down t U w0 g M site|normal periodic|open]
+ * Exit status 1 if a variant's y differs from the CPU's. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hh.h"
+#include "hh_mf.h"
+#include "pl_error.h"
+#include "spmv.h"
+#include "cuda/kron_variant.h"
+#include "cuda/pl_cuda_bench.h"
+
+#define REPS 50
+#define WARM 5
+
+static int parse(int argc, char **argv, hh_params *p)
+{
+    if (argc == 1) return 0;
+    if (argc != 11) return 1;
+    p->sites = atoi(argv[1]);
+    p->n_up = atoi(argv[2]);
+    p->n_down = atoi(argv[3]);
+    p->hopping = atof(argv[4]);
+    p->hubbard_u = atof(argv[5]);
+    p->phonon_frequency = atof(argv[6]);
+    p->coupling = atof(argv[7]);
+    p->max_phonons = atoi(argv[8]);
+    p->phonon_basis = strcmp(argv[9], "site") ? PL_PHONON_NORMAL : PL_PHONON_SITE;
+    p->boundary = strcmp(argv[10], "open") ? PL_BOUNDARY_PERIODIC : PL_BOUNDARY_OPEN;
+    return 0;
+}
+
+/* One variant v: time it and compare its y (device dy, host hy) with yc. */
+static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *dx, double *dy, double *hy,
+                       const double *yc, int *equal)
+{
+    const int64_t N = k->n_left * k->n_right;
+    char s[16];
+    snprintf(s, sizeof s, "%d", v);
+    PL_CHECK(setenv("PJDS_KRON_KERNEL", s, 1) == 0, PL_ERR_ARG, "setenv failed");
+    void *op = NULL;
+    double t[REPS];
+    int r = PL_OK;
+    PL_CALL_GOTO(be->kron_create(be, k, &op), done, r);
+    int param = 0;
+    const int eff = pl_cuda_kron_variant_of(op, &param);
+    for (int i = -WARM; i < REPS; i++) {
+        PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+        PL_CALL_GOTO(be->kron_apply(be, op, dx, dy), done, r);
+        double ms = 0.0;
+        PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+        if (i >= 0) t[i] = ms;
+    }
+    PL_CALL_GOTO(be->set(be, (size_t)N, NAN, dy), done, r); /* every entry must be written */
+    PL_CALL_GOTO(be->kron_apply(be, op, dx, dy), done, r);
+    PL_CALL_GOTO(be->download(be, hy, dy, (size_t)N), done, r);
+    const double med = pl_median(t, REPS);
+    double d = 0.0;
+    for (int64_t i = 0; i < N; i++) d = isfinite(hy[i]) ? fmax(d, fabs(hy[i] - yc[i])) : INFINITY;
+    *equal = memcmp(hy, yc, (size_t)N * sizeof *hy) == 0;
+    printf("variant %d %-16s -> %d (param %2d)  %8.4f ms  %7.1f GB/s  max|diff| %.3g  bitwise %s\n", v,
+           pl_cuda_kron_variant_name(v), eff, param, med, 16.0 * (double)N / (med * 1e-3) * 1e-9, d,
+           *equal ? "yes" : "NO");
+done:
+    if (op) be->kron_destroy(be, op);
+    return r;
+}
+
+/* The CPU backend's y = H x (the reference). */
+static int cpu_reference(const pl_kron *k, const double *x, double *y)
+{
+    pl_backend *cb = NULL;
+    void *op = NULL;
+    int r = PL_OK;
+    PL_CALL_GOTO(pl_backend_cpu_create(&cb), done, r);
+    PL_CALL_GOTO(cb->kron_create(cb, k, &op), done, r);
+    const double t0 = pl_wtime();
+    PL_CALL_GOTO(cb->kron_apply(cb, op, x, y), done, r);
+    printf("cpu kron_apply   %.2f ms (one product, the reference)\n", 1e3 * (pl_wtime() - t0));
+done:
+    if (op) cb->kron_destroy(cb, op);
+    pl_backend_destroy(&cb);
+    return r;
+}
+
+static int run(const hh_params *p, int *all_equal)
+{
+    hh_model *m = NULL;
+    hh_mf *mf = NULL;
+    pl_backend *be = NULL;
+    double *x = NULL, *yc = NULL, *hy = NULL, *dx = NULL, *dy = NULL;
+    int r = PL_OK;
+    PL_CALL_GOTO(hh_model_create(p, &m), done, r);
+    PL_CALL_GOTO(hh_mf_create(m, &mf), done, r);
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    const int64_t N = k.n_left * k.n_right;
+    x = malloc((size_t)N * sizeof *x);
+    yc = malloc((size_t)N * sizeof *yc);
+    hy = malloc((size_t)N * sizeof *hy);
+    PL_CHECK_GOTO(x && yc && hy, PL_ERR_MEM, done, r, "out of host memory for 3 vectors of %lld", (long long)N);
+    for (int64_t i = 0; i < N; i++) x[i] = sin(0.1 * (double)i + 0.3);
+    printf("rows             %lld (%lld left x %lld right), nterms %d, nnz(A) %lld, tables %zu bytes\n",
+           (long long)N, (long long)k.n_left, (long long)k.n_right, k.nterms, (long long)k.a_ptr[k.n_left],
+           pl_kron_bytes(&k));
+    PL_CALL_GOTO(cpu_reference(&k, x, yc), done, r);
+    PL_CALL_GOTO(pl_backend_create(PL_BACKEND_CUDA, 0, &be), done, r);
+    char name[128] = "";
+    int dev = 0;
+    double gbs = 0.0;
+    PL_CALL_GOTO(pl_cuda_device_name(be, name, sizeof name, &dev), done, r);
+    PL_CALL_GOTO(pl_cuda_copy_bandwidth(be, (size_t)N * sizeof(double), 20, &gbs), done, r);
+    printf("device           %s (%d); copy of x: %.1f GB/s (read + write)\n", name, dev, gbs);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N, &dx), done, r);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N, &dy), done, r);
+    PL_CALL_GOTO(be->upload(be, dx, x, (size_t)N), done, r);
+    *all_equal = 1;
+    for (int v = 1; v <= pl_cuda_kron_nvariants(); v++) {
+        int eq = 0;
+        PL_CALL_GOTO(one_variant(be, &k, v, dx, dy, hy, yc, &eq), done, r);
+        *all_equal &= eq;
+    }
+done:
+    if (dx) be->vec_free(be, dx);
+    if (dy) be->vec_free(be, dy);
+    pl_backend_destroy(&be);
+    free(x);
+    free(yc);
+    free(hy);
+    hh_mf_destroy(&mf);
+    hh_model_destroy(&m);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    hh_params p = {.sites = 6, .n_up = 3, .n_down = 3, .hopping = 1.0, .hubbard_u = 4.0, .phonon_frequency = 1.0,
+                   .coupling = 1.0, .max_phonons = 15, .phonon_basis = PL_PHONON_NORMAL,
+                   .boundary = PL_BOUNDARY_PERIODIC};
+    if (parse(argc, argv, &p)) {
+        fprintf(stderr, "usage: %s [L n_up n_down t U w0 g M site|normal periodic|open]\n", argv[0]);
+        return 2;
+    }
+    if (pl_cuda_device_count() < 1) {
+        fprintf(stderr, "no CUDA device\n");
+        return 2;
+    }
+    int eq = 0;
+    if (run(&p, &eq) != PL_OK) {
+        pl_error_report();
+        return 1;
+    }
+    return eq ? 0 : 1;
+}
