@@ -131,6 +131,7 @@ int cmd_solve(app_ctx *ctx)
     PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
     if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);
     solve_report(ctx, &res, &f, cfg->output.file);
+    pl_debug("solve: reported, %.3f s since the process start", app_wall_seconds(ctx));
     if (app_signal_noted())
         pl_warn("%s arrived after the solve had finished; the result %s is complete (exit status 0)",
                 app_signal_noted(), cfg->output.file);

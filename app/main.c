@@ -217,9 +217,13 @@ int main(int argc, char **argv)
         }
     }
     int status = mpi_failed ? 1 : finish(&ctx, rc, in_setup);
-    pl_debug("%s: %.3f s from the start to the end of the command", cmd->name, pl_wtime() - ctx.t_start);
+    pl_debug("%s: %.3f s from the start to the end of the command, %.3f s since the process start", cmd->name,
+             pl_wtime() - ctx.t_start, app_wall_seconds(&ctx));
     free(sets);
     free(ctx.args);
     pl_config_destroy(&ctx.cfg);
-    return app_mpi_end(&ctx, status, in_setup);
+    status = app_mpi_end(&ctx, status, in_setup);
+    pl_debug("%s: MPI finalised, %.3f s since the process start; the exit follows", cmd->name,
+             app_wall_seconds(&ctx));
+    return status;
 }

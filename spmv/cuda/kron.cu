@@ -9,8 +9,11 @@
  * returns.
  *
  * Kernels: PJDS_KRON_KERNEL (read at kron_create; kron_variant.h) picks one
- * of four; unset: pl_cuda_kron_variant_default() (1).  Variants 2-4 and
- * the reasoning behind them are in kron_kernels.cu.
+ * of four; unset: pl_cuda_kron_variant_default() (2, the fastest on HMEp:
+ * one H100, 2026-11-25, tests/gpu/kron_timing, medians of 50: variant 1
+ * 0.204 ms, 2 0.157 ms with chunk 8 and 0.166 ms with 16, 3 0.229 ms,
+ * 4 0.218 ms; all bit for bit the CPU's).  Variants 2-4 and the
+ * reasoning behind them are in kron_kernels.cu.
  *
  * Variant 1 ("tile", the first version): one thread per row (l, r).  The
  * grid is tiled over r: a block of KR_BLOCK threads takes KR_BLOCK
@@ -124,7 +127,7 @@ static const char *const kr_names[PL_CUDA_KRON_NVARIANTS] = {"tile", "r-stationa
                                                              "row-smem-packed"};
 
 extern "C" int pl_cuda_kron_nvariants(void) { return PL_CUDA_KRON_NVARIANTS; }
-extern "C" int pl_cuda_kron_variant_default(void) { return 1; }
+extern "C" int pl_cuda_kron_variant_default(void) { return 2; }
 extern "C" const char *pl_cuda_kron_variant_name(int v)
 {
     return v >= 1 && v <= PL_CUDA_KRON_NVARIANTS ? kr_names[v - 1] : NULL;

@@ -11,7 +11,7 @@
  * is ~6x below its time, so the variants cut L2 traffic:
  *
  * 2 "r-stationary": a thread owns one right row r (a block: KR_RS_BLOCK
- *   consecutive r, coalesced) and a chunk of `chunk` left rows (default 16,
+ *   consecutive r, coalesced) and a chunk of `chunk` left rows (default 8,
  *   PJDS_KRON_CHUNK).  It loads row r's tables for all m ONCE into
  *   registers (template on nterms <= 8; above, a generic loop over the
  *   coupling lists with the tables from global memory) and loops over the
@@ -189,7 +189,7 @@ int pl_kr_launch_rs(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 
 int pl_kr_rs_chunk(const pl_cuda_kron *m, int nsm, int c)
 {
-    int64_t L = c > 0 ? c : 16;
+    int64_t L = c > 0 ? c : 8;
     if (L > KR_RS_LMAX) L = KR_RS_LMAX;
     if (L > m->n_left) L = m->n_left;
     const int64_t rtiles = (m->n_right + KR_RS_BLOCK - 1) / KR_RS_BLOCK;
