@@ -70,6 +70,24 @@ int kr_project_out(kr_ws *w, int nsel, int j)
     return PL_OK;
 }
 
+/* Column 0 = the normalised sum of the nret Ritz vectors in columns
+ * 0..nret-1 (Re and Im of a pair in Krylov-Schur): the start of a fresh
+ * relation after a failed residual check.  Not a restart that keeps them:
+ * that needs A V_k = V_k S_k + v b^T (T_k for Lanczos) with a rank-one
+ * remainder, which nret inexact Ritz vectors do not satisfy; their sum has
+ * them all in its Krylov space after about nret steps.  *exhausted: no
+ * start vector at all. */
+int kr_reseed(kr_ws *w, int nret, int *exhausted)
+{
+    double *v0 = kr_col(w, 0), nrm = 0.0;
+    int in_span = 0;
+    *exhausted = 0;
+    for (int i = 1; i < nret; i++) PL_CALL(w->be->axpy(w->be, w->n, 1.0, kr_col(w, i), v0));
+    PL_CALL(kr_orthogonalize(w, 0, 0, w->cf, &nrm, &in_span)); /* normalises column 0 */
+    if (in_span) return kr_random_direction(w, 0, 0, exhausted);
+    return PL_OK;
+}
+
 int kr_orth_loss(kr_ws *w, int nev, double *loss)
 {
     double t0 = pl_wtime(), worst = 0.0;

@@ -138,6 +138,10 @@ int kr_apply_queued(kr_ws *w, int jin, int jout);
 /* *loss = max_il |v_i^T v_l - delta_il| over columns 0..nev-1 (nev
  * reductions).  Collective. */
 int kr_orth_loss(kr_ws *w, int nev, double *loss);
+/* A fresh start from the returned vectors: column 0 = the normalised sum of
+ * columns 0..nret-1 (a random direction where it vanishes; *exhausted as
+ * kr_random_direction).  Collective. */
+int kr_reseed(kr_ws *w, int nret, int *exhausted);
 /* Orthonormalise column j (= k) against columns 0..k-1: two classical
  * Gram-Schmidt passes; coef[0:k] the summed coefficients, *nrm the norm
  * before normalisation, *in_span: the vector vanished numerically (then it
@@ -186,8 +190,10 @@ size_t kr_atleast1(size_t n);
 typedef struct kr_pro {
     int m;                /* basis size (columns 0..m)                        */
     double eps1;          /* rounding of one step: eps sqrt(N) / 2            */
-    double thresh;        /* min(sqrt(eps), tol): a full pass when an estimate */
-                          /* passes it (see lz_pro.c)                         */
+    double thresh;        /* a full pass when an estimate passes it: first    */
+                          /* min(sqrt(eps), LZ_PRO_TOL_FACTOR tol), after a   */
+                          /* failed residual check strict (lz_pro.c)          */
+    double strict;        /* min(sqrt(eps), tol)                              */
     double *prev, *cur, *next; /* rows j - 1, j, j + 1 of the estimate        */
                           /* |v_row^T v_i| (m + 2 entries each)               */
     double *seed;         /* per column: the measured error of its Lanczos    */

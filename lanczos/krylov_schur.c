@@ -364,23 +364,6 @@ static int ks_residuals(kr_ws *w, const ks_ws *k, int nret, double *resid)
     return PL_OK;
 }
 
-/* Column 0 = the normalised sum of the nret Ritz vectors in columns
- * 0..nret-1 (Re and Im of a pair): the start of a fresh relation after a
- * failed residual check.  Not a restart that keeps them: that needs
- * A V_k = V_k S_k + v b^T with a rank-one remainder, which nret inexact
- * Ritz vectors do not satisfy; their sum has them all in its Krylov space
- * after about nret steps.  *exhausted: no start vector at all. */
-static int ks_reseed(kr_ws *w, int nret, int *exhausted)
-{
-    double *v0 = kr_col(w, 0), nrm = 0.0;
-    int in_span = 0;
-    *exhausted = 0;
-    for (int i = 1; i < nret; i++) PL_CALL(w->be->axpy(w->be, w->n, 1.0, kr_col(w, i), v0));
-    PL_CALL(kr_orthogonalize(w, 0, 0, w->cf, &nrm, &in_span)); /* normalises column 0 */
-    if (in_span) return kr_random_direction(w, 0, 0, exhausted);
-    return PL_OK;
-}
-
 static void ks_free(ks_ws *k)
 {
     free(k->Sb);
@@ -404,7 +387,7 @@ static void ks_free(ks_ws *k)
  * relation differ by rounding, about eps sqrt(ncv) normest = 1.6e-15 normest
  * at ncv 256: a factor 10 leaves room for it even at the smallest tolerance
  * (1e-15) and is the factor tests/nonsym/nonsym.py allows.  A failed check
- * starts over from the returned vectors (ks_reseed) at most KS_RECHECKS
+ * starts over from the returned vectors (kr_reseed, krylov.c) at most KS_RECHECKS
  * times; then the result says LZ_INACCURATE. */
 #define KS_RES_FACTOR 10.0
 #define KS_RECHECKS 3
@@ -561,7 +544,7 @@ static int ks_recheck(kr_solver *s, int *again)
         return PL_OK;
     }
     int exhausted = 0;
-    PL_CALL(ks_reseed(s->w, nret, &exhausted));
+    PL_CALL(kr_reseed(s->w, nret, &exhausted));
     PL_CHECK(!exhausted, PL_ERR_INTERNAL, "no start vector for the residual recheck");
     memset(k->Sb, 0, (size_t)k->ldb * k->m * sizeof(double));
     s->k = 0;

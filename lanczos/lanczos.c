@@ -22,7 +22,8 @@
  *         join that reduction and that update where the backend fuses them
  *         (sel_gram, sel_update).  Simon's
  *         omega recurrence (lz_pro.c) then estimates |v_{j+1}^T v_i| for
- *         every i from T alone; if the largest passes min(sqrt(eps), tol), w gets a
+ *         every i from T alone; if the largest passes the threshold
+ *         (min(sqrt(eps), 100 tol), lz_pro.c), w gets a
  *         full Gram-Schmidt now and the next vector too, after its own
  *         local step, so that both full passes are single ones by the DGKS
  *         test (Simon 1984; PROPACK does the same), so the basis stays
@@ -65,7 +66,9 @@
  *   noise, which accepts HMEp's set with one copy of the doubly degenerate
  *   third level missing.)
  * Final residuals ||A x_i - theta_i x_i|| are recomputed explicitly (one
- *   operator application each).
+ *   operator application each).  Where one fails the tolerance after a run
+ *   with the relaxed omega threshold, the solve starts again from the sum of
+ *   the returned vectors with the strict one (lz_recheck; result rechecks).
  *
  * Start vector: element of original global row g = hash(seed, g) in (-1, 1)
  * (splitmix64), generated on the host and uploaded, so the run does not
@@ -511,8 +514,50 @@ static int lz_locked_result(kr_solver *s)
     return PL_OK;
 }
 
+/* finish, the residual check of the relaxed threshold (lz_pro.c): where
+ * an explicit residual of a converged result fails tol * scale (plus
+ * 1e3 eps normest of rounding) while the omega threshold was above the
+ * strict min(sqrt(eps), tol), the run starts again from the sum of the
+ * returned vectors (kr_reseed) with the strict threshold, once; the second
+ * result stands as the code before the relaxed threshold returned it. */
+static int lz_recheck(kr_solver *s, int *again)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    lz_result *res = s->res;
+    const int nev = s->opt->nev;
+    if (s->reason != LZ_CONVERGED || c->reorth != LZ_REORTH_PARTIAL || !(c->pro.thresh > c->pro.strict)) return PL_OK;
+    int bad = 0;
+    for (int i = 0; i < nev; i++) {
+        const double bound = s->opt->tol * kr_scale(fabs(res->eigenvalues[i]), s->normest) +
+                             1e3 * DBL_EPSILON * s->normest;
+        bad |= !(res->residuals[i] <= bound);
+    }
+    if (!bad || s->restarts >= w->pg.budget) return PL_OK;
+    c->pro.thresh = c->pro.strict;
+    res->rechecks++;
+    int exhausted = 0;
+    PL_CALL(kr_reseed(w, nev, &exhausted));
+    PL_CHECK(!exhausted, PL_ERR_INTERNAL, "no start vector for the residual recheck");
+    reset_T(w, 0, NULL, 0);
+    kr_pro_full(&c->pro, 0);
+    memset(c->pro.seed, 0, ((size_t)w->m + 2) * sizeof(double));
+    memset(c->pro.expect, 0, ((size_t)w->m + 2) * sizeof(double));
+    c->force_full = 0;
+    c->nsel = 0;
+    c->beta_m = 0.0;
+    s->k = 0;
+    s->nlock = 0;
+    s->nconv = 0;
+    s->final_locked = 0;
+    s->restarts++;
+    s->reason = LZ_ITERATING;
+    *again = 1;
+    return PL_OK;
+}
+
 /* finish: Ritz vectors to V[:, 0:nev], explicit residuals, the measured
- * loss of orthogonality. */
+ * loss of orthogonality, the residual check (lz_recheck). */
 static int lz_finish(kr_solver *s, int *again)
 {
     kr_ws *w = s->w;
@@ -529,7 +574,8 @@ static int lz_finish(kr_solver *s, int *again)
     double t0 = pl_wtime(), tsp = w->t.spmv;
     for (int i = 0; i < nev; i++) PL_CALL(kr_residual_real(w, i, res->eigenvalues[i], w->m, &res->residuals[i]));
     w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
-    return kr_orth_loss(w, nev, &res->orth_loss);
+    PL_CALL(kr_orth_loss(w, nev, &res->orth_loss));
+    return lz_recheck(s, again);
 }
 
 /* The checkpoint state: ints (krylov_impl.h), then reorth and

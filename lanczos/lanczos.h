@@ -132,14 +132,21 @@ typedef void (*lz_monitor_fn)(void *arg, const lz_monitor_info *info);
 enum lz_reorth {
     LZ_REORTH_PARTIAL = 0, /* local (against the two previous vectors), plus  */
                            /* a full pass over the basis when Simon's omega   */
-                           /* recurrence estimates a loss above sqrt(eps), and */
-                           /* at the first step of each cycle (the arrow)      */
+                           /* recurrence estimates a loss above               */
+                           /* min(sqrt(eps), LZ_PRO_TOL_FACTOR tol), and at    */
+                           /* the first step of each cycle (the arrow); a      */
+                           /* result that fails its residual check is solved   */
+                           /* again with min(sqrt(eps), tol) (lanczos.c)       */
     LZ_REORTH_FULL = 1,    /* two-pass classical Gram-Schmidt against the     */
                            /* whole basis at every step                       */
     LZ_REORTH_LOCAL = 2    /* local only, never a full pass: plain Lanczos,   */
                            /* which loses orthogonality and returns ghost     */
                            /* copies (tests only)                             */
 };
+
+/* The omega estimate's threshold: min(sqrt(eps), LZ_PRO_TOL_FACTOR tol);
+ * lz_pro.c says why and what was measured. */
+#define LZ_PRO_TOL_FACTOR 100.0
 
 typedef struct lz_options {
     int nev;             /* eigenpairs wanted = 4 (1 <= nev < N)                      */
@@ -232,9 +239,11 @@ typedef struct lz_result {
     int missed;              /* ... that found a missed wanted eigenvalue              */
     int verify_inconclusive; /* ks_solve: the last search ended by its budget, not by  */
                              /* convergence (the set is returned as converged)        */
-    int rechecks;            /* ks_solve: final residual checks that failed (explicit  */
-                             /* residual > 10 tol max(|lambda|, normest)), each       */
-                             /* followed by a fresh start from the returned vectors   */
+    int rechecks;            /* final residual checks that failed, each followed by a  */
+                             /* fresh start from the returned vectors: ks_solve        */
+                             /* (explicit residual > 10 tol max(|lambda|, normest));   */
+                             /* lz_solve (> tol max(...) + 1e3 eps normest after a run */
+                             /* with the relaxed omega threshold; at most once)        */
     int reorth;              /* enum lz_reorth used (ks_solve: full)                   */
     double orth_estimate;    /* lz_solve partial: the largest estimated loss of        */
                              /* orthogonality |v_i^T v_j| of the basis as it was used  */

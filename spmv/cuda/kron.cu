@@ -189,6 +189,9 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
     PL_CALL(kr_env("PJDS_KRON_KERNEL", 1, PL_CUDA_KRON_NVARIANTS, kr_names, &v));
     PL_CALL(kr_env("PJDS_KRON_CHUNK", 1, 64, NULL, &chunk));
     PL_CALL(kr_env("PJDS_KRON_SPLIT", 1, 64, NULL, &split));
+    int order = KR_RS_ORDER_DEFAULT;
+    PL_CALL(kr_env("PJDS_KRON_ORDER", 1, 2, NULL, &order));
+    m->rmajor = order == 2;
     m->requested = v;
     if (v >= 3) {
         PL_CALL(pl_kr_row_setup(cx, m, v == 4, &fits));

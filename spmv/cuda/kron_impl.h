@@ -33,6 +33,7 @@ typedef struct pl_cuda_kron {
     int variant;       /* the kernel apply runs (after fall-backs)                  */
     int requested;     /* PJDS_KRON_KERNEL, or the default                          */
     int chunk;         /* variant 2: left rows per block                            */
+    int rmajor;        /* variant 2: blocks in r-tile-major order (PJDS_KRON_ORDER)  */
     int split;         /* variants 3, 4: blocks per left row                        */
     size_t smem;       /* variants 3, 4: dynamic shared memory per block            */
     size_t bytes;
@@ -58,6 +59,11 @@ typedef struct kr_args {
 /* kron_kernels.cu */
 /* Variant 2: left rows per block for m (chunk request c, 0: default). */
 int pl_kr_rs_chunk(const pl_cuda_kron *m, int nsm, int c);
+/* Variant 2: block order, 1 l-chunk-major, 2 r-tile-major (PJDS_KRON_ORDER).
+ * One H100, 2026-11-25, tests/gpu/kron_timing, chunk 8: HMEp 0.176 ms
+ * (order 1) against 0.161 ms (order 2), but hh9's size (15,876 x 12,870,
+ * 8 modes) 13.2 ms against 15.2 ms: order 1 stays the default. */
+#define KR_RS_ORDER_DEFAULT 1
 /* Variants 3, 4: the dynamic shared memory a block needs, and whether it
  * fits the device (sets the kernel's limit); *fits = 0: use variant 1. */
 int pl_kr_row_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int packed, int *fits);

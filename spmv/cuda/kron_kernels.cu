@@ -139,13 +139,18 @@ static __device__ void kr_rs_rows_any(const kr_args &a, int64_t r, int64_t l0, i
 /* NT >= 0: nterms = NT, tables in registers; NT < 0: any nterms. */
 template <int NT>
 static __global__ void __launch_bounds__(KR_RS_BLOCK)
-    kr_rs_kernel(kr_args a, const double *__restrict__ c, int chunk, int64_t rtiles, int64_t nblk)
+    kr_rs_kernel(kr_args a, const double *__restrict__ c, int chunk, int64_t rtiles, int64_t nblk, int rmajor)
 {
     __shared__ double s_c[KR_RS_LMAX * (NT > 0 ? NT : 1)], s_dl[KR_RS_LMAX], s_val[KR_RS_HMAX];
     __shared__ int64_t s_hp[KR_RS_LMAX + 1];
     __shared__ int32_t s_col[KR_RS_HMAX];
     for (int64_t t = blockIdx.x; t < nblk; t += gridDim.x) {
-        const int64_t l0 = t / rtiles * chunk, r = t % rtiles * KR_RS_BLOCK + threadIdx.x;
+        /* l-chunk-major: consecutive blocks share a chunk of left rows;
+         * r-tile-major: they share a tile of right rows (the hopping's
+         * x[l', tile] of all l' stay in L2) */
+        const int64_t lch = nblk / rtiles;
+        const int64_t l0 = (rmajor ? t % lch : t / rtiles) * chunk;
+        const int64_t r = (rmajor ? t / lch : t % rtiles) * KR_RS_BLOCK + threadIdx.x;
         const int nl = (int)(a.n_left - l0 < chunk ? a.n_left - l0 : chunk);
         const int64_t h0 = __ldg(a.a_ptr + l0), nh = __ldg(a.a_ptr + l0 + nl) - h0;
         const bool hs = nh <= KR_RS_HMAX;
@@ -166,7 +171,7 @@ static int kr_rs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
     const int64_t rtiles = (m->n_right + KR_RS_BLOCK - 1) / KR_RS_BLOCK;
     const int64_t nblk = rtiles * ((m->n_left + m->chunk - 1) / m->chunk);
     const unsigned grid = (unsigned)(nblk < (int64_t)INT32_MAX ? nblk : (int64_t)INT32_MAX);
-    kr_rs_kernel<NT><<<grid, KR_RS_BLOCK, 0, cx->stream>>>(*a, m->c, m->chunk, rtiles, nblk);
+    kr_rs_kernel<NT><<<grid, KR_RS_BLOCK, 0, cx->stream>>>(*a, m->c, m->chunk, rtiles, nblk, m->rmajor);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }

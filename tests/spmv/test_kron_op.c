@@ -24,7 +24,8 @@
  * gpu_kron_op; exit 77 without a device), and there also checks that the
  * GPU's y is the CPU backend's bit for bit (both round every product and
  * sum in pl_kron.h's order), for every kernel variant (PJDS_KRON_KERNEL,
- * spmv/cuda/kron_variant.h; variant 2 also with PJDS_KRON_CHUNK = 7,
+ * spmv/cuda/kron_variant.h; variant 2 also with PJDS_KRON_CHUNK = 7 and both
+ * block orders (PJDS_KRON_ORDER 1, 2),
  * variants 3 and 4 with PJDS_KRON_SPLIT = 3) on every model of 1, and on
  * random tables (check_random): a right row too long for shared memory
  * (variants 3, 4 fall back to 1), nterms = 0, n_left = 1, nterms = 11 with
@@ -111,15 +112,16 @@ static double ref_error(const pl_csr *a, const double *x, const double *y)
     return ymax > 0.0L ? (double)(emax / ymax) : (emax == 0.0L ? 0.0 : INFINITY);
 }
 
-/* The kernel runs of the cuda backend: variant, PJDS_KRON_CHUNK, PJDS_KRON_SPLIT. */
-static const int kernel_runs[][3] = {{1, 0, 0}, {2, 0, 0}, {2, 7, 0}, {3, 0, 0}, {3, 0, 3}, {4, 0, 0}, {4, 0, 3}};
+/* The kernel runs of the cuda backend: variant, PJDS_KRON_CHUNK, PJDS_KRON_SPLIT, PJDS_KRON_ORDER. */
+static const int kernel_runs[][4] = {{1, 0, 0, 0}, {2, 0, 0, 0}, {2, 7, 0, 0}, {2, 0, 0, 1}, {2, 0, 0, 2},
+                                     {2, 7, 0, 2}, {3, 0, 0, 0}, {3, 0, 3, 0}, {4, 0, 0, 0}, {4, 0, 3, 0}};
 #define N_KERNEL_RUNS ((int)(sizeof kernel_runs / sizeof kernel_runs[0]))
 
 /* Set the environment of kernel run i (i < 0: unset it all). */
 static void kernel_env(int i)
 {
-    const char *names[3] = {"PJDS_KRON_KERNEL", "PJDS_KRON_CHUNK", "PJDS_KRON_SPLIT"};
-    for (int j = 0; j < 3; j++) {
+    const char *names[4] = {"PJDS_KRON_KERNEL", "PJDS_KRON_CHUNK", "PJDS_KRON_SPLIT", "PJDS_KRON_ORDER"};
+    for (int j = 0; j < 4; j++) {
         char v[16];
         snprintf(v, sizeof v, "%d", i >= 0 ? kernel_runs[i][j] : 0);
         if (i >= 0 && kernel_runs[i][j] > 0) setenv(names[j], v, 1);
