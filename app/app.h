@@ -48,7 +48,7 @@ typedef struct app_ctx {
     int have_plan;
     const char *cmd_name; /* the command being run (main.c)                   */
     int free_ok;          /* the command runs [spmv] format = matrix_free     */
-                          /* (solve without a sweep; app_free.c)              */
+                          /* (solve and its sweeps; app_free.c)               */
     void *mf;             /* its tables (hh_mf) until the operator is made    */
 } app_ctx;
 
@@ -83,9 +83,12 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
  * rows instead); the operator from them (frees them; *nnz: the non-zeros
  * of the matrix it stands for); free the tables (accepts none). */
 int app_free_wanted(const app_ctx *ctx);
-/* ... and whether `solve` (without a sweep) would run it (info). */
+/* ... and whether `solve` (and a sweep's point) would run it (info). */
 int app_free_in_solve(const app_ctx *ctx);
 int app_free_refuse(const app_ctx *ctx);
+/* A sweep: format = matrix_free given on several ranks is PL_ERR_INPUT
+ * with one line (every rank alike), before any point. */
+int app_free_sweep_check(const app_ctx *ctx);
 int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored);
 struct pl_op_options;
 struct pl_op;
@@ -132,6 +135,9 @@ int app_backend_gpu_planned(app_ctx *ctx);
  * GPU's free memory (be may be NULL: no device check). */
 void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
                           app_mem_plan *p);
+/* The plan of the matrix-free operator of N rows on one rank (no matrix),
+ * whatever cfg's format: also where format = auto chose it (app_free.c). */
+void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int gpu, app_mem_plan *p);
 int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, struct pl_backend *be);
 /* The GPU part alone against be's free memory (after the build, when the
  * backend was made meanwhile); the same line.  Collective. */

@@ -3,9 +3,11 @@
  * instead of CSR rows, and the operator made from them
  * (pl_op_create_kron).  No row is generated and nothing is permuted: the
  * "build" is the tables (milliseconds), the "upload" their copy to the
- * backend.  `solve` without a sweep runs it; every other command that
- * builds an operator refuses it with one line (app_build_rows); `info`
- * adds the tables' sizes to the statistics of the matrix they stand for. */
+ * backend.  `solve` runs it, with or without a [sweep] (a sweep on several
+ * ranks is refused before its first point: app_free_sweep_check); every
+ * other command that builds an operator refuses it with one line
+ * (app_build_rows); `info` adds the tables' sizes to the statistics of the
+ * matrix they stand for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +20,27 @@
 #include "spmv.h"
 
 /* format = matrix_free, or auto where the tables can serve: `solve`
- * without a sweep (ctx->free_ok) of a generated Holstein-Hubbard model on
- * one rank.  There the operator needs no rows, no permutation and no
- * upload, and its product was the faster one on both backends (HMEp on the
- * H100: 0.208 against the compressed 0.243 ms; hh_184800 on one core of the
- * development VM: 0.80 against pJDS's 0.98 ms; 2026-11-25).  PJDS_SPMV_FORMAT
- * (the tests' switch that forces a stored format under auto) keeps the
- * stored matrix. */
+ * (ctx->free_ok), with or without a [sweep], of a generated
+ * Holstein-Hubbard model on one rank.  There the operator needs no rows, no
+ * permutation and no upload, and its product was the faster one on both
+ * backends (HMEp on the H100: 0.208 against the compressed 0.243 ms;
+ * hh_184800 on one core of the development VM: 0.80 against pJDS's 0.98 ms;
+ * 2026-11-25).  In a sweep ctx->cfg is the point's configuration, and every
+ * point has the base's model type ([sweep] cannot change `type`), so under
+ * auto every point of such a sweep runs the tables: a value point gets new
+ * ones (app_free_refill), a structural one new ones of its size.  What keeps
+ * the stored matrix under auto: several ranks (pl_op_create_kron runs on
+ * one; the rows are split over the ranks instead), an imported or
+ * block-stencil model (no tables), PJDS_SPMV_FORMAT (the tests' switch that
+ * forces a stored format under auto), and a point whose states or rows
+ * exceed 32-bit indices (app_build_free: that operator is built from rows,
+ * with the value terms of the sweep, and its value points refill it). */
 static int free_chosen(const app_ctx *ctx, int solve)
 {
     const pl_config *cfg = &ctx->cfg;
     if (cfg->spmv.format == PL_FORMAT_MATRIX_FREE) return 1;
     if (cfg->spmv.format != PL_FORMAT_AUTO || !solve || ctx->size != 1) return 0;
-    if (cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD || cfg->sweep.nkeys > 0) return 0;
+    if (cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD) return 0;
     const char *e = getenv("PJDS_SPMV_FORMAT");
     return !(e && *e);
 }
@@ -68,10 +78,26 @@ int app_free_refuse(const app_ctx *ctx)
                     ctx->cmd_name ? ctx->cmd_name : "this command");
 }
 
+/* A sweep with format = matrix_free given on several ranks: one line and
+ * exit status 2 before any point (the tables run on one rank:
+ * pl_op_create_kron), instead of every point recorded as failed.  auto
+ * keeps the stored matrix there (free_chosen).  Every rank alike. */
+int app_free_sweep_check(const app_ctx *ctx)
+{
+    char where[1200];
+    if (ctx->cfg.spmv.format != PL_FORMAT_MATRIX_FREE || ctx->size == 1) return PL_OK;
+    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs on one rank so far (%d ranks); a sweep on several ranks "
+                    "needs a stored matrix (use auto, pjds or compressed)",
+                    pl_config_where(&ctx->cfg, "spmv", "format", where, sizeof where), ctx->size);
+}
+
 /* The tables of the configured model into ctx->mf, and what app_build_rows
- * reports: N, the model name, the time.  The memory plan (no matrix)
- * first.  Under auto, a model whose electron or phonon states or rows
- * exceed 32-bit indices sets *stored (the caller builds the rows). */
+ * reports: N, the model name, the time.  The memory plan (no matrix,
+ * whether format = matrix_free was given or auto chose it; in a sweep that
+ * of the point being built, so each structure is planned for the operator
+ * it gets) first.  Under auto, a model whose electron or phonon states or
+ * rows exceed 32-bit indices sets *stored (the caller builds the rows and
+ * plans them). */
 int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
 {
     *stored = 0;
@@ -91,7 +117,7 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
         return PL_OK;
     }
     const int gpu = app_backend_gpu_planned(ctx);
-    app_mem_plan_compute(&ctx->cfg, N, N, 0.0, gpu, &ctx->plan);
+    app_mem_plan_compute_free(&ctx->cfg, N, gpu, &ctx->plan); /* the tables' plan, also under auto */
     ctx->have_plan = 1;
     rc = app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be);
     if (rc != PL_OK) hh_model_destroy(&model);

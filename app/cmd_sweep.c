@@ -8,9 +8,14 @@
  * terms (hh_rows_csr_terms: the pattern is that of every term, so the
  * zeros of coupling = 0 are stored), the terms whose coefficient changes
  * along the sweep stay in backend memory beside one fixed part, and each
- * point is a refill A = F + sum_s c_s A_s on the device (pl_op_refill);
- * with format = matrix_free a point gets its own tables instead
- * (app_free_refill: milliseconds, no rows).  A structural key (any other, or any key of another model type) rebuilds.
+ * point is a refill A = F + sum_s c_s A_s on the device (pl_op_refill).
+ * Where the operator runs from Kronecker tables (format = matrix_free, or
+ * auto on one rank for a generated Holstein-Hubbard model, as for a single
+ * solve: app_free.c) nothing is stored and a point gets its own tables
+ * instead (app_free_refill: milliseconds, no rows).  A structural key (any
+ * other, or any key of another model type) rebuilds, and a rebuild decides
+ * the operator again for the point's structure (auto: rows beyond 32-bit
+ * indices are stored, with the value terms).
  * Warm start ([sweep] warm_start): a point solved on the same operator as
  * the previous one starts from the sum of its eigenvectors plus a small
  * random part (the convergence test and verify are unchanged, so the result
@@ -135,8 +140,9 @@ static int operator_for(sweep_run *r, int p, solve_facts *f, int *rebuilt, doubl
     pl_csr rows;
     memset(&rows, 0, sizeof rows);
     memset(f, 0, sizeof *f);
-    /* [spmv] format = matrix_free (given, not auto: a sweep under auto keeps the stored matrix) */
-    ctx->free_ok = r->base.spmv.format == PL_FORMAT_MATRIX_FREE;
+    /* the tables where a single solve of this point would run them
+     * (format = matrix_free, or auto on one rank: app_free.c); else rows */
+    ctx->free_ok = 1;
     int rc = solve_build(ctx, &rows, &r->be, f);
     ctx->build_terms = 0;
     if (rc == PL_OK) rc = solve_make_op(ctx, &rows, r->be, &r->op, f);
@@ -218,7 +224,9 @@ static int open_summary(sweep_run *r)
                 if (r->s.status[p] == PL_POINT_NOT_RUN || r->s.status[p] == PL_POINT_FAILED) continue;
                 char rel[1200], disk[1200], nm[16];
                 point_files(r, p, rel, sizeof rel, disk, sizeof disk);
-                if (!fin) { /* keep the link to the point's own file */
+                /* keep the link to the point's own file; a point in the file itself (finalised, or
+                 * copied there by a run that resumed a finalised file and stopped) is copied again */
+                if (!fin && access(disk, F_OK) == 0) {
                     r->src[p].kind = 1;
                     snprintf(r->src[p].file, sizeof r->src[p].file, "%s", rel);
                 } else {
@@ -465,6 +473,7 @@ int cmd_sweep(app_ctx *ctx)
     PL_CALL(pl_config_copy(&r.base, &ctx->cfg));
     ctx->error_collective = 1; /* the checks up to the first point fail on every rank alike */
     PL_CALL_GOTO(sweep_def_build(&r.base, &r.d), out, rc);
+    PL_CALL_GOTO(app_free_sweep_check(ctx), out, rc); /* matrix_free on several ranks: exit 2 */
     PL_CALL_GOTO(sweep_select(ctx->points, r.d.npoints, &r.lo, &r.hi), out, rc);
     snprintf(r.path, sizeof r.path, "%s", r.base.output.file);
     snprintf(r.dir, sizeof r.dir, "%s.points", r.path);

@@ -10,6 +10,12 @@
  *   pJDS            12.6 z + 4 n              (int32 columns, values, row lengths)
  *   compressed      4.4 z + 4 n               (32-bit words, ~10 % padding in row order;
  *                                              generated models outside sweeps)
+ *   matrix-free     no matrix: host 8 n + basis (cpu), 16 n (cuda); device
+ *                   basis + 16 n (the tables: a few MB).  Planned where the
+ *                   operator runs from the tables: format = matrix_free, or
+ *                   auto choosing them (app_free.c), a sweep's points too:
+ *                   each structure's plan is made at its build, so the
+ *                   largest point is planned for the operator it gets
  *   build temps     40 n                      (permutation, lengths, global index)
  *   basis + work    8 n (k + 6)
  * Host: what the process holds already (VmRSS: libraries, MPI, the CUDA
@@ -83,8 +89,9 @@ static double host_available(void)
     return kb >= 0 ? kb * 1024.0 : -1.0;
 }
 
-void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
-                          app_mem_plan *p)
+/* The plan; no_matrix: of the matrix-free operator (whatever cfg's format says). */
+static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu, int no_matrix,
+                         app_mem_plan *p)
 {
     memset(p, 0, sizeof *p);
     int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * (int64_t)cfg->solver.nev + 10;
@@ -105,7 +112,7 @@ void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, d
     p->nnz_local = z;
     p->ncv = (int)ncv;
     p->gpu = gpu;
-    if (cfg->spmv.format == PL_FORMAT_MATRIX_FREE) {
+    if (no_matrix) {
         /* no matrix: a few MB of tables (hamiltonian/hh_mf.h), the basis */
         p->nnz_local = 0.0;
         p->host_bytes = gpu ? 16.0 * n : 8.0 * n + basis;
@@ -122,6 +129,17 @@ void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, d
     p->host_resident = host_resident();
     p->host_bytes += p->host_resident;
     p->host_avail = p->device_avail = -1.0;
+}
+
+void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
+                          app_mem_plan *p)
+{
+    plan_compute(cfg, N, rows_local, nnz_local, gpu, cfg->spmv.format == PL_FORMAT_MATRIX_FREE, p);
+}
+
+void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int gpu, app_mem_plan *p)
+{
+    plan_compute(cfg, N, N, 0.0, gpu, 1, p);
 }
 
 static void fmt(double b, char *s, size_t n)

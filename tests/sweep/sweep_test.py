@@ -8,6 +8,10 @@ cases:
                     (rebuilt = 1 at point 0, 0 after); the finalised file is self-contained
   structural        a max_phonons x coupling grid: a structural key rebuilds, a value key refills
   zip               combine = zip with a float range (stop included) = separate solves
+  free              format = matrix_free given: = separate solves and the pjds sweep
+  auto              format = auto: matrix-free points on one rank (value and structural sweeps, info, a
+                    resume from a checkpoint inside a point) = the pjds sweep; the stored matrix on several
+                    ranks, where format = matrix_free given is exit 2
   checkpoint        SIGUSR1 during a solve: exit 3 + checkpoint; a resume with another tolerance is
                     exit 2 naming it; --resume = the uninterrupted eigenvalues (1e-10), SpMVs comparable
   checkpoint_ks     the same for Krylov-Schur on a block-stencil matrix (complex pairs)
@@ -198,6 +202,109 @@ def case_free(ranks):
         if s is not None:
             check(s["rebuilt"].tolist() == [1, 0, 1, 0], f"free structural: max_phonons rebuilds, coupling gets new "
                   f"tables ({s['rebuilt'].tolist()})")
+
+
+def point_formats(path):
+    """The per-point spmv_format attributes of a sweep file, in point order."""
+    with h5py.File(path, "r") as f:
+        out = []
+        for k in sorted(f["points"].keys()):
+            a = f[f"points/{k}"].attrs.get("spmv_format", b"?")
+            out.append(a.decode() if isinstance(a, bytes) else str(a))
+        return out
+
+
+def auto_sweep(ranks, d, name, extra, env=None, ini=SWEEP_INI):
+    """Run a sweep; its data and per-point formats, or None (a failed check)."""
+    path = os.path.join(d, f"{name}.h5")
+    r = run(ranks, ["solve", ini, "--quiet"] + sets([f"output.file={path}"] + list(extra)), env=env)
+    check(r.returncode == 0, f"{name}: exit 0 ({r.returncode}: {r.stderr.strip()[-300:]})")
+    if r.returncode:
+        return None
+    s = sweep_data(path)
+    check(bool(np.all(s["status"] == 1)), f"{name}: every point converged ({s['status'].tolist()})")
+    s["formats"] = point_formats(path)
+    return s
+
+
+def case_auto(ranks):
+    """[spmv] format = auto (the default) in a sweep decides as a single solve does (app/app_free.c): on one
+    rank a generated Holstein-Hubbard sweep runs matrix-free at every point (value points get new tables,
+    structural ones are rebuilt), with the eigenvalues of the stored pJDS sweep (--set spmv.format=pjds and
+    the tests' switch PJDS_SPMV_FORMAT=pjds) to 1e-10; `info` says so; a sweep resumed from a checkpoint inside
+    a point stays matrix-free.  On several ranks auto keeps the stored matrix (the tables run on one rank), and
+    format = matrix_free given there is exit 2 with one line before any point."""
+    free = "matrix_free" if ranks == 1 else "pjds"
+    noenv = {"PJDS_SPMV_FORMAT": ""}  # auto as a user gets it (the switch forces a stored format)
+    value = []  # the value sweep: the 3 x 2 grid of hh_sweep.ini (coupling x U)
+    struct = ["sweep.sites=3:4:1", "sweep.n_up=1, 2", "sweep.coupling=0.2, 0.6"]  # a range and lists, sizes change
+    with tempfile.TemporaryDirectory() as d:
+        nosweep = without_sweep(SWEEP_INI, d)  # the structural keys in this order: sites varies slowest
+        for kind, ini, extra, rebuilt in (("value", SWEEP_INI, value, [1, 0, 0, 0, 0, 0]),
+                                          ("structural", nosweep, struct, [1, 0, 1, 0, 1, 0, 1, 0])):
+            a = auto_sweep(ranks, d, f"auto_{kind}", extra, env=noenv, ini=ini)
+            p = auto_sweep(ranks, d, f"pjds_{kind}", extra + ["spmv.format=pjds"], env=noenv, ini=ini)
+            e = p  # the switch on one rank (several ranks store the matrix under auto anyway)
+            if ranks == 1:
+                e = auto_sweep(ranks, d, f"env_{kind}", extra, env={"PJDS_SPMV_FORMAT": "pjds"}, ini=ini)
+            if a is None or p is None or e is None:
+                continue
+            P = len(rebuilt)
+            check(a["formats"] == [free] * P, f"auto {kind} sweep on {ranks} rank(s): every point {free} "
+                  f"({a['formats']})")
+            check(p["formats"] == ["pjds"] * P and e["formats"] == ["pjds"] * P,
+                  f"{kind}: format = pjds and PJDS_SPMV_FORMAT=pjds store the matrix ({p['formats']}, {e['formats']})")
+            for t, what in ((a, "auto"), (p, "pjds"), (e, "PJDS_SPMV_FORMAT=pjds")):
+                check(t["rebuilt"].tolist() == rebuilt, f"{kind}, {what}: structural points rebuild, value points "
+                      f"refill ({t['rebuilt'].tolist()})")
+            for t, what in ((p, "format = pjds"), (e, "PJDS_SPMV_FORMAT=pjds")):
+                diff = float(np.max(np.abs(a["eigenvalues"] - t["eigenvalues"])))
+                check(same(a["eigenvalues"], t["eigenvalues"]), f"{kind}: auto sweep = {what} sweep, every point "
+                      f"(1e-10; max diff {diff:.2e})")
+        r = run(ranks, ["info", SWEEP_INI], env=noenv)
+        line = "solve_format: matrix_free (format = auto, one rank)"
+        check(r.returncode == 0 and (line in r.stdout.splitlines()) == (ranks == 1),
+              f"info of the sweep config on {ranks} rank(s): {'a' if ranks == 1 else 'no'} '{line}' line")
+        if ranks == 1:
+            r = run(1, ["info", SWEEP_INI], env={"PJDS_SPMV_FORMAT": "pjds"})
+            check(r.returncode == 0 and "solve_format" not in r.stdout, "info with PJDS_SPMV_FORMAT=pjds: no "
+                  "solve_format line")
+            auto_resume(d, noenv)
+        else:
+            out = os.path.join(d, "refused.h5")
+            r = run(ranks, ["solve", SWEEP_INI, "--quiet"] + sets([f"output.file={out}", "spmv.format=matrix_free"]))
+            lines = {x for x in r.stderr.splitlines() if x.startswith("pjds-lanczos")}
+            check(r.returncode == 2 and len(lines) == 1 and "one rank" in r.stderr and not os.path.exists(out),
+                  f"format = matrix_free given to a sweep on {ranks} ranks: exit 2, one line, no file "
+                  f"({r.returncode}: {r.stderr.strip()[-300:]})")
+
+
+def auto_resume(d, env):
+    """Point 0, then a --resume stopped by SIGUSR1 at the 2nd end of a cycle of point 1 (PJDS_TEST_SIGNAL_AT:
+    exit 3, a checkpoint of point 1), then a --resume to the end: every point matrix-free, = the uninterrupted
+    auto sweep (1e-10)."""
+    ref = os.path.join(d, "auto_value.h5")
+    out = os.path.join(d, "resumed.h5")
+    args = ["solve", SWEEP_INI, "--quiet"]
+    r0 = run(1, args + ["--points", "0"] + sets([f"output.file={out}"]), env=env)
+    r1 = run(1, args + ["--resume"] + sets([f"output.file={out}"]), env=dict(env, PJDS_TEST_SIGNAL_AT="2"))
+    check(r0.returncode == 0 and r1.returncode == 3 and os.path.exists(out + ".ckpt"),
+          f"auto sweep: point 0, then SIGUSR1 in point 1: exit 3 and a checkpoint ({r0.returncode}, {r1.returncode}: "
+          f"{r1.stderr.strip()[-300:]})")
+    if r1.returncode != 3 or not os.path.exists(ref):
+        return
+    with h5py.File(out + ".ckpt", "r") as f:
+        check(int(f.attrs["point"]) == 1, "the checkpoint belongs to point 1")
+    r2 = run(1, args + ["--resume"] + sets([f"output.file={out}"]), env=env)
+    check(r2.returncode == 0 and "point[0]" not in r2.stdout and "point[1]" in r2.stdout,
+          f"--resume: exit 0, points 1.. only ({r2.returncode}: {r2.stderr.strip()[-300:]})")
+    if r2.returncode:
+        return
+    s, t = sweep_data(out), sweep_data(ref)
+    fm = point_formats(out)
+    check(fm == ["matrix_free"] * 6, f"the resumed sweep ran matrix-free at every point ({fm})")
+    check(bool(np.all(s["status"] == 1)) and same(s["eigenvalues"], t["eigenvalues"]),
+          "the resumed auto sweep = the uninterrupted one (1e-10)")
 
 
 def case_zip(ranks):
