@@ -4,30 +4,50 @@
  * hh_mf_apply, issue 26).
  *
  * x and y are viewed as n_left x n_right arrays (row l r = l n_right + r).
- * For a left row l and a block of right rows [r0, r1):
+ * Every row is summed in exactly pl_kron.h's order:
  *   y[l,r] = ((dl[l] + dr[r]) + shift) x[l,r]
  *          + sum_{m: c[l,m] != 0} (c[l,m] lo_val[r,m]) x[l, lo[r,m]]  (lo >= 0)
  *                                + (c[l,m] hi_val[r,m]) x[l, hi[r,m]]  (hi >= 0)
- *          + sum_j a_val[j] x[a_col[j], r],
- * summed in exactly this order (pl_kron.h), one rounding per product and
- * per addition (ISO C: no contraction into FMA), so the result is the same
- * bits on any thread count and equals the CUDA kernel's (kron.cu).  The
- * couplings c[l,m] != 0 come as a per-row list (pl_kron_active), made once
- * at kron_create.
+ *          + sum_j a_val[j] x[a_col[j], r]   (A's row l in CSR order),
+ * one rounding per product and per addition: the project compiles with
+ * -std=c17, where GCC does not contract a*b+c into an FMA (ISO C mode
+ * means -ffp-contract=off), and the vector code below uses plain
+ * element-wise * and +.  So y is the same bits on any thread count, equals
+ * the CUDA kernels' (kron.cu, kron_kernels.cu) and the loop this file had
+ * before 2026-11-25 (tests/spmv/test_kron_op.c keeps that loop as its
+ * bitwise reference).
  *
- * Cost (Holstein-Hubbard: A the electron hopping, the B_m the phonon
- * ladders).  Work per apply: one multiply-add per matrix entry it stands
- * for.  Traffic: y written once; x[l,:] read once for the diagonal and
- * coupling terms (their gathers stay inside the slice of n_right doubles, in
- * cache), and x[l',block] once per entry of A: about two vector passes
- * when the slices an entry of A reaches are still in cache (small n_right,
- * or a last-level cache that holds the span of x), at most 1 + nnz(A) /
- * n_left passes of x otherwise.  Work items are (left row, block of
- * KRON_RB right rows) in left-major order, static among the threads, so a
- * thread keeps x[l,:] in cache while it does the blocks of l, and an
- * operator with few left rows still spreads over the threads.  Measured
- * (as hh_mf_apply, the same loop): hh_184800 on one core of the dev VM
- * 0.73 ms against 1.17 ms for a CSR SpMV of the stored matrix. */
+ * Work items: (chunk of KRON_LC = 8 consecutive left rows, block of KRON_RB
+ * right rows), chunk-major, static among the threads (a thread's rows stay
+ * contiguous, as the vectors' first touch).  Per item:
+ *  1. diagonal + couplings, "r-stationary" (the GPU's variant 2): for each
+ *     right row r, row r's tables lo/hi/lo_val/hi_val are read ONCE and
+ *     applied to the 8 left rows at once, two per SSE2 register (lanes =
+ *     left rows; x[l, lo] gathered from the 8 slices).  The test lo >= 0
+ *     is one branch per (r, m) for 8 rows.  A lane whose c[l, m] is 0 gets
+ *     its term replaced by -0.0 with a bit mask (s + -0.0 == s for every
+ *     s, -0.0 and NaN included, and the masked product may be anything),
+ *     which is the "skip" of the formula; a mode with no non-zero c in the
+ *     chunk is skipped, one whose c are all non-zero needs no mask.  The 8
+ *     partial sums per r go to a buffer of KRON_LC x KRON_RB.
+ *  2. the hopping A (x) 1 per left row as whole blocks: y[l, r..r+8) =
+ *     buf + sum_j a_val[j] x[a_col[j], r..r+8) with the 8 sums in four
+ *     registers (no reload of y per entry of A), j in CSR order.
+ * The chunk's slices x[l, :] (8 x n_right doubles: 1 MB at HMEp) stay in
+ * L2 while the chunk's blocks run, so the gathers hit it.
+ *
+ * Measured 2026-11-25, 2 cores of the development VM (shared, noisy;
+ * interleaved against the old loop, medians of 20-50 products): HMEp (400 x
+ * 15,504 rows, 5 modes, M = 15) 1.13-1.31x on one thread, 1.05-1.15x on
+ * two; hh L=6 3+3 M=6 periodic (184,800 rows, in cache) 1.33-1.42x;
+ * hh_mf_timing (a CSR product between the products, load average ~7 on
+ * the VM) one thread, medians of 3 runs: 38.5 -> 37.2 ms; two threads
+ * too noisy to tell (19-44 ms both).  Issue 26's 3x over the compressed
+ * operator on 16 cores is not reached by this alone.  What
+ * did not help there: blocks outer over all left rows (the hopping reads
+ * from L2, but the far gathers, lo = r -+ 3876 at HMEp, miss: 0.87-1.05x),
+ * chunks of 4 or 16 rows, blocks of 128-512 rows, no mask where all c of
+ * a chunk are non-zero (within noise; kept, it is cheap). */
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,22 +58,47 @@
 #include "spmv_impl.h"
 #include "cpu_ts.h"
 
-#define KRON_RB 4096 /* right rows per work item (32 KB of y) */
+#define KRON_LC 8    /* left rows per chunk: the lanes of step 1 (even) */
+#define KRON_RB 2048 /* right rows per block (the buffer: 128 KB)        */
+#define KRON_HMAX 64 /* entries of A's row in registers' loop; longer: by entry */
+#define KRON_NP (KRON_LC / 2)
 
-/* The copy of the tables (pl_kron's names), all in one allocation mem;
- * the couplings as per-row lists act_ptr / act_m / act_c instead of c. */
+/* Two doubles (an SSE2 register; GCC's and clang's vector extension:
+ * element-wise IEEE operations, no contraction under -std=c17). */
+typedef double v2d __attribute__((vector_size(16)));
+typedef uint64_t v2u __attribute__((vector_size(16)));
+
+static inline v2d ld2(const double *p)
+{
+    v2d v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline v2u ldu2(const uint64_t *p)
+{
+    v2u v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void st2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
+
+/* The copy of the tables (pl_kron's names) in one allocation mem, the
+ * couplings per chunk of KRON_LC left rows: ch_c [ch][m][lane] (0 past
+ * n_left), ch_mk all ones where c != 0, ch_zk the sign bit where c == 0,
+ * ch_use[ch][m] 0: no c != 0, 1: some, 2: all rows of the chunk; ch_dl
+ * [ch][lane]. */
 typedef struct cpu_kron {
-    int64_t n_left, n_right;
+    int64_t n_left, n_right, nchunk;
     int nterms;
     double shift;
     int64_t *a_ptr;
     int32_t *a_col;
-    double *a_val, *dl, *dr;
+    double *a_val, *dr;
     int32_t *lo, *hi;
     double *lo_val, *hi_val;
-    int64_t *act_ptr; /* n_left + 1 */
-    int32_t *act_m;
-    double *act_c;
+    double *ch_c, *ch_dl;
+    uint64_t *ch_mk, *ch_zk;
+    int8_t *ch_use;
     void *mem;
 } cpu_kron;
 
@@ -66,24 +111,50 @@ static void *carve(char *base, size_t *off, size_t n)
 }
 
 /* Lay the tables out in base (NULL: sizes only); returns the bytes. */
-static size_t layout(cpu_kron *m, const pl_kron *k, int64_t nact, char *base)
+static size_t layout(cpu_kron *m, const pl_kron *k, char *base)
 {
     const size_t nl = (size_t)k->n_left, nr = (size_t)k->n_right, nt = (size_t)k->nterms;
-    const size_t nnz = (size_t)k->a_ptr[k->n_left], na = (size_t)nact;
+    const size_t nnz = (size_t)k->a_ptr[k->n_left], nch = (nl + KRON_LC - 1) / KRON_LC, nc = nch * nt * KRON_LC;
     size_t off = 0;
     m->a_ptr = carve(base, &off, (nl + 1) * sizeof(int64_t));
     m->a_col = carve(base, &off, nnz * sizeof(int32_t));
     m->a_val = carve(base, &off, nnz * sizeof(double));
-    m->dl = carve(base, &off, nl * sizeof(double));
     m->dr = carve(base, &off, nr * sizeof(double));
     m->lo = carve(base, &off, nr * nt * sizeof(int32_t));
     m->hi = carve(base, &off, nr * nt * sizeof(int32_t));
     m->lo_val = carve(base, &off, nr * nt * sizeof(double));
     m->hi_val = carve(base, &off, nr * nt * sizeof(double));
-    m->act_ptr = carve(base, &off, (nl + 1) * sizeof(int64_t));
-    m->act_m = carve(base, &off, na * sizeof(int32_t));
-    m->act_c = carve(base, &off, na * sizeof(double));
+    m->ch_c = carve(base, &off, nc * sizeof(double));
+    m->ch_mk = carve(base, &off, nc * sizeof(uint64_t));
+    m->ch_zk = carve(base, &off, nc * sizeof(uint64_t));
+    m->ch_use = carve(base, &off, nch * nt);
+    m->ch_dl = carve(base, &off, nch * KRON_LC * sizeof(double));
     return off;
+}
+
+/* The per-chunk couplings and dl from k (layout done). */
+static void fill_chunks(cpu_kron *m, const pl_kron *k)
+{
+    const int64_t nl = k->n_left, nt = k->nterms;
+    for (int64_t ch = 0; ch < m->nchunk; ch++) {
+        for (int64_t i = 0; i < KRON_LC; i++) {
+            const int64_t l = ch * KRON_LC + i;
+            m->ch_dl[ch * KRON_LC + i] = l < nl ? k->dl[l] : 0.0;
+        }
+        for (int64_t j = 0; j < nt; j++) {
+            int some = 0, all = 1;
+            for (int64_t i = 0; i < KRON_LC; i++) {
+                const int64_t l = ch * KRON_LC + i, q = (ch * nt + j) * KRON_LC + i;
+                const double c = l < nl ? k->c[l * nt + j] : 0.0;
+                m->ch_c[q] = c;
+                m->ch_mk[q] = c != 0.0 ? ~(uint64_t)0 : 0;
+                m->ch_zk[q] = c != 0.0 ? 0 : (uint64_t)1 << 63;
+                some |= c != 0.0;
+                if (l < nl) all &= c != 0.0; /* lanes past n_left are never stored */
+            }
+            m->ch_use[ch * nt + j] = (int8_t)(some ? (all ? 2 : 1) : 0);
+        }
+    }
 }
 
 int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat)
@@ -93,24 +164,23 @@ int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat)
     *mat = NULL;
     cpu_kron *m = calloc(1, sizeof *m);
     PL_CHECK(m, PL_ERR_MEM, "out of host memory for the matrix-free operator");
-    const int64_t nact = pl_kron_nactive(k);
-    const size_t bytes = layout(m, k, nact, NULL);
+    const size_t bytes = layout(m, k, NULL);
     m->mem = aligned_alloc(64, bytes ? bytes : 64);
     if (!m->mem) {
         free(m);
         return PL_ERROR(PL_ERR_MEM, "out of host memory for %zu bytes of matrix-free tables", bytes);
     }
-    layout(m, k, nact, m->mem);
+    layout(m, k, m->mem);
     const size_t nl = (size_t)k->n_left, nr = (size_t)k->n_right, nt = (size_t)k->nterms;
     const size_t nnz = (size_t)k->a_ptr[k->n_left];
     m->n_left = k->n_left;
     m->n_right = k->n_right;
+    m->nchunk = (k->n_left + KRON_LC - 1) / KRON_LC;
     m->nterms = k->nterms;
     m->shift = k->shift;
     memcpy(m->a_ptr, k->a_ptr, (nl + 1) * sizeof(int64_t));
     if (nnz) memcpy(m->a_col, k->a_col, nnz * sizeof(int32_t));
     if (nnz) memcpy(m->a_val, k->a_val, nnz * sizeof(double));
-    memcpy(m->dl, k->dl, nl * sizeof(double));
     memcpy(m->dr, k->dr, nr * sizeof(double));
     if (nt) {
         memcpy(m->lo, k->lo, nr * nt * sizeof(int32_t));
@@ -118,8 +188,7 @@ int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat)
         memcpy(m->lo_val, k->lo_val, nr * nt * sizeof(double));
         memcpy(m->hi_val, k->hi_val, nr * nt * sizeof(double));
     }
-    if (nt) pl_kron_active(k, m->act_ptr, m->act_m, m->act_c);
-    else memset(m->act_ptr, 0, (nl + 1) * sizeof(int64_t));
+    fill_chunks(m, k);
     *mat = m;
     return PL_OK;
 }
@@ -133,30 +202,98 @@ void cpu_kron_destroy(pl_backend *be, void *mat)
     free(m);
 }
 
-/* y[l, r0:r1) of the whole product. */
-static inline void kron_block(const cpu_kron *m, int64_t l, int64_t r0, int64_t r1, const double *x, double *y)
+/* s[p] += the term of table entry (column q, value v) of mode j for the
+ * chunk's lanes (xp: the lanes' slices x[l, :]); use 2: every lane's c is
+ * non-zero, else masked lanes add -0.0. */
+static inline void couple(v2d *s, const double *const *xp, int64_t q, double v, const double *cj,
+                          const uint64_t *mj, const uint64_t *zj, int use)
 {
-    const int64_t nr = m->n_right, nt = m->nterms, a0 = m->act_ptr[l], a1 = m->act_ptr[l + 1];
-    const double *xl = x + l * nr;
-    double *yl = y + l * nr;
-    const double dl = m->dl[l], sh = m->shift;
+    const v2d f = {v, v};
+    if (use == 2) {
+        for (int p = 0; p < KRON_NP; p++) s[p] += (ld2(cj + 2 * p) * f) * (v2d){xp[2 * p][q], xp[2 * p + 1][q]};
+        return;
+    }
+    for (int p = 0; p < KRON_NP; p++) {
+        const v2d t = (ld2(cj + 2 * p) * f) * (v2d){xp[2 * p][q], xp[2 * p + 1][q]};
+        s[p] += (v2d)(((v2u)t & ldu2(mj + 2 * p)) | ldu2(zj + 2 * p));
+    }
+}
+
+/* Step 1: diagonal + couplings of rows (chunk ch, [r0, r1)) into
+ * buf[lane * KRON_RB + r - r0]. */
+static void chunk_diag_couple(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
+{
+    const int64_t nr = m->n_right, nt = m->nterms, nl = m->n_left, l0 = ch * KRON_LC;
+    const double *xp[KRON_LC];
+    for (int64_t i = 0; i < KRON_LC; i++) xp[i] = x + (l0 + i < nl ? l0 + i : nl - 1) * nr;
+    v2d dlv[KRON_NP];
+    for (int p = 0; p < KRON_NP; p++) dlv[p] = ld2(m->ch_dl + l0 + 2 * p);
+    const v2d shv = {m->shift, m->shift};
+    const double *cc = m->ch_c + ch * nt * KRON_LC;
+    const uint64_t *mk = m->ch_mk + ch * nt * KRON_LC, *zk = m->ch_zk + ch * nt * KRON_LC;
+    const int8_t *use = m->ch_use + ch * nt;
     for (int64_t r = r0; r < r1; r++) {
-        double s = ((dl + m->dr[r]) + sh) * xl[r];
+        const v2d drv = {m->dr[r], m->dr[r]};
+        v2d s[KRON_NP];
+        for (int p = 0; p < KRON_NP; p++) s[p] = ((dlv[p] + drv) + shv) * (v2d){xp[2 * p][r], xp[2 * p + 1][r]};
         const int32_t *lo = m->lo + r * nt, *hi = m->hi + r * nt;
         const double *lv = m->lo_val + r * nt, *hv = m->hi_val + r * nt;
-        for (int64_t a = a0; a < a1; a++) {
-            const int32_t j = m->act_m[a];
-            const double c = m->act_c[a];
-            if (lo[j] >= 0) s += (c * lv[j]) * xl[lo[j]];
-            if (hi[j] >= 0) s += (c * hv[j]) * xl[hi[j]];
+        for (int64_t j = 0; j < nt; j++) {
+            if (!use[j]) continue;
+            const int64_t o = j * KRON_LC;
+            if (lo[j] >= 0) couple(s, xp, lo[j], lv[j], cc + o, mk + o, zk + o, use[j]);
+            if (hi[j] >= 0) couple(s, xp, hi[j], hv[j], cc + o, mk + o, zk + o, use[j]);
         }
+        for (int p = 0; p < KRON_NP; p++) {
+            buf[(2 * p) * KRON_RB + r - r0] = s[p][0];
+            buf[(2 * p + 1) * KRON_RB + r - r0] = s[p][1];
+        }
+    }
+}
+
+/* Step 2: y[0, n) = b[0, n) + sum_j v[j] xs[j][0, n), j in order (nj <=
+ * KRON_HMAX), 8 sums at a time in registers. */
+static void hop_rows(const double *b, double *yl, int64_t n, const double *const *xs, const double *v, int64_t nj)
+{
+    int64_t r = 0;
+    for (; r + 8 <= n; r += 8) {
+        v2d a0 = ld2(b + r), a1 = ld2(b + r + 2), a2 = ld2(b + r + 4), a3 = ld2(b + r + 6);
+        for (int64_t j = 0; j < nj; j++) {
+            const double *xj = xs[j] + r;
+            const v2d vj = {v[j], v[j]};
+            a0 += vj * ld2(xj);
+            a1 += vj * ld2(xj + 2);
+            a2 += vj * ld2(xj + 4);
+            a3 += vj * ld2(xj + 6);
+        }
+        st2(yl + r, a0);
+        st2(yl + r + 2, a1);
+        st2(yl + r + 4, a2);
+        st2(yl + r + 6, a3);
+    }
+    for (; r < n; r++) {
+        double s = b[r];
+        for (int64_t j = 0; j < nj; j++) s += v[j] * xs[j][r];
         yl[r] = s;
     }
-    for (int64_t j = m->a_ptr[l]; j < m->a_ptr[l + 1]; j++) {
-        const double v = m->a_val[j];
-        const double *xj = x + (int64_t)m->a_col[j] * nr;
-#pragma omp simd
-        for (int64_t r = r0; r < r1; r++) yl[r] += v * xj[r];
+}
+
+/* Step 2 for left row l over [r0, r1): a row of A longer than KRON_HMAX
+ * goes entry by entry through y (the same order and roundings). */
+static void hop(const cpu_kron *m, int64_t l, int64_t r0, int64_t r1, const double *x, const double *b, double *y)
+{
+    const int64_t nr = m->n_right, j0 = m->a_ptr[l], j1 = m->a_ptr[l + 1], n = r1 - r0;
+    double *yl = y + l * nr + r0;
+    if (j1 - j0 <= KRON_HMAX) {
+        const double *xs[KRON_HMAX];
+        for (int64_t j = j0; j < j1; j++) xs[j - j0] = x + (int64_t)m->a_col[j] * nr + r0;
+        hop_rows(b, yl, n, xs, m->a_val + j0, j1 - j0);
+        return;
+    }
+    memcpy(yl, b, (size_t)n * sizeof *yl);
+    for (int64_t j = j0; j < j1; j++) {
+        const double v = m->a_val[j], *xj = x + (int64_t)m->a_col[j] * nr + r0;
+        for (int64_t r = 0; r < n; r++) yl[r] += v * xj[r];
     }
 }
 
@@ -165,13 +302,19 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
     (void)be;
     const cpu_kron *m = mat;
     PL_CHECK(m && x && y, PL_ERR_ARG, "kron_apply: NULL argument");
-    const int64_t nr = m->n_right, nblk = (nr + KRON_RB - 1) / KRON_RB, ntask = m->n_left * nblk;
-    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, nb = (uintptr_t)(m->n_left * nr) * sizeof *x;
+    const int64_t nr = m->n_right, nl = m->n_left, nblk = (nr + KRON_RB - 1) / KRON_RB, ntask = m->nchunk * nblk;
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, nb = (uintptr_t)(nl * nr) * sizeof *x;
     PL_CHECK(xa + nb <= ya || ya + nb <= xa, PL_ERR_ARG, "kron_apply: x and y overlap");
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < ntask; t++) {
-        const int64_t l = t / nblk, r0 = (t % nblk) * KRON_RB;
-        kron_block(m, l, r0, r0 + KRON_RB < nr ? r0 + KRON_RB : nr, x, y);
+#pragma omp parallel
+    {
+        double buf[KRON_LC * KRON_RB]; /* 128 KB of the thread's stack */
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < ntask; t++) {
+            const int64_t ch = t / nblk, r0 = (t % nblk) * KRON_RB, r1 = r0 + KRON_RB < nr ? r0 + KRON_RB : nr;
+            chunk_diag_couple(m, ch, r0, r1, x, buf);
+            for (int64_t l = ch * KRON_LC; l < ch * KRON_LC + KRON_LC && l < nl; l++)
+                hop(m, l, r0, r1, x, buf + (l - ch * KRON_LC) * KRON_RB, y);
+        }
     }
     return PL_OK;
 }

@@ -20,6 +20,13 @@
  *     column of A or of a right factor out of range.
  *  4. two ranks (ctest spmv_kron_op_np2): PL_ERR_INPUT "one rank so far" on
  *     both, no operator.
+ *  5. bitwise: y of every model of 1 equals ref_kron (below: the CPU loop
+ *     as it was before the tiled kernel of 2026-11-25, every row summed in
+ *     pl_kron.h's order) by memcmp, and so do random tables on the CPU
+ *     backend (cpu_random: n_left not a multiple of the kernel's 8-row
+ *     chunks and below 8, nterms 0 and 11, rows of A longer than 64
+ *     entries, c = +-0.0, x with +-0.0 entries, n_right not a multiple of
+ *     the block).
  * PJDS_TEST_BACKEND=cuda runs the same on the CUDA backend (ctest
  * gpu_kron_op; exit 77 without a device), and there also checks that the
  * GPU's y is the CPU backend's bit for bit (both round every product and
@@ -110,6 +117,59 @@ static double ref_error(const pl_csr *a, const double *x, const double *y)
         ymax = fmaxl(ymax, fabsl(r));
     }
     return ymax > 0.0L ? (double)(emax / ymax) : (emax == 0.0L ? 0.0 : INFINITY);
+}
+
+static uint64_t lcg_state = 12345;
+static double rnd01(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(lcg_state >> 11) * 0x1.0p-53;
+}
+
+/* y = the operator k applied to x, row by row in pl_kron.h's order (the
+ * CPU backend's loop before 2026-11-25): the bitwise reference. */
+static void ref_kron(const pl_kron *k, const double *x, double *y)
+{
+    const int64_t nr = k->n_right, nt = k->nterms;
+    for (int64_t l = 0; l < k->n_left; l++) {
+        const double *xl = x + l * nr;
+        for (int64_t r = 0; r < nr; r++) {
+            double s = ((k->dl[l] + k->dr[r]) + k->shift) * xl[r];
+            for (int64_t m = 0; m < nt; m++) {
+                const double c = k->c[l * nt + m];
+                const int64_t j = r * nt + m;
+                if (c == 0.0) continue;
+                if (k->lo[j] >= 0) s += (c * k->lo_val[j]) * xl[k->lo[j]];
+                if (k->hi[j] >= 0) s += (c * k->hi_val[j]) * xl[k->hi[j]];
+            }
+            for (int64_t j = k->a_ptr[l]; j < k->a_ptr[l + 1]; j++) s += k->a_val[j] * x[(int64_t)k->a_col[j] * nr + r];
+            y[l * nr + r] = s;
+        }
+    }
+}
+
+/* y of kron_apply on the CPU backend equals ref_kron's, bit for bit. */
+static void check_bitwise(const pl_kron *k, const double *x, const char *d)
+{
+    const int64_t N = k->n_left * k->n_right;
+    double *yr = malloc((size_t)N * sizeof *yr), *y = malloc((size_t)N * sizeof *y);
+    pl_backend *cb = NULL;
+    void *op = NULL;
+    TU_CHECK(yr && y);
+    TU_OK(pl_backend_cpu_create(&cb));
+    if (cb) TU_OK(cb->kron_create(cb, k, &op));
+    if (yr && y && op) {
+        ref_kron(k, x, yr);
+        for (int64_t i = 0; i < N; i++) y[i] = NAN;
+        TU_OK(cb->kron_apply(cb, op, x, y));
+        int64_t bad = 0;
+        for (int64_t i = 0; i < N; i++) bad += memcmp(y + i, yr + i, sizeof *y) != 0;
+        TU_CHECK_MSG(bad == 0, "%s: %lld rows differ from the reference loop bitwise", d, (long long)bad);
+    }
+    if (op) cb->kron_destroy(cb, op);
+    pl_backend_destroy(&cb);
+    free(yr);
+    free(y);
 }
 
 /* The kernel runs of the cuda backend: variant, PJDS_KRON_CHUNK, PJDS_KRON_SPLIT, PJDS_KRON_ORDER. */
@@ -217,6 +277,7 @@ static void check_model(pl_backend *be, const hh_params *p, int extras)
     check_info(kop, &k, &a, &pj, d);
     for (int64_t i = 0; i < N; i++) x[i] = xg_of(i);
     if (cop) check_variants(be, cop, &k, x, d);
+    check_bitwise(&k, x, d);
     hh_mf_destroy(&mf); /* the backend holds its own copy of the tables */
     TU_OK(apply_global(kop, 0, x, yk, N));
     TU_OK(apply_global(pop, 0, x, yp, N));
@@ -273,13 +334,6 @@ done:
 }
 
 #if PJDS_HAVE_CUDA
-static uint64_t lcg_state = 12345;
-static double rnd01(void)
-{
-    lcg_state = lcg_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(lcg_state >> 11) * 0x1.0p-53;
-}
-
 /* Random tables: nl x nr, nt terms, na entries per row of A; few = values
  * from 10 (packable), else random.  want[v - 1]: the kernel each variant
  * must end on (fall-backs).  Every kernel run's y equals the CPU's bitwise. */
@@ -362,6 +416,63 @@ static void random_cases(pl_backend *be)
     check_random(be, 130, 700, 5, 4, 0, nopack, "random: nterms 5, 130 left rows");
 }
 #endif
+
+/* 5: random tables nl x nr, nt terms, na entries per row of A, on the CPU
+ * backend against ref_kron; x with +-0.0 entries, c with +-0.0. */
+static void cpu_random(int64_t nl, int64_t nr, int nt, int na, const char *d)
+{
+    const int64_t N = nl * nr, nrt = nr * nt, nnz = nl * na;
+    int64_t *ap = malloc((size_t)(nl + 1) * sizeof *ap);
+    int32_t *ac = malloc((size_t)(nnz + 1) * sizeof *ac), *lo = malloc((size_t)(nrt + 1) * sizeof *lo);
+    int32_t *hi = malloc((size_t)(nrt + 1) * sizeof *hi);
+    double *av = malloc((size_t)(nnz + 1) * sizeof *av), *dl = malloc((size_t)nl * sizeof *dl);
+    double *dr = malloc((size_t)nr * sizeof *dr), *c = malloc((size_t)(nl * nt + 1) * sizeof *c);
+    double *lv = malloc((size_t)(nrt + 1) * sizeof *lv), *hv = malloc((size_t)(nrt + 1) * sizeof *hv);
+    double *x = malloc((size_t)N * sizeof *x);
+    if (ap && ac && lo && hi && av && dl && dr && c && lv && hv && x) {
+        for (int64_t l = 0; l <= nl; l++) ap[l] = l * na;
+        for (int64_t j = 0; j < nnz; j++) {
+            ac[j] = (int32_t)(rnd01() * (double)nl);
+            av[j] = rnd01() - 0.5;
+        }
+        for (int64_t l = 0; l < nl; l++) dl[l] = 3.0 * rnd01() - 1.0;
+        for (int64_t r = 0; r < nr; r++) dr[r] = rnd01() / 3.0 - 0.2;
+        for (int64_t i = 0; i < nl * nt; i++) {
+            const double u = rnd01();
+            c[i] = u < 0.2 ? 0.0 : u < 0.3 ? -0.0 : rnd01() - 0.4;
+        }
+        for (int64_t j = 0; j < nrt; j++) {
+            lo[j] = rnd01() < 0.25 ? -1 : (int32_t)(rnd01() * (double)nr);
+            hi[j] = rnd01() < 0.25 ? -1 : (int32_t)(rnd01() * (double)nr);
+            lv[j] = rnd01() + 0.1;
+            hv[j] = rnd01() + 0.1;
+        }
+        for (int64_t i = 0; i < N; i++) {
+            const double u = rnd01();
+            x[i] = u < 0.1 ? 0.0 : u < 0.2 ? -0.0 : xg_of(i);
+        }
+        const pl_kron k = {.n_left = nl, .n_right = nr, .nterms = nt, .a_ptr = ap, .a_col = ac, .a_val = av,
+                           .dl = dl, .dr = dr, .shift = -0.3, .c = c, .lo = lo, .hi = hi, .lo_val = lv,
+                           .hi_val = hv};
+        TU_OK(pl_kron_check(&k));
+        check_bitwise(&k, x, d);
+    } else {
+        TU_CHECK_MSG(0, "%s: out of memory", d);
+    }
+    void *p[] = {ap, ac, lo, hi, av, dl, dr, c, lv, hv, x};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
+}
+
+static void cpu_random_cases(void)
+{
+    cpu_random(3, 40000, 3, 2, "cpu random: n_left 3, n_right 40000");
+    cpu_random(7, 1000, 0, 3, "cpu random: nterms 0");
+    cpu_random(1, 5003, 4, 1, "cpu random: n_left 1");
+    cpu_random(20, 300, 11, 600, "cpu random: nterms 11, 600 entries per row of A");
+    cpu_random(13, 2100, 5, 4, "cpu random: n_left 13, n_right 2100");
+    cpu_random(130, 701, 5, 7, "cpu random: 130 left rows");
+    cpu_random(9, 4099, 2, 0, "cpu random: no A");
+}
 
 /* 2 and 3: refusals */
 static void refusals(pl_backend *be)
@@ -500,6 +611,7 @@ int main(int argc, char **argv)
         };
         for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) check_model(be, &ms[i], i == 0);
         refusals(be);
+        cpu_random_cases();
 #if PJDS_HAVE_CUDA
         if (backend_kind == PL_BACKEND_CUDA) random_cases(be);
 #endif
