@@ -48,7 +48,7 @@ typedef struct app_ctx {
     int have_plan;
     const char *cmd_name; /* the command being run (main.c)                   */
     int free_ok;          /* the command runs [spmv] format = matrix_free     */
-                          /* (solve and its sweeps; app_free.c)               */
+                          /* (solve and its sweeps, spectral; app_free.c)    */
     void *mf;             /* its tables (hh_mf) until the operator is made    */
 } app_ctx;
 

@@ -85,6 +85,9 @@ static int build_operator(app_ctx *ctx, pl_op *op, const hh_model *m, pl_op **oo
     PL_CHECK_GOTO(!bad, PL_ERR_MPI, out, rc, "another rank failed to build the [spectral] operator");
     pl_op_options scfg;
     app_op_options(&ctx->cfg.spmv, &scfg);
+    /* O is stored: the tables stand for H only (format = matrix_free, or
+     * auto that chose them for H) */
+    if (scfg.format == PL_FORMAT_MATRIX_FREE) scfg.format = PL_FORMAT_AUTO;
     const double t1 = pl_wtime();
     PL_CALL_GOTO(pl_op_create(&rows, &scfg, pl_op_backend(op), ctx->comm, oop), out, rc);
     pl_debug("spectral: operator rows %.3f s, pJDS operator %.3f s", t1 - t0, pl_wtime() - t1);
@@ -305,6 +308,10 @@ int cmd_spectral(app_ctx *ctx)
     /* signals: nothing to save until the write (no checkpoints): exit 3 at once (checkpoint.c) */
     const char *note = "nothing to save (spectral has no checkpoints); rerun to start again";
     app_signal_exit_phase("the generation of the matrix", note);
+    /* H from its Kronecker tables where format = matrix_free is given
+     * (app_free.c); auto keeps the stored matrix for spectral until the
+     * tables' recursion is measured on the GPU */
+    ctx->free_ok = ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE;
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);

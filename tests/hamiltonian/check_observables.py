@@ -227,13 +227,17 @@ def check_obs(exe, case, mpi, tmp):
     return fail
 
 
+SPEC_FORMAT = ""  # [spmv] format of the spectral runs ("": the config's, auto)
+
+
 def check_spec(exe, case, kind, m, mpi, tmp):
     cfg = os.path.join(tmp, "s.ini")
     out = os.path.join(tmp, "s.h5")
     eta = 0.1
     write_config(cfg, case, f"\n[spectral]\noperator = {kind}\nmomentum = {m}\nsteps = 600\nbroadening = {eta}\n"
                  "omega_min = -1\nomega_max = 12\npoints = 1301\n")
-    run(mpi + [exe, "spectral", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out])
+    fset = ["--set", "spmv.format=" + SPEC_FORMAT] if SPEC_FORMAT else []
+    run(mpi + [exe, "spectral", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out] + fset)
     mdl = Model(*CASES[case])
     ev, V = np.linalg.eigh(mdl.H)
     assert ev[1] - ev[0] > 1e-6, "degenerate ground state: pick another case"
@@ -241,6 +245,17 @@ def check_spec(exe, case, kind, m, mpi, tmp):
     with h5py.File(out) as f:
         s = f["spectral"]
         w, I, norm = s["omega"][:], s["intensity"][:], s.attrs["norm"]
+        fmt = f.attrs["spmv_format"]
+        fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+    # H's operator: the Kronecker tables where format = matrix_free is
+    # given, the format PJDS_SPMV_FORMAT forces (the .compressed runs), else
+    # a stored one (auto keeps a stored H for spectral)
+    forced = os.environ.get("PJDS_SPMV_FORMAT", "")
+    want = SPEC_FORMAT or forced or None
+    fail = 0
+    if (want is not None and fmt != want) or (want is None and fmt == "matrix_free"):
+        print("FAIL: H's spmv_format %s, expected %s" % (fmt, want or "a stored format (auto)"))
+        fail = 1
     ref = np.zeros_like(w)
     rnorm = 0.0
     for O in mdl.op_parts(kind, m):
@@ -249,7 +264,6 @@ def check_spec(exe, case, kind, m, mpi, tmp):
         amp = (V.T @ phi) ** 2
         for n in range(len(ev)):
             ref += amp[n] * (eta / math.pi) / ((w + ev[0] - ev[n]) ** 2 + eta ** 2)
-    fail = 0
     if abs(norm - rnorm) > 1e-10 * max(1, rnorm):
         print("FAIL: norm %.15g, <psi0|O+O|psi0> = %.15g" % (norm, rnorm))
         fail = 1
@@ -258,7 +272,8 @@ def check_spec(exe, case, kind, m, mpi, tmp):
     if not peak > 0 or e > 1e-6 * peak:
         print("FAIL: spectrum deviates by %.2e (peak %.3e)" % (e, peak))
         fail = 1
-    print("%s %s q=%d: norm %.12g (ref %.12g), max deviation %.2e of peak %.3e" % (case, kind, m, norm, rnorm, e, peak))
+    print("%s %s q=%d (H %s): norm %.12g (ref %.12g), max deviation %.2e of peak %.3e" % (case, kind, m, fmt, norm,
+                                                                                         rnorm, e, peak))
     return fail
 
 
@@ -304,6 +319,10 @@ MPI_FLAGS = []
 
 def main():
     exe, case = sys.argv[1], sys.argv[2]
+    global SPEC_FORMAT
+    if len(sys.argv) == 4:  # CASE FORMAT: the spectral cases with [spmv] format = FORMAT
+        SPEC_FORMAT = sys.argv[3]
+        del sys.argv[3]
     mpi_base = sys.argv[3:5] if len(sys.argv) > 4 else []  # MPIEXEC NP-FLAG
     global MPI_FLAGS
     MPI_FLAGS = sys.argv[5:]
