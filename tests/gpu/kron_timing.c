@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "hh.h"
+#include "hh_args.h"
 #include "hh_mf.h"
 #include "pl_error.h"
 #include "spmv.h"
@@ -27,23 +28,6 @@
 
 #define REPS 50
 #define WARM 5
-
-static int parse(int argc, char **argv, hh_params *p)
-{
-    if (argc == 1) return 0;
-    if (argc != 11) return 1;
-    p->sites = atoi(argv[1]);
-    p->n_up = atoi(argv[2]);
-    p->n_down = atoi(argv[3]);
-    p->hopping = atof(argv[4]);
-    p->hubbard_u = atof(argv[5]);
-    p->phonon_frequency = atof(argv[6]);
-    p->coupling = atof(argv[7]);
-    p->max_phonons = atoi(argv[8]);
-    p->phonon_basis = strcmp(argv[9], "site") ? PL_PHONON_NORMAL : PL_PHONON_SITE;
-    p->boundary = strcmp(argv[10], "open") ? PL_BOUNDARY_PERIODIC : PL_BOUNDARY_OPEN;
-    return 0;
-}
 
 /* One variant v: time it and compare its y (device dy, host hy) with yc. */
 static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *dx, double *dy, double *hy,
@@ -152,7 +136,7 @@ int main(int argc, char **argv)
     hh_params p = {.sites = 6, .n_up = 3, .n_down = 3, .hopping = 1.0, .hubbard_u = 4.0, .phonon_frequency = 1.0,
                    .coupling = 1.0, .max_phonons = 15, .phonon_basis = PL_PHONON_NORMAL,
                    .boundary = PL_BOUNDARY_PERIODIC};
-    if (parse(argc, argv, &p)) {
+    if (hh_args_parse(argc, argv, &p)) {
         fprintf(stderr, "usage: %s [L n_up n_down t U w0 g M site|normal periodic|open]\n", argv[0]);
         return 2;
     }

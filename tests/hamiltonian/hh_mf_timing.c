@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hh.h"
+#include "hh_args.h"
 #include "hh_mf.h"
 #include "pl_error.h"
 #include "spmv.h"
@@ -30,23 +31,6 @@ static void csr_spmv(const pl_csr *a, const double *x, double *y)
         for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) s += a->val[k] * x[a->col[k]];
         y[i] = s;
     }
-}
-
-static int parse(int argc, char **argv, hh_params *p)
-{
-    if (argc == 1) return 0;
-    if (argc != 11) return 1;
-    p->sites = atoi(argv[1]);
-    p->n_up = atoi(argv[2]);
-    p->n_down = atoi(argv[3]);
-    p->hopping = atof(argv[4]);
-    p->hubbard_u = atof(argv[5]);
-    p->phonon_frequency = atof(argv[6]);
-    p->coupling = atof(argv[7]);
-    p->max_phonons = atoi(argv[8]);
-    p->phonon_basis = strcmp(argv[9], "site") ? PL_PHONON_NORMAL : PL_PHONON_SITE;
-    p->boundary = strcmp(argv[10], "open") ? PL_BOUNDARY_PERIODIC : PL_BOUNDARY_OPEN;
-    return 0;
 }
 
 /* median seconds of mf and CSR, interleaved; *diff = max |y_mf - y_csr| / max |y_csr| */
@@ -129,7 +113,7 @@ int main(int argc, char **argv)
     hh_params p = {.sites = 6, .n_up = 3, .n_down = 3, .hopping = 1.0, .hubbard_u = 2.0, .phonon_frequency = 0.5,
                    .coupling = 0.8, .max_phonons = 6, .phonon_basis = PL_PHONON_NORMAL,
                    .boundary = PL_BOUNDARY_OPEN};
-    if (parse(argc, argv, &p)) {
+    if (hh_args_parse(argc, argv, &p)) {
         fprintf(stderr, "usage: %s [L n_up n_down t U w0 g M site|normal periodic|open]\n", argv[0]);
         return 2;
     }
