@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "hh.h"
+#include "hh_args.h"
 #include "hh_impl.h"
 #include "hh_mf.h"
 #include "pl_error.h"
@@ -47,23 +48,6 @@
 static double worst_rel = 0.0, worst_abs_scale = 0.0, worst_ratio = 1.0;
 static int n_models = 0;
 static pl_backend *be; /* the CPU backend: its kron_* slots */
-
-static hh_params model(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
-{
-    hh_params p = {.sites = L, .n_up = nu, .n_down = nd, .hopping = t, .hubbard_u = U, .phonon_frequency = w0,
-                   .coupling = g, .max_phonons = M, .phonon_basis = basis, .boundary = bc};
-    return p;
-}
-
-static const char *describe(const hh_params *p)
-{
-    static char s[200];
-    snprintf(s, sizeof s, "L=%d up=%d dn=%d t=%g U=%g w0=%g g=%g M=%d %s %s", p->sites, p->n_up, p->n_down,
-             p->hopping, p->hubbard_u, p->phonon_frequency, p->coupling, p->max_phonons,
-             p->phonon_basis == PL_PHONON_SITE ? "site" : "normal",
-             p->boundary == PL_BOUNDARY_OPEN ? "open" : "periodic");
-    return s;
-}
 
 /* uniform in [-1, 1) (splitmix64) */
 static double rnd(uint64_t *s)
@@ -117,12 +101,12 @@ static void check_model(const hh_params *p, int use_tables, uint64_t seed)
     if (!a.row_ptr || !mf || !x || !y || !y2) goto done;
     int64_t nu, nd, nph;
     hh_model_dims(m, &nu, &nd, &nph);
-    TU_CHECK_MSG(mf->N == N && mf->n_el == nu * nd && mf->n_ph == nph, "%s: dimensions", describe(p));
-    TU_CHECK_MSG(hh_mf_bytes(mf) > sizeof *mf, "%s: bytes %zu", describe(p), hh_mf_bytes(mf));
+    TU_CHECK_MSG(mf->N == N && mf->n_el == nu * nd && mf->n_ph == nph, "%s: dimensions", hh_args_describe(p));
+    TU_CHECK_MSG(hh_mf_bytes(mf) > sizeof *mf, "%s: bytes %zu", hh_args_describe(p), hh_mf_bytes(mf));
     pl_kron k;
     hh_mf_kron(mf, &k);
-    TU_CHECK_MSG(k.n_left * k.n_right == N && k.nterms == mf->nmodes, "%s: pl_kron dimensions", describe(p));
-    TU_CHECK_MSG(pl_kron_bytes(&k) + sizeof *mf == hh_mf_bytes(mf), "%s: pl_kron_bytes %zu", describe(p),
+    TU_CHECK_MSG(k.n_left * k.n_right == N && k.nterms == mf->nmodes, "%s: pl_kron dimensions", hh_args_describe(p));
+    TU_CHECK_MSG(pl_kron_bytes(&k) + sizeof *mf == hh_mf_bytes(mf), "%s: pl_kron_bytes %zu", hh_args_describe(p),
                  pl_kron_bytes(&k));
     TU_OK(pl_kron_check(&k));
     TU_OK(be->kron_create(be, &k, &op));
@@ -136,8 +120,8 @@ static void check_model(const hh_params *p, int use_tables, uint64_t seed)
     double ratio;
     int64_t bad;
     const double err = csr_error(&a, x, y, &ratio, &bad);
-    TU_CHECK_MSG(bad == 0, "%s: %lld entries not written", describe(p), (long long)bad);
-    TU_CHECK_MSG(err <= TOL, "%s: matrix-free vs CSR: relative error %.3g > %g", describe(p), err, TOL);
+    TU_CHECK_MSG(bad == 0, "%s: %lld entries not written", hh_args_describe(p), (long long)bad);
+    TU_CHECK_MSG(err <= TOL, "%s: matrix-free vs CSR: relative error %.3g > %g", hh_args_describe(p), err, TOL);
     if (err > worst_rel) worst_rel = err;
     if (err * ratio > worst_abs_scale) worst_abs_scale = err * ratio;
     if (ratio < worst_ratio) worst_ratio = ratio;
@@ -146,7 +130,7 @@ static void check_model(const hh_params *p, int use_tables, uint64_t seed)
     for (int run = 0; run < 2; run++) {
         if (run == 1) omp_set_num_threads(1);
         TU_OK(be->kron_apply(be, op, x, y2));
-        TU_CHECK_MSG(memcmp(y, y2, (size_t)N * sizeof *y) == 0, "%s: apply %d differs from the first", describe(p),
+        TU_CHECK_MSG(memcmp(y, y2, (size_t)N * sizeof *y) == 0, "%s: apply %d differs from the first", hh_args_describe(p),
                      run + 2);
     }
     omp_set_num_threads(nt);
@@ -182,7 +166,7 @@ static void all_small_models(void)
                         if (M == 2 || M == 4) continue;
                         for (int s = 0; s < 2; s++) {
                             const double *q = par[s == 0 ? 0 : 1 + turn++ % 4];
-                            hh_params p = model(L, fill[f][0], fill[f][1], q[0], q[1], q[2], q[3], M, basis, bc);
+                            hh_params p = hh_args_model(L, fill[f][0], fill[f][1], q[0], q[1], q[2], q[3], M, basis, bc);
                             check_model(&p, 1, seed++);
                         }
                     }
@@ -192,7 +176,7 @@ static void all_small_models(void)
 /* 3: bad arguments */
 static void bad_arguments(void)
 {
-    hh_params p = model(3, 1, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
+    hh_params p = hh_args_model(3, 1, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
     hh_model *m = NULL;
     hh_mf *mf = (hh_mf *)&p; /* must be reset to NULL on failure */
     TU_OK(hh_model_create(&p, &m));
@@ -244,9 +228,9 @@ int main(void)
     if (!be) return tu_result("hh_mf");
     all_small_models();
     /* configs/hh_184800.ini, and a model built without phonon tables */
-    hh_params big = model(6, 3, 3, 1.0, 2.0, 0.5, 0.8, 6, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
+    hh_params big = hh_args_model(6, 3, 3, 1.0, 2.0, 0.5, 0.8, 6, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
     check_model(&big, 1, 777);
-    hh_params per = model(5, 2, 1, 1.0, 4.0, 1.0, 1.0, 4, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
+    hh_params per = hh_args_model(5, 2, 1, 1.0, 4.0, 1.0, 1.0, 4, PL_PHONON_SITE, PL_BOUNDARY_PERIODIC);
     check_model(&per, 0, 778);
     bad_arguments();
     printf("hh_mf: %d models, worst error %.3g of max|y|, %.3g of max sum|h x|; min max|y| / max sum|h x| %.3f\n",

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "hh.h"
+#include "hh_args.h"
 #include "hh_mf.h"
 #include "pl_build.h"
 #include "pl_error.h"
@@ -64,22 +65,6 @@ static double worst_pjds = 0.0, worst_ref = 0.0;
 static int n_models = 0;
 
 static double xg_of(int64_t g) { return cos(0.37 * (double)g + 0.1) + 0.02 * (double)(g % 7); }
-
-static hh_params model(int L, int nu, int nd, double t, double U, double w0, double g, int M, int basis, int bc)
-{
-    hh_params p = {.sites = L, .n_up = nu, .n_down = nd, .hopping = t, .hubbard_u = U, .phonon_frequency = w0,
-                   .coupling = g, .max_phonons = M, .phonon_basis = basis, .boundary = bc};
-    return p;
-}
-
-static const char *describe(const hh_params *p)
-{
-    static char s[200];
-    snprintf(s, sizeof s, "L=%d up=%d dn=%d t=%g U=%g g=%g M=%d %s %s", p->sites, p->n_up, p->n_down, p->hopping,
-             p->hubbard_u, p->coupling, p->max_phonons, p->phonon_basis == PL_PHONON_SITE ? "site" : "normal",
-             p->boundary == PL_BOUNDARY_OPEN ? "open" : "periodic");
-    return s;
-}
 
 /* y = A x of op in the original basis: x, y global host vectors of n. */
 static int apply_global(pl_op *op, int queued, const double *xg, double *yg, int64_t n)
@@ -242,7 +227,7 @@ static void check_info(const pl_op *op, const pl_kron *k, const pl_csr *a, const
 /* 1 (and 2 on the first model) */
 static void check_model(pl_backend *be, const hh_params *p, int extras)
 {
-    const char *d = describe(p);
+    const char *d = hh_args_describe(p);
     hh_model *m = NULL;
     hh_mf *mf = NULL;
     pl_csr a = {0};
@@ -477,7 +462,7 @@ static void cpu_random_cases(void)
 /* 2 and 3: refusals */
 static void refusals(pl_backend *be)
 {
-    hh_params p = model(3, 2, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_SITE, PL_BOUNDARY_OPEN);
+    hh_params p = hh_args_model(3, 2, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_SITE, PL_BOUNDARY_OPEN);
     hh_model *m = NULL;
     hh_mf *mf = NULL;
     TU_OK(hh_model_create(&p, &m));
@@ -551,7 +536,7 @@ done:
 /* 4: two ranks */
 static void ranks(pl_backend *be)
 {
-    hh_params p = model(3, 1, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
+    hh_params p = hh_args_model(3, 1, 1, 1.0, 2.0, 0.5, 0.8, 2, PL_PHONON_NORMAL, PL_BOUNDARY_OPEN);
     hh_model *m = NULL;
     hh_mf *mf = NULL;
     TU_OK(hh_model_create(&p, &m));
@@ -595,19 +580,19 @@ int main(int argc, char **argv)
     } else if (be) {
         const int S = PL_PHONON_SITE, Nm = PL_PHONON_NORMAL, P = PL_BOUNDARY_PERIODIC, O = PL_BOUNDARY_OPEN;
         const hh_params ms[] = {
-            model(4, 2, 2, 1.0, 3.0, 0.7, 0.9, 3, S, P),    /* site, periodic */
-            model(4, 2, 1, 1.0, 2.0, 0.5, 0.8, 3, Nm, O),   /* normal, open, n_up != n_down */
-            model(5, 3, 1, -0.8, 4.0, 1.3, 1.6, 2, S, O),   /* site, open */
-            model(5, 2, 2, 1.1, -2.0, 0.45, 0.6, 2, Nm, P), /* normal, periodic, U < 0 */
-            model(4, 3, 0, 1.0, 2.0, 0.5, 0.8, 3, S, P),    /* n_down = 0 */
-            model(4, 2, 0, 0.37, 5.0, 2.5, 0.31, 3, Nm, O), /* n_down = 0, normal */
-            model(5, 2, 3, 1.0, 2.0, 0.5, 0.8, 1, Nm, P),   /* M = 1 */
-            model(6, 3, 2, 1.0, 2.0, 0.5, 0.8, 1, S, O),    /* M = 1 */
-            model(2, 1, 1, 1.0, 2.0, 0.5, 0.8, 4, S, P),    /* L = 2 periodic: summed hops */
-            model(4, 2, 2, 0.0, 2.0, 0.8, 0.6, 3, S, O),    /* t = 0: no A */
-            model(4, 2, 1, 1.0, 2.0, 0.8, 0.0, 3, Nm, P),   /* g = 0: no couplings */
-            model(4, 2, 2, 1.0, 2.0, 0.5, 0.8, 0, S, P),    /* M = 0: one phonon state */
-            model(6, 3, 3, 1.0, 2.0, 0.5, 0.8, 6, Nm, O),   /* configs/hh_184800.ini */
+            hh_args_model(4, 2, 2, 1.0, 3.0, 0.7, 0.9, 3, S, P),    /* site, periodic */
+            hh_args_model(4, 2, 1, 1.0, 2.0, 0.5, 0.8, 3, Nm, O),   /* normal, open, n_up != n_down */
+            hh_args_model(5, 3, 1, -0.8, 4.0, 1.3, 1.6, 2, S, O),   /* site, open */
+            hh_args_model(5, 2, 2, 1.1, -2.0, 0.45, 0.6, 2, Nm, P), /* normal, periodic, U < 0 */
+            hh_args_model(4, 3, 0, 1.0, 2.0, 0.5, 0.8, 3, S, P),    /* n_down = 0 */
+            hh_args_model(4, 2, 0, 0.37, 5.0, 2.5, 0.31, 3, Nm, O), /* n_down = 0, normal */
+            hh_args_model(5, 2, 3, 1.0, 2.0, 0.5, 0.8, 1, Nm, P),   /* M = 1 */
+            hh_args_model(6, 3, 2, 1.0, 2.0, 0.5, 0.8, 1, S, O),    /* M = 1 */
+            hh_args_model(2, 1, 1, 1.0, 2.0, 0.5, 0.8, 4, S, P),    /* L = 2 periodic: summed hops */
+            hh_args_model(4, 2, 2, 0.0, 2.0, 0.8, 0.6, 3, S, O),    /* t = 0: no A */
+            hh_args_model(4, 2, 1, 1.0, 2.0, 0.8, 0.0, 3, Nm, P),   /* g = 0: no couplings */
+            hh_args_model(4, 2, 2, 1.0, 2.0, 0.5, 0.8, 0, S, P),    /* M = 0: one phonon state */
+            hh_args_model(6, 3, 3, 1.0, 2.0, 0.5, 0.8, 6, Nm, O),   /* configs/hh_184800.ini */
         };
         for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) check_model(be, &ms[i], i == 0);
         refusals(be);
