@@ -9,11 +9,12 @@
  * returns.
  *
  * Kernels: PJDS_KRON_KERNEL (read at kron_create; kron_variant.h) picks one
- * of four; unset: pl_cuda_kron_variant_default() (2, the fastest on HMEp:
+ * of five; unset: pl_cuda_kron_variant_default() (2, the fastest on HMEp:
  * one H100, 2026-11-25, tests/gpu/kron_timing, medians of 50: variant 1
  * 0.204 ms, 2 0.157 ms with chunk 8 and 0.166 ms with 16, 3 0.229 ms,
- * 4 0.218 ms; all bit for bit the CPU's).  Variants 2-4 and the
- * reasoning behind them are in kron_kernels.cu.
+ * 4 0.218 ms; in a later run 2 0.170 ms and 5 0.171 ms; all bit for bit
+ * the CPU's).  Variants 2-4 and the reasoning behind them are in
+ * kron_kernels.cu, variant 5 in kron_hop.cu.
  *
  * Variant 1 ("tile", the first version): one thread per row (l, r).  The
  * grid is tiled over r: a block of KR_BLOCK threads takes KR_BLOCK
@@ -117,14 +118,14 @@ static int kr_upload(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, const i
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_ptr, ptr, (nl + 1) * sizeof(int64_t), tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_m, am, na * sizeof(int32_t), tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_c, ac, na * sizeof(double), tot));
-    if (m->variant == 2) /* the dense couplings */
+    if (m->variant == 2 || m->variant == 5) /* the dense couplings */
         PL_CALL(pl_cuda_upload_array(cx, (void **)&m->c, k->c, nl * nt * sizeof(double), tot));
     PL_CUDA(cudaStreamSynchronize(cx->stream)); /* the host tables may go now */
     return PL_OK;
 }
 
 static const char *const kr_names[PL_CUDA_KRON_NVARIANTS] = {"tile", "r-stationary", "row-smem",
-                                                             "row-smem-packed"};
+                                                             "row-smem-packed", "hop-smem"};
 
 extern "C" int pl_cuda_kron_nvariants(void) { return PL_CUDA_KRON_NVARIANTS; }
 extern "C" int pl_cuda_kron_variant_default(void) { return 2; }
@@ -135,7 +136,7 @@ extern "C" const char *pl_cuda_kron_variant_name(int v)
 extern "C" int pl_cuda_kron_variant_of(const void *mat, int *param)
 {
     const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
-    if (param) *param = !m ? 0 : m->variant == 2 ? m->chunk : m->variant >= 3 ? m->split : 0;
+    if (param) *param = !m ? 0 : m->variant == 2 || m->variant == 5 ? m->chunk : m->variant >= 3 ? m->split : 0;
     return m ? m->variant : 0;
 }
 
@@ -193,7 +194,15 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
     PL_CALL(kr_env("PJDS_KRON_ORDER", 1, 2, NULL, &order));
     m->rmajor = order == 2;
     m->requested = v;
-    if (v >= 3) {
+    if (v == 5) { /* variant 5: the tile width rt (PJDS_KRON_CHUNK 8, 16, 32) */
+        PL_CALL(pl_kr_hop_setup(cx, m, chunk, &fits));
+        if (fits) {
+            m->variant = 5;
+            return PL_OK;
+        }
+        v = 2; /* x[:, tile] of every left row does not fit shared memory */
+    }
+    if (v == 3 || v == 4) {
         PL_CALL(pl_kr_row_setup(cx, m, v == 4, &fits));
         if (fits && v == 4) PL_CALL(kr_pack_upload(cx, k, m, &ok));
         if (v == 4 && (!fits || !ok)) v = 3; /* the dictionary's room or the values */
@@ -202,7 +211,7 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
     }
     m->variant = v;
     if (v == 2) m->chunk = pl_kr_rs_chunk(m, cx->nsm, chunk);
-    if (v >= 3) m->split = pl_kr_row_split(m, cx->nsm, split);
+    if (v == 3 || v == 4) m->split = pl_kr_row_split(m, cx->nsm, split);
     return PL_OK;
 }
 
@@ -267,7 +276,8 @@ extern "C" int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double 
     a.y = y;
     if (a.ntiles == 0) return PL_OK;
     if (m->variant == 2) PL_CALL(pl_kr_launch_rs(cx, m, &a));
-    if (m->variant >= 3) PL_CALL(pl_kr_launch_row(cx, m, &a));
+    if (m->variant == 3 || m->variant == 4) PL_CALL(pl_kr_launch_row(cx, m, &a));
+    if (m->variant == 5) PL_CALL(pl_kr_launch_hop(cx, m, &a));
     if (m->variant != 1) return PL_OK;
     const unsigned grid = (unsigned)(a.ntiles < (int64_t)INT32_MAX ? a.ntiles : (int64_t)INT32_MAX);
     kr_kernel<<<grid, KR_BLOCK, 0, cx->stream>>>(a);

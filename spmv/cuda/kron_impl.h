@@ -32,10 +32,10 @@ typedef struct pl_cuda_kron {
     int pk_ndict;
     int variant;       /* the kernel apply runs (after fall-backs)                  */
     int requested;     /* PJDS_KRON_KERNEL, or the default                          */
-    int chunk;         /* variant 2: left rows per block                            */
+    int chunk;         /* variant 2: left rows per block; 5: right rows per tile    */
     int rmajor;        /* variant 2: blocks in r-tile-major order (PJDS_KRON_ORDER)  */
     int split;         /* variants 3, 4: blocks per left row                        */
-    size_t smem;       /* variants 3, 4: dynamic shared memory per block            */
+    size_t smem;       /* variants 3, 4, 5: dynamic shared memory per block         */
     size_t bytes;
 } pl_cuda_kron;
 
@@ -72,6 +72,11 @@ int pl_kr_row_split(const pl_cuda_kron *m, int nsm, int s);
 /* Variant 4: the packed tables of k on the host (pk_lo, pk_hi of n_right x
  * nterms words, dict of KR_PK_DICT), *ok = 0 where they do not fit. */
 void pl_kr_pack(const pl_kron *k, uint32_t *pk_lo, uint32_t *pk_hi, double *dict, int *ndict, int *ok);
+/* kron_hop.cu: variant 5, tile width want (8, 16, 32; else 32) or the
+ * largest below it whose x[:, tile] of every left row fits a block's shared
+ * memory (m->chunk, m->smem; sets the kernel's limit); *fits = 0: none. */
+int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits);
+int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 /* Launch variant 2, 3 or 4 on cx->stream. */
 int pl_kr_launch_rs(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 int pl_kr_launch_row(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);

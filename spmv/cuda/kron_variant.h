@@ -6,8 +6,10 @@
  * read once by be->kron_create) picks the kernel of each operator made
  * afterwards; unset: pl_cuda_kron_variant_default().  A kernel that can't
  * take the operator falls back (4 -> 3 -> 1: packed tables that do not fit,
- * a left row that does not fit shared memory).  Knobs, also read at
- * kron_create: PJDS_KRON_CHUNK (variant 2: left rows per block, 1..64),
+ * a left row that does not fit shared memory; 5 -> 2: a tile of x over all
+ * left rows that does not fit).  Knobs, also read at kron_create:
+ * PJDS_KRON_CHUNK (variant 2: left rows per block, 1..64; variant 5: right
+ * rows per tile, 8, 16 or 32),
  * PJDS_KRON_SPLIT (variants 3 and 4: blocks per left row, 1..64). */
 #ifndef PL_KRON_VARIANT_H
 #define PL_KRON_VARIANT_H
@@ -16,11 +18,12 @@
 extern "C" {
 #endif
 
-#define PL_CUDA_KRON_NVARIANTS 4
+#define PL_CUDA_KRON_NVARIANTS 5
 
 int pl_cuda_kron_nvariants(void);
 int pl_cuda_kron_variant_default(void);
-/* "tile", "r-stationary", "row-smem", "row-smem-packed"; NULL out of range. */
+/* "tile", "r-stationary", "row-smem", "row-smem-packed", "hop-smem"; NULL
+ * out of range. */
 const char *pl_cuda_kron_variant_name(int v);
 /* The kernel an operator made by the CUDA backend's kron_create runs
  * (after fall-backs); 0 for NULL.  *param: variant 2's chunk, variants 3

@@ -1,0 +1,183 @@
+/* kron_hop.cu — kernel variant 5 of the CUDA matrix-free operator,
+ * "hop-smem": the hopping A (x) 1 from shared memory (issue 26).
+ *
+ * The question it answers: variants 1-4 read the hopping's operands
+ * x[l', r] (one per entry of A's row l; HMEp ~7 per row) from L2 or
+ * memory, because x (49.6 MB at HMEp's size) is as large as L2.  Is that
+ * what keeps variant 2 at 3.6x its floor?
+ *
+ * How: a block owns a tile of `rt` consecutive right rows (rt = 32, or 16
+ * or 8 by PJDS_KRON_CHUNK) over ALL left rows.  It stages x[:, tile]
+ * (n_left x rt doubles, coalesced rows of rt * 8 bytes) into dynamic
+ * shared memory once, so every hopping operand and the diagonal's x[l, r]
+ * come from shared memory and x is read from memory about once.  Thread t
+ * owns right row r = r0 + t % rt (its coupling tables, NT terms, in
+ * registers as in variant 2) and left rows t / rt, t / rt + 512 / rt, ...
+ * The couplings' operands x[l, lo/hi] are read through the read-only cache
+ * (L1/L2); c[l, m] and A's row l are uniform across a row's rt lanes.
+ *
+ * Measured (one H100, 2026-11-25, tests/gpu/kron_timing, HMEp, medians of
+ * 50, variant 2 in the same run 0.170 ms): rt 32 with 512 threads 0.171 ms
+ * (with 256 threads 0.286 ms: two blocks of 102 KB per SM leave too few
+ * warps); rt 16 0.192 ms.  Taking the couplings' operands from the staged
+ * tile where the column falls in it (a generic pointer) was slower (0.194
+ * ms).  So the hopping's L2 traffic is NOT what limits variant 2: the
+ * ~2 nterms gathers x[l, lo/hi] per row are.  Kept as an alternative, not
+ * the default.
+ *
+ * Fits where n_left * rt * 8 bytes fit a block's shared memory (HMEp: 400
+ * x 32 x 8 = 102 KB, two blocks per SM on an H100); else rt is halved, and
+ * below 8 the operator falls back to variant 2 (kron.cu).  Each row's
+ * terms are summed in pl_kron.h's order with __dmul_rn / __dadd_rn: the
+ * CPU kernel's result bit for bit (gpu_kron_op checks every variant). */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "kron_impl.h"
+
+#define KR_HS_THREADS 512 /* threads per block                          */
+#define KR_HS_NTMAX 8     /* coupling tables in registers up to this   */
+#define KR_HS_MINB 2      /* blocks per SM (registers <= 64 a thread)  */
+
+/* Left rows l = l0, l0 + ls, ... of right row r (lane rr of the tile). */
+template <int NT>
+static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, int rt, int64_t r0,
+                                  int rr, int l0, int ls)
+{
+    const int64_t nr = a.n_right, r = r0 + rr;
+    int32_t tlo[NT > 0 ? NT : 1], thi[NT > 0 ? NT : 1];
+    double tlv[NT > 0 ? NT : 1], thv[NT > 0 ? NT : 1];
+#pragma unroll
+    for (int m = 0; m < NT; m++) {
+        const int64_t j = r * NT + m;
+        tlo[m] = __ldg(a.lo + j);
+        thi[m] = __ldg(a.hi + j);
+        tlv[m] = __ldg(a.lo_val + j);
+        thv[m] = __ldg(a.hi_val + j);
+    }
+    const double dr = __ldg(a.dr + r);
+    for (int64_t l = l0; l < a.n_left; l += ls) {
+        const double *xl = a.x + l * nr, *srow = sx + l * rt;
+        double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), dr), a.shift), srow[rr]);
+#pragma unroll
+        for (int m = 0; m < NT; m++) {
+            const double cm = __ldg(c + l * NT + m);
+            if (cm != 0.0) {
+                const double xlo = __ldg(xl + (tlo[m] >= 0 ? (int64_t)tlo[m] : r));
+                const double xhi = __ldg(xl + (thi[m] >= 0 ? (int64_t)thi[m] : r));
+                if (tlo[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, tlv[m]), xlo));
+                if (thi[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, thv[m]), xhi));
+            }
+        }
+        const int64_t j1 = __ldg(a.a_ptr + l + 1);
+        for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
+            s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
+        a.y[l * nr + r] = s;
+    }
+}
+
+/* The same for any nterms: the coupling lists and tables from memory. */
+static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt, int64_t r0, int rr, int l0, int ls)
+{
+    const int64_t nr = a.n_right, nt = a.nterms, r = r0 + rr;
+    const double dr = __ldg(a.dr + r);
+    for (int64_t l = l0; l < a.n_left; l += ls) {
+        const double *xl = a.x + l * nr, *srow = sx + l * rt;
+        double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), dr), a.shift), srow[rr]);
+        for (int64_t q = __ldg(a.act_ptr + l); q < __ldg(a.act_ptr + l + 1); q++) {
+            const int64_t j = r * nt + __ldg(a.act_m + q);
+            const double cm = __ldg(a.act_c + q);
+            const int32_t lo = __ldg(a.lo + j), hi = __ldg(a.hi + j);
+            if (lo >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, __ldg(a.lo_val + j)), __ldg(xl + lo)));
+            if (hi >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, __ldg(a.hi_val + j)), __ldg(xl + hi)));
+        }
+        const int64_t j1 = __ldg(a.a_ptr + l + 1);
+        for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
+            s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
+        a.y[l * nr + r] = s;
+    }
+}
+
+/* One block per tile of rt right rows; x[:, tile] staged in sx. */
+template <int NT>
+static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel(kr_args a, const double *__restrict__ c, int rt)
+{
+    extern __shared__ double sx[];
+    const int64_t nl = a.n_left, nr = a.n_right, r0 = (int64_t)blockIdx.x * rt;
+    const int n = (int)nl * rt;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int64_t l = i / rt, col = r0 + i % rt;
+        sx[i] = col < nr ? __ldg(a.x + l * nr + col) : 0.0;
+    }
+    __syncthreads();
+    const int rr = threadIdx.x % rt;
+    if (r0 + rr >= nr) return;
+    const int l0 = threadIdx.x / rt, ls = blockDim.x / rt;
+    if (NT < 0) kr_hs_rows_any(a, sx, rt, r0, rr, l0, ls);
+    else kr_hs_rows<(NT < 0 ? 0 : NT)>(a, c, sx, rt, r0, rr, l0, ls);
+}
+
+template <int NT>
+static int kr_hs_attr(size_t smem)
+{
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    return PL_OK;
+}
+
+static int kr_hs_set(int nt, size_t smem)
+{
+    switch (nt) {
+    case 0: return kr_hs_attr<0>(smem);
+    case 1: return kr_hs_attr<1>(smem);
+    case 2: return kr_hs_attr<2>(smem);
+    case 3: return kr_hs_attr<3>(smem);
+    case 4: return kr_hs_attr<4>(smem);
+    case 5: return kr_hs_attr<5>(smem);
+    case 6: return kr_hs_attr<6>(smem);
+    case 7: return kr_hs_attr<7>(smem);
+    case 8: return kr_hs_attr<8>(smem);
+    default: return kr_hs_attr<-1>(smem);
+    }
+}
+
+int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
+{
+    *fits = 0;
+    int optin = 0;
+    PL_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cx->device));
+    int rt = want == 8 || want == 16 || want == 32 ? want : 32;
+    while (rt >= 8 && m->n_left * rt * 8 > (int64_t)optin) rt /= 2;
+    if (rt < 8 || m->n_left * rt > (int64_t)INT32_MAX) return PL_OK;
+    m->smem = (size_t)m->n_left * (size_t)rt * 8;
+    PL_CALL(kr_hs_set(m->nterms, m->smem));
+    m->chunk = rt;
+    *fits = 1;
+    return PL_OK;
+}
+
+template <int NT>
+static int kr_hs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
+{
+    const int64_t tiles = (m->n_right + m->chunk - 1) / m->chunk;
+    PL_CHECK(tiles <= (int64_t)INT32_MAX, PL_ERR_NOTSUP, "kron variant 5: %lld tiles exceed one launch",
+             (long long)tiles);
+    kr_hs_kernel<NT><<<(unsigned)tiles, KR_HS_THREADS, m->smem, cx->stream>>>(*a, m->c, m->chunk);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
+{
+    switch (m->nterms) {
+    case 0: return kr_hs_go<0>(cx, m, a);
+    case 1: return kr_hs_go<1>(cx, m, a);
+    case 2: return kr_hs_go<2>(cx, m, a);
+    case 3: return kr_hs_go<3>(cx, m, a);
+    case 4: return kr_hs_go<4>(cx, m, a);
+    case 5: return kr_hs_go<5>(cx, m, a);
+    case 6: return kr_hs_go<6>(cx, m, a);
+    case 7: return kr_hs_go<7>(cx, m, a);
+    case 8: return kr_hs_go<8>(cx, m, a);
+    default: return kr_hs_go<-1>(cx, m, a);
+    }
+}
