@@ -121,7 +121,7 @@ static int cu_scal(pl_backend *be, size_t n, double a, double *x)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     if (n == 0) return PL_OK;
-    PL_CUBLAS(cublasDscal_64(cx->cublas, (int64_t)n, &a, x, 1));
+    PL_CUBLAS(pl_cublas.Dscal_64(cx->cublas, (int64_t)n, &a, x, 1));
     return PL_OK;
 }
 
@@ -129,7 +129,7 @@ static int cu_axpy(pl_backend *be, size_t n, double a, const double *x, double *
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     if (n == 0) return PL_OK;
-    PL_CUBLAS(cublasDaxpy_64(cx->cublas, (int64_t)n, &a, x, 1, y, 1));
+    PL_CUBLAS(pl_cublas.Daxpy_64(cx->cublas, (int64_t)n, &a, x, 1, y, 1));
     return PL_OK;
 }
 
@@ -139,7 +139,7 @@ static int cu_dot(pl_backend *be, size_t n, const double *x, const double *y, do
     *h_r = 0.0;
     if (n == 0) return PL_OK;
     /* host pointer mode: cuBLAS waits for the result */
-    PL_CUBLAS(cublasDdot_64(cx->cublas, (int64_t)n, x, 1, y, 1, h_r));
+    PL_CUBLAS(pl_cublas.Ddot_64(cx->cublas, (int64_t)n, x, 1, y, 1, h_r));
     be->bytes_d2h += sizeof(double);
     return PL_OK;
 }
@@ -165,7 +165,7 @@ static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld
     }
     PL_CALL(work_reserve(cx, (size_t)k));
     const double one = 1.0, zero = 0.0;
-    PL_CUBLAS(cublasDgemv_64(cx->cublas, CUBLAS_OP_T, (int64_t)n, k, &one, V, (int64_t)ld, w, 1, &zero, cx->d_work, 1));
+    PL_CUBLAS(pl_cublas.Dgemv_64(cx->cublas, CUBLAS_OP_T, (int64_t)n, k, &one, V, (int64_t)ld, w, 1, &zero, cx->d_work, 1));
     PL_CUDA(cudaMemcpyAsync(h_h, cx->d_work, (size_t)k * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
     PL_CUDA(cudaStreamSynchronize(cx->stream));
     be->bytes_d2h += (double)k * sizeof(double);
@@ -238,7 +238,7 @@ static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double
     /* pageable source: returns once staged, so h_h may change afterwards */
     PL_CUDA(cudaMemcpyAsync(cx->d_work, h_h, (size_t)k * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
     be->bytes_h2d += (double)k * sizeof(double);
-    PL_CUBLAS(cublasDgemv_64(cx->cublas, CUBLAS_OP_N, (int64_t)n, k, &alpha, V, (int64_t)ld, cx->d_work, 1, &beta, w, 1));
+    PL_CUBLAS(pl_cublas.Dgemv_64(cx->cublas, CUBLAS_OP_N, (int64_t)n, k, &alpha, V, (int64_t)ld, cx->d_work, 1, &beta, w, 1));
     return PL_OK;
 }
 
@@ -262,7 +262,7 @@ static int cu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size
         return PL_OK;
     }
     const double one = 1.0, zero = 0.0;
-    PL_CUBLAS(cublasDgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)n, m, k, &one, V, (int64_t)ld, cx->d_work,
+    PL_CUBLAS(pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)n, m, k, &one, V, (int64_t)ld, cx->d_work,
                              ldy, &zero, W, (int64_t)ldw));
     return PL_OK;
 }
@@ -318,10 +318,10 @@ static int cu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, si
     PL_CUDA(cudaMalloc((void **)&tmp, blk * (size_t)m * sizeof(double)));
     for (size_t r0 = 0; r0 < n && r == PL_OK; r0 += blk) {
         const size_t b = n - r0 < blk ? n - r0 : blk;
-        cublasStatus_t st = cublasDgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)b, m, k, &one, V + r0,
+        cublasStatus_t st = pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)b, m, k, &one, V + r0,
                                            (int64_t)ld, cx->d_work, ldy, &zero, tmp, (int64_t)b);
         if (st != CUBLAS_STATUS_SUCCESS) {
-            r = PL_ERROR(PL_ERR_CUDA, "cublasDgemm_64 (basis update): %s", cublasGetStatusName(st));
+            r = PL_ERROR(PL_ERR_CUDA, "cublasDgemm_64 (basis update): %s", pl_cublas.GetStatusName(st));
             break;
         }
         cudaError_t ce = cudaMemcpy2DAsync(V + r0, ld * sizeof(double), tmp, b * sizeof(double), b * sizeof(double),
@@ -630,7 +630,7 @@ static void cu_destroy(pl_backend **pbe)
         if (cx->stream) (void)cudaStreamSynchronize(cx->stream);
         if (cx->d_work) (void)cudaFree(cx->d_work);
         pl_cuda_ts_free(cx);
-        if (cx->cublas) (void)cublasDestroy(cx->cublas);
+        if (cx->cublas) (void)pl_cublas.Destroy(cx->cublas); /* made only after the load */
         if (cx->ev0) (void)cudaEventDestroy(cx->ev0);
         if (cx->ev1) (void)cudaEventDestroy(cx->ev1);
         if (cx->stream) (void)cudaStreamDestroy(cx->stream);
@@ -661,9 +661,10 @@ static int ctx_init(pl_cuda_ctx *cx, int device, const pl_spmv_tuning *tu)
     cx->device = device;
     PL_CUDA(cudaSetDevice(device));
     PL_CUDA(cudaStreamCreateWithFlags(&cx->stream, cudaStreamNonBlocking));
-    PL_CUBLAS(cublasCreate(&cx->cublas));
-    PL_CUBLAS(cublasSetStream(cx->cublas, cx->stream));
-    PL_CUBLAS(cublasSetPointerMode(cx->cublas, CUBLAS_POINTER_MODE_HOST));
+    PL_CALL(pl_cublas_load()); /* cublas_load.h: opened, not linked */
+    PL_CUBLAS(pl_cublas.Create(&cx->cublas));
+    PL_CUBLAS(pl_cublas.SetStream(cx->cublas, cx->stream));
+    PL_CUBLAS(pl_cublas.SetPointerMode(cx->cublas, CUBLAS_POINTER_MODE_HOST));
     PL_CUDA(cudaEventCreate(&cx->ev0));
     PL_CUDA(cudaEventCreate(&cx->ev1));
     cx->variant = variant_from_tuning(tu->cuda_variant);
@@ -684,6 +685,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     int n = pl_cuda_device_count();
     PL_CHECK(n > 0, PL_ERR_INPUT,
              "backend = cuda, but no CUDA device is available (no GPU or no driver): use backend = cpu or auto");
+    pl_cublas_prefetch(); /* cuBLAS loads beside the context creation (cublas_load.h) */
     PL_CHECK(device >= 0, PL_ERR_ARG, "device %d < 0", device);
     pl_backend *be = (pl_backend *)calloc(1, sizeof *be);
     pl_cuda_ctx *cx = (pl_cuda_ctx *)calloc(1, sizeof *cx);

@@ -29,6 +29,7 @@ extern "C" {
 #ifdef __cplusplus
 }
 #endif
+#include "cublas_load.h" /* pl_cublas: cuBLAS opened at run time (C++ linkage, .cu only) */
 
 #define PL_CUDA(e)                                                                                       \
     do {                                                                                                 \
@@ -57,7 +58,7 @@ extern "C" {
         cublasStatus_t pl_cbe_ = (e);                                                                    \
         if (pl_cbe_ != CUBLAS_STATUS_SUCCESS)                                                            \
             return pl_error_set(PL_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: %s (%s)", #e,            \
-                                cublasGetStatusName(pl_cbe_), cublasGetStatusString(pl_cbe_));           \
+                                pl_cublas.GetStatusName(pl_cbe_), pl_cublas.GetStatusString(pl_cbe_));           \
     } while (0)
 
 /* The SpMV kernel family: thread mapping, loop bound, unrolling of the
