@@ -5,9 +5,10 @@
  * "build" is the tables (milliseconds), the "upload" their copy to the
  * backend.  `solve` runs it, with or without a [sweep] (a sweep on several
  * ranks is refused before its first point: app_free_sweep_check), and so
- * does `spectral` for H where format = matrix_free is given (its operator
- * O stays stored; auto keeps a stored H there: cmd_spectral.c);
- * every other command that builds an operator refuses it with one line
+ * do `spectral` for H (its operator O stays stored) and `dos` (its block
+ * products: be->kron_spmm_aug) where format = matrix_free is given (auto
+ * keeps a stored matrix for both: cmd_spectral.c, cmd_dos.c); every other
+ * command that builds an operator (pjds-bench) refuses it with one line
  * (app_build_rows); `info` adds the tables' sizes to the statistics of the
  * matrix they stand for. */
 #include <stdio.h>
@@ -74,8 +75,8 @@ static int make_tables(const app_ctx *ctx, hh_mf **mf)
 int app_free_refuse(const app_ctx *ctx)
 {
     char where[1200];
-    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs `solve` (and its sweeps) and `spectral` so far; `%s` needs a "
-                    "stored matrix (use auto, pjds or compressed)",
+    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs `solve` (and its sweeps), `spectral` and `dos` so far; `%s` "
+                    "needs a stored matrix (use auto, pjds or compressed)",
                     pl_config_where(&ctx->cfg, "spmv", "format", where, sizeof where),
                     ctx->cmd_name ? ctx->cmd_name : "this command");
 }

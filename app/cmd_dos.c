@@ -1,7 +1,9 @@
 /* cmd_dos.c — `pjds-lanczos dos CONFIG`: the density of states by the
  * kernel polynomial method (docs/models.md, "Density of states"; lanczos/kpm.c).
  *
- * Build the operator as `solve` does, refuse a nonsymmetric matrix (KPM
+ * Build the operator as `solve` does (format = matrix_free: from the
+ * Holstein-Hubbard model's Kronecker tables, app_free.c; auto keeps a
+ * stored matrix here), refuse a nonsymmetric matrix (KPM
  * needs a real spectrum), estimate the spectral bounds with a short Lanczos
  * run, compute the Chebyshev moments of [kpm] random_vectors start vectors
  * in blocks of [kpm] block vectors (one SpMMV per two moments), damp them
@@ -48,6 +50,7 @@ static int dos_write(app_ctx *ctx, const solve_facts *f, const dos_out *d)
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "rows", f->mi.rows), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nnz", f->mi.nnz), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "backend", f->backend), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format", pl_config_enum_name("spmv", "format", f->format)), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ranks", ctx->size), out, rc);
     const int64_t dN[1] = {d->N}, dP[1] = {d->P};
     PL_CALL_GOTO(pl_spectrum_write_array(sp, "dos", "moments", 1, dN, d->mu), out, rc);
@@ -90,6 +93,11 @@ int cmd_dos(app_ctx *ctx)
     const pl_kpm_cfg *k = &cfg->kpm;
     ctx->error_collective = 1; /* the same config on every rank */
     PL_CHECK(cfg->sweep.nkeys == 0, PL_ERR_INPUT, "%s: dos takes no [sweep] section", cfg->path);
+    char where[1200];
+    PL_CHECK(cfg->spmv.format != PL_FORMAT_MATRIX_FREE || ctx->size == 1, PL_ERR_INPUT,
+             "%s: dos runs matrix_free on one rank so far (%d ranks: its block products have no halo exchange); "
+             "use auto, pjds or compressed",
+             pl_config_where(cfg, "spmv", "format", where, sizeof where), ctx->size);
     PL_CALL(app_check_output_path(ctx, cfg->output.file));
     ctx->error_collective = 0;
     pl_csr rows;
@@ -105,6 +113,10 @@ int cmd_dos(app_ctx *ctx)
     const char *note = "nothing to save (dos has no checkpoints); rerun to start again";
     app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
                           note);
+    /* H from its Kronecker tables where format = matrix_free is given
+     * (app_free.c; the block products: be->kron_spmm_aug); auto keeps a
+     * stored matrix for dos until the tables' SpMMV is measured on the GPU */
+    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE;
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.cplx) {
         ctx->error_collective = 1;
@@ -191,6 +203,7 @@ out:
     free(d.energy);
     free(d.rho);
     pl_op_destroy(&op);
+    app_free_release(ctx); /* matrix_free tables left by a failure before the operator */
     pl_backend_destroy(&be);
     pl_csr_destroy(&rows);
     return rc;

@@ -13,7 +13,9 @@
  * Transports on the cuda backend: nccl moves the block device to device
  * (the comm stream under overlap/task, as for one vector); mpi stages it
  * through pinned host buffers; ipc also stages through MPI, because its
- * mapped peer buffers are sized for one vector (README "SpMMV"). */
+ * mapped peer buffers are sized for one vector (README "SpMMV").
+ * A matrix-free operator (format = matrix_free, one rank, no halo) runs
+ * the backend's kron_spmm and kron_spmm_aug on its tables instead. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,13 +125,40 @@ static int mpi_ok(int e, const char *what)
     return PL_OK;
 }
 
+/* The matrix-free operator's block products (op_kron.c: one rank, no
+ * halo): be->kron_spmm, kron_spmm_aug.  A backend without them, or an
+ * operator with neighbours (not made so far), gets PL_ERR_NOTSUP. */
+static int kron_block_check(const pl_op *op, int aug)
+{
+    const pl_backend *be = op->be;
+    PL_CHECK(op->n_rnb + op->n_snb == 0, PL_ERR_NOTSUP,
+             "format = matrix_free has no block product (%s) across ranks yet: use format = pjds or compressed",
+             aug ? "KPM step" : "SpMMV");
+    PL_CHECK(aug ? be->kron_spmm_aug != NULL : be->kron_spmm != NULL, PL_ERR_NOTSUP,
+             "format = matrix_free: the %s backend has no matrix-free block product (%s); use format = pjds or "
+             "compressed",
+             be->name ? be->name : "?", aug ? "KPM step" : "SpMMV");
+    return PL_OK;
+}
+
+static int block_kron(pl_op *op, int R, const double *X, double *Y)
+{
+    pl_backend *be = op->be;
+    PL_CALL(kron_block_check(op, 0));
+    const double t0 = pl_wtime();
+    PL_CALL(be->kron_spmm(be, op->d_kron, R, X, Y));
+    PL_CALL(be->sync(be));
+    op->n_apply += R;
+    op->t_total += pl_wtime() - t0;
+    return PL_OK;
+}
+
 int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
 {
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
-    PL_CHECK(op->fmt != PL_FORMAT_MATRIX_FREE, PL_ERR_NOTSUP,
-             "format = matrix_free has no block product (SpMMV) yet: use format = pjds or compressed");
+    if (op->fmt == PL_FORMAT_MATRIX_FREE) return block_kron(op, R, X, Y);
     PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
     const double t0 = pl_wtime();
     const int nb = op->n_rnb + op->n_snb;
@@ -193,13 +222,14 @@ int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double b
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block_aug: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
-    PL_CHECK(op->fmt != PL_FORMAT_MATRIX_FREE, PL_ERR_NOTSUP,
-             "format = matrix_free has no block product (KPM step) yet: use format = pjds or compressed");
+    const int kron = op->fmt == PL_FORMAT_MATRIX_FREE;
+    if (kron) PL_CALL(kron_block_check(op, 1));
     const size_t nr = (size_t)op->n * (size_t)R;
-    if (op->n_rnb + op->n_snb == 0 && be->spmm_aug && !op->loc.row_map) {
+    if (op->n_rnb + op->n_snb == 0 && (kron || (be->spmm_aug && !op->loc.row_map))) {
         const double t0 = pl_wtime();
         double loc[2 * PL_SPMM_RMAX];
-        const int e = be->spmm_aug(be, op->d_loc, R, alpha, gamma, beta, X, Y, loc);
+        const int e = kron ? be->kron_spmm_aug(be, op->d_kron, R, alpha, gamma, beta, X, Y, loc)
+                           : be->spmm_aug(be, op->d_loc, R, alpha, gamma, beta, X, Y, loc);
         if (e == PL_ERR_NOTSUP) goto composed; /* the backend does not fuse this R */
         PL_CALL(e);
         op->n_apply += R;

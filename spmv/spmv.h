@@ -360,6 +360,19 @@ struct pl_backend {
     int (*kron_create)(pl_backend *be, const pl_kron *k, void **mat);
     int (*kron_apply)(pl_backend *be, const void *mat, const double *x, double *y);
     void (*kron_destroy)(pl_backend *be, void *mat);
+    /* kron_spmm, kron_spmm_aug, optional (NULL: pl_op_apply_block and
+     * pl_op_apply_block_aug return PL_ERR_NOTSUP for a matrix-free
+     * operator): spmm and spmm_aug for an operator of kron_create, with
+     * their layout and semantics (1 <= R <= PL_SPMM_RMAX row-major vectors,
+     * the R values of row i at X + i R; X and Y not overlapping; h_dots of
+     * 2 R local sums as spmm_aug's).  Every table entry is loaded once for
+     * all R vectors, and each column of Y = H X equals kron_apply's y bit
+     * for bit (pl_kron.h's order); the aug step forms y = ((alpha s) +
+     * (gamma x)) + (beta y) of each value.  kron_spmm is asynchronous like
+     * spmm; kron_spmm_aug returns after the device finished. */
+    int (*kron_spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
+    int (*kron_spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
+                         const double *X, double *Y, double *h_dots);
 };
 #define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4

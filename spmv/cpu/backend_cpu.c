@@ -37,6 +37,7 @@
 #include "spmv.h"
 #include "spmv_impl.h"
 #include "cpu_isa.h"
+#include "cpu_kron_block.h"
 #include "cpu_ts.h"
 
 /* Matrix handle: the host pJDS and a balanced chunk partition. */
@@ -417,9 +418,11 @@ int pl_backend_cpu_create(pl_backend **out)
     be->idx_destroy = cpu_idx_destroy;
     be->gather = cpu_gather;
     be->sync = cpu_sync;
-    be->kron_create = cpu_kron_create; /* cpu_kron.c: the matrix-free operator */
-    be->kron_apply = cpu_kron_apply;
-    be->kron_destroy = cpu_kron_destroy;
+    be->kron_create = cpu_kronb_create; /* cpu_kron_block.c: cpu_kron.c's operator + block products */
+    be->kron_apply = cpu_kronb_apply;
+    be->kron_destroy = cpu_kronb_destroy;
+    be->kron_spmm = cpu_kron_spmm;
+    be->kron_spmm_aug = cpu_kron_spmm_aug;
     be->destroy = cpu_destroy;
     *out = be;
     return PL_OK;

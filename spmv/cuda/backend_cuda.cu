@@ -741,6 +741,8 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->kron_create = pl_cuda_kron_create; /* kron.cu: the matrix-free operator */
     be->kron_apply = pl_cuda_kron_apply;
     be->kron_destroy = pl_cuda_kron_destroy;
+    be->kron_spmm = pl_cuda_kron_spmm; /* kron_block.cu */
+    be->kron_spmm_aug = pl_cuda_kron_spmm_aug;
     int e = ctx_init(cx, device % n, &be->tune);
     if (e != PL_OK) {
         cu_destroy(&be);

@@ -182,6 +182,10 @@ int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const doub
 int pl_cuda_kron_create(pl_backend *be, const pl_kron *k, void **mat);
 int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
 void pl_cuda_kron_destroy(pl_backend *be, void *mat);
+/* kron_block.cu: its block products (be->kron_spmm, kron_spmm_aug) */
+int pl_cuda_kron_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y);
+int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
+                          const double *X, double *Y, double *h_dots);
 /* transport.cu: the halo transport slots of the cuda backend (pl_backend.halo). */
 extern const pl_halo_ops pl_cuda_halo_ops;
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the

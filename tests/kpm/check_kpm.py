@@ -2,7 +2,7 @@
 """check_kpm.py -- `pjds-lanczos dos` (the kernel polynomial method) against
 independent references.
 
-usage: check_kpm.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
+usage: check_kpm.py PJDS_BIN CASE [matrix_free | MPIEXEC NP-FLAG FLAGS...]
   traces   a small Holstein-Hubbard matrix (exported, dense in NumPy), [kpm]
            vectors = unit: the moments equal Tr T_n(H~) / N of the dense
            eigenvalues (1e-12); the density integrates to 1 (the file's
@@ -14,6 +14,19 @@ usage: check_kpm.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
   random   random vectors: the moments are estimates (mu_0 = 1 exactly, the
            others within 5 standard errors of the exact traces)
   ranks    the same moments and density (1e-11) on 1, 2 and 3 ranks
+  free_ranks  [spmv] format = matrix_free on 2 ranks: exit status 2 and one
+           line of ours, printed once (the block products have no halo
+           exchange yet), no file
+  formats  Holstein-Hubbard (normal basis, open), random vectors in blocks of
+           4 and 2: [spmv] format = matrix_free (H from its Kronecker tables,
+           the block products be->kron_spmm_aug) and format = pjds give the
+           same bounds (1e-9 of a) and moments (1e-12 + n^2 |d x|, the
+           rounding of the bounds carried through T_n), each file naming its
+           format
+With matrix_free after CASE (traces, random) dos runs with [spmv] format =
+matrix_free.  Every HH run checks the file's spmv_format: matrix_free where
+given, else PJDS_SPMV_FORMAT where set (the .compressed runs), else a stored
+format (format = auto keeps a stored matrix for dos).
 Exit 0 = pass, 1 = fail."""
 import math
 import os
@@ -46,6 +59,24 @@ def run(cmd):
         print("FAIL: %s: exit %d\n%s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
         sys.exit(1)
     return p
+
+
+FORMAT = None  # "matrix_free": the HH runs force it
+
+
+def run_dos(exe, cfg, out, args, fmt=None):
+    """`dos` of cfg into out (args: more --set); checks the format it ran."""
+    fmt = fmt or FORMAT
+    extra = ["--set", "spmv.format=" + fmt] if fmt else []
+    run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out] + args + extra)
+    with h5py.File(out) as f:
+        got = f.attrs["spmv_format"]
+    got = got.decode() if isinstance(got, bytes) else str(got)
+    want = fmt or os.environ.get("PJDS_SPMV_FORMAT") or None
+    if (want and got != want) or (not want and got == "matrix_free"):
+        print("FAIL: %s ran with spmv_format %s, expected %s" % (out, got, want or "a stored format (auto)"))
+        sys.exit(1)
+    return read_dos(out)
 
 
 def read_dos(path):
@@ -101,9 +132,7 @@ def case_traces(exe, tmp):
     run([exe, "export", cfg, mat, "--overwrite", "--quiet"])
     out = os.path.join(tmp, "d.h5")
     N = 200
-    run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set", "kpm.vectors=unit",
-         "--set", "kpm.moments=%d" % N, "--set", "kpm.block=7"])
-    d = read_dos(out)
+    d = run_dos(exe, cfg, out, ["--set", "kpm.vectors=unit", "--set", "kpm.moments=%d" % N, "--set", "kpm.block=7"])
     lam = np.linalg.eigvalsh(dense_of(mat))
     fail = 0
     if not (d["emin"] < lam[0] and lam[-1] < d["emax"]):
@@ -176,9 +205,8 @@ def case_random(exe, tmp):
     run([exe, "export", cfg, mat, "--overwrite", "--quiet"])
     out = os.path.join(tmp, "r.h5")
     N, R = 64, 40
-    run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set", "kpm.moments=%d" % N,
-         "--set", "kpm.random_vectors=%d" % R, "--set", "kpm.block=16"])
-    d = read_dos(out)
+    d = run_dos(exe, cfg, out, ["--set", "kpm.moments=%d" % N, "--set", "kpm.random_vectors=%d" % R, "--set",
+                                "kpm.block=16"])
     lam = np.linalg.eigvalsh(dense_of(mat))
     ref = exact_moments(lam, d["a"], d["b"], N)
     # the stochastic error of one vector's moment is about sqrt(2 / N_rows); over R vectors / sqrt(R)
@@ -217,9 +245,57 @@ def case_ranks(exe, mpi, tmp):
     return fail
 
 
+def case_formats(exe, tmp):
+    cfg = os.path.join(tmp, "hhn.ini")
+    open(cfg, "w").write(HH.replace("phonon_basis = site", "phonon_basis = normal")
+                         .replace("boundary = periodic", "boundary = open").replace("n_down = 1", "n_down = 2"))
+    args = ["--set", "kpm.moments=128", "--set", "kpm.random_vectors=10", "--set", "kpm.block=4"]
+    res = [run_dos(exe, cfg, os.path.join(tmp, "%s.h5" % f), args, f) for f in ("matrix_free", "pjds")]
+    # rounding only: the products sum a row's terms in another order, and so do the 60 Lanczos steps of
+    # the bounds: a and b agree to ~1e-11, and mu_n = <T_n((H - b) / a)> moves by at most
+    # n^2 |d x| (|T_n'| <= n^2 on [-1, 1]), |d x| <= (|d b| + |d a|) / a
+    m, p = res
+    da, db = abs(m["a"] - p["a"]), abs(m["b"] - p["b"])
+    fail = 0
+    if da > 1e-9 * p["a"] or db > 1e-9 * p["a"]:
+        print("FAIL: bounds differ: a %.17g / %.17g, b %.17g / %.17g" % (m["a"], p["a"], m["b"], p["b"]))
+        fail = 1
+    n = np.arange(len(p["moments"]))
+    tol = 1e-12 + n * n * (da + db) / p["a"]
+    e = np.abs(m["moments"] - p["moments"])
+    if np.any(e > tol) or abs(m["moments"][0] - 1) > 1e-14 or abs(m["integral"] - 1) > 1e-12:
+        i = int(np.argmax(e - tol))
+        print("FAIL: moment %d differs by %.2e (bound %.2e) between matrix_free and pjds; mu_0 %.17g, integral %.15f"
+              % (i, e[i], tol[i], m["moments"][0], m["integral"]))
+        fail = 1
+    print("formats: moments of matrix_free against pjds: max %.2e (bounds differ by %.1e, %.1e)" % (np.max(e), da, db))
+    return fail
+
+
+def case_free_ranks(exe, mpi, tmp):
+    if not mpi:
+        print("skipped: no MPI launcher given")
+        return 77
+    cfg = os.path.join(tmp, "hh.ini")
+    open(cfg, "w").write(HH + "format = matrix_free\n")
+    out = os.path.join(tmp, "f.h5")
+    p = subprocess.run([mpi[0], mpi[1], "2"] + mpi[2:] + [exe, "dos", cfg, "--set", "output.file=" + out],
+                       capture_output=True, text=True)
+    want = "[spmv] format: dos runs matrix_free on one rank so far (2 ranks"
+    lines = [l for l in p.stderr.splitlines() if l.startswith("pjds-lanczos")]  # (mpiexec adds its own)
+    if p.returncode != 2 or len(lines) != 1 or want not in lines[0] or os.path.exists(out):
+        print("FAIL: exit %d, stderr %r (want exit 2 and one line with %r, no file)" % (p.returncode, p.stderr, want))
+        return 1
+    print("free_ranks: %s" % lines[0])
+    return 0
+
+
 def main():
+    global FORMAT
     exe, case = sys.argv[1], sys.argv[2]
     mpi = sys.argv[3:]
+    if mpi == ["matrix_free"]:
+        FORMAT, mpi = "matrix_free", []
     with tempfile.TemporaryDirectory() as tmp:
         if case == "traces":
             return case_traces(exe, tmp)
@@ -229,6 +305,10 @@ def main():
             return case_random(exe, tmp)
         if case == "ranks":
             return case_ranks(exe, mpi, tmp)
+        if case == "formats":
+            return case_formats(exe, tmp)
+        if case == "free_ranks":
+            return case_free_ranks(exe, mpi, tmp)
     print("unknown case", case)
     return 1
 

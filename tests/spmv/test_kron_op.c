@@ -13,9 +13,9 @@
  *     = pl_kron_bytes, norm_estimate >= the pJDS operator's row-sum norm,
  *     the note; the counters count the applies; the global index is the
  *     identity.
- *  2. not yet supported: pl_op_apply_block, pl_op_apply_block_aug and
- *     pl_op_refill return PL_ERR_NOTSUP; pl_op_create with format =
- *     matrix_free and a backend without kron slots PL_ERR_INPUT.
+ *  2. pl_op_refill returns PL_ERR_NOTSUP (the block products:
+ *     test_kron_block.c); pl_op_create with format = matrix_free and a
+ *     backend without kron slots PL_ERR_INPUT.
  *  3. bad tables: pl_kron_check and pl_op_create_kron give PL_ERR_ARG for a
  *     column of A or of a right factor out of range.
  *  4. two ranks (ctest spmv_kron_op_np2): PL_ERR_INPUT "one rank so far" on
@@ -290,17 +290,10 @@ static void check_model(pl_backend *be, const hh_params *p, int extras)
     pl_op_timings_get(kop, &t);
     TU_CHECK_MSG(na == 2 && secs > 0.0 && t.t_median > 0.0, "%s: counters %lld applies, %g s, median %g", d,
                  (long long)na, secs, t.t_median);
-    if (extras) {
-        pl_backend *kb = pl_op_backend(kop);
-        double *dv = NULL;
-        TU_OK(kb->vec_alloc(kb, 2 * (size_t)N, &dv));
+    if (extras) { /* (the block products: test_kron_block.c) */
         double c1 = 1.0;
-        TU_CHECK(pl_op_apply_block(kop, 1, dv, dv + N) == PL_ERR_NOTSUP);
-        TU_CHECK(strstr(pl_error_message(), "matrix_free") != NULL);
-        TU_CHECK(pl_op_apply_block_aug(kop, 1, 1.0, 0.0, 0.0, dv, dv + N, NULL, NULL) == PL_ERR_NOTSUP);
         TU_CHECK(pl_op_refill(kop, 1, &c1) == PL_ERR_NOTSUP);
         pl_error_clear();
-        if (dv) kb->vec_free(kb, dv);
     }
     n_models++;
 done:
