@@ -86,8 +86,8 @@ int app_free_wanted(const app_ctx *ctx);
 /* ... and whether `solve` (and a sweep's point) would run it (info). */
 int app_free_in_solve(const app_ctx *ctx);
 int app_free_refuse(const app_ctx *ctx);
-/* A sweep: format = matrix_free given on several ranks is PL_ERR_INPUT
- * with one line (every rank alike), before any point. */
+/* A sweep's check of format = matrix_free before any point (nothing to
+ * refuse since it runs on several ranks). */
 int app_free_sweep_check(const app_ctx *ctx);
 int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored);
 struct pl_op_options;
@@ -135,9 +135,11 @@ int app_backend_gpu_planned(app_ctx *ctx);
  * GPU's free memory (be may be NULL: no device check). */
 void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
                           app_mem_plan *p);
-/* The plan of the matrix-free operator of N rows on one rank (no matrix),
- * whatever cfg's format: also where format = auto chose it (app_free.c). */
-void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int gpu, app_mem_plan *p);
+/* The plan of the matrix-free operator of N rows (no matrix; this rank's
+ * rows_local and its halo: values received and sent per product), whatever
+ * cfg's format: also where format = auto chose it (app_free.c). */
+void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int64_t rows_local, double halo_values,
+                               double send_values, int gpu, app_mem_plan *p);
 int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, struct pl_backend *be);
 /* The GPU part alone against be's free memory (after the build, when the
  * backend was made meanwhile); the same line.  Collective. */

@@ -3,14 +3,16 @@
  * instead of CSR rows, and the operator made from them
  * (pl_op_create_kron).  No row is generated and nothing is permuted: the
  * "build" is the tables (milliseconds), the "upload" their copy to the
- * backend.  `solve` runs it, with or without a [sweep] (a sweep on several
- * ranks is refused before its first point: app_free_sweep_check), and so
- * do `spectral` for H (its operator O stays stored) and `dos` (its block
+ * backend.  `solve` runs it, with or without a [sweep], on any number of
+ * ranks (several: each rank a block of electron configurations with all
+ * their phonon rows and a halo of whole phonon rows: spmv/op_kron_dist.c),
+ * and so do `spectral` for H (its operator O stays stored) and `dos` (its block
  * products: be->kron_spmm_aug) where format = matrix_free is given (auto
  * keeps a stored matrix for both: cmd_spectral.c, cmd_dos.c); every other
  * command that builds an operator (pjds-bench) refuses it with one line
- * (app_build_rows); `info` adds the tables' sizes to the statistics of the
- * matrix they stand for. */
+ * (app_build_rows); `info` adds the tables' sizes and the halo of every
+ * rank (both splits: pl_kron_halo) to the statistics of the matrix they
+ * stand for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +26,27 @@
 
 /* format = matrix_free, or auto where the tables can serve: `solve`
  * (ctx->free_ok), with or without a [sweep], of a generated
- * Holstein-Hubbard model on one rank.  There the operator needs no rows, no
- * permutation and no upload, and its product was the faster one on both
- * backends (HMEp on the H100: 0.208 against the compressed 0.243 ms;
- * hh_184800 on one core of the development VM: 0.80 against pJDS's 0.98 ms;
- * 2026-11-25).  In a sweep ctx->cfg is the point's configuration, and every
- * point has the base's model type ([sweep] cannot change `type`), so under
- * auto every point of such a sweep runs the tables: a value point gets new
- * ones (app_free_refill), a structural one new ones of its size.  What keeps
- * the stored matrix under auto: several ranks (pl_op_create_kron runs on
- * one; the rows are split over the ranks instead), an imported or
- * block-stencil model (no tables), PJDS_SPMV_FORMAT (the tests' switch that
- * forces a stored format under auto), and a point whose states or rows
- * exceed 32-bit indices (app_build_free: that operator is built from rows,
- * with the value terms of the sweep, and its value points refill it). */
+ * Holstein-Hubbard model, on any number of ranks.  There the operator needs
+ * no rows, no permutation and no upload, and its product was the faster
+ * one on both backends (HMEp on the H100: 0.208 against the compressed
+ * 0.243 ms; hh_184800 on one core of the development VM: 0.80 against
+ * pJDS's 0.98 ms; 2026-11-25); on several ranks its halo is the stored
+ * matrix's (the same x entries: whole phonon rows of the remote electron
+ * configurations).  In a sweep ctx->cfg is the point's configuration, and
+ * every point has the base's model type ([sweep] cannot change `type`), so
+ * under auto every point of such a sweep runs the tables: a value point
+ * gets new ones (app_free_refill), a structural one new ones of its size.
+ * What keeps the stored matrix under auto: an imported or block-stencil
+ * model (no tables), PJDS_SPMV_FORMAT (the tests' switch that forces a
+ * stored format under auto), and a point whose states or a rank's rows
+ * exceed 32-bit indices, or with fewer electron configurations than ranks
+ * (app_build_free: that operator is built from rows, with the value terms
+ * of the sweep, and its value points refill it). */
 static int free_chosen(const app_ctx *ctx, int solve)
 {
     const pl_config *cfg = &ctx->cfg;
     if (cfg->spmv.format == PL_FORMAT_MATRIX_FREE) return 1;
-    if (cfg->spmv.format != PL_FORMAT_AUTO || !solve || ctx->size != 1) return 0;
+    if (cfg->spmv.format != PL_FORMAT_AUTO || !solve) return 0;
     if (cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD) return 0;
     const char *e = getenv("PJDS_SPMV_FORMAT");
     return !(e && *e);
@@ -81,26 +85,40 @@ int app_free_refuse(const app_ctx *ctx)
                     ctx->cmd_name ? ctx->cmd_name : "this command");
 }
 
-/* A sweep with format = matrix_free given on several ranks: one line and
- * exit status 2 before any point (the tables run on one rank:
- * pl_op_create_kron), instead of every point recorded as failed.  auto
- * keeps the stored matrix there (free_chosen).  Every rank alike. */
+/* A sweep with format = matrix_free: every point runs on any number of
+ * ranks now (a value point's new tables go to every rank's operator:
+ * pl_op_kron_update is collective), so nothing is refused before the
+ * points; a point with fewer electron configurations than ranks fails
+ * alone with its one line (pl_op_create_kron).  Kept as the sweep's hook. */
 int app_free_sweep_check(const app_ctx *ctx)
 {
-    char where[1200];
-    if (ctx->cfg.spmv.format != PL_FORMAT_MATRIX_FREE || ctx->size == 1) return PL_OK;
-    return PL_ERROR(PL_ERR_INPUT, "%s: matrix_free runs on one rank so far (%d ranks); a sweep on several ranks "
-                    "needs a stored matrix (use auto, pjds or compressed)",
-                    pl_config_where(&ctx->cfg, "spmv", "format", where, sizeof where), ctx->size);
+    (void)ctx;
+    return PL_OK;
+}
+
+/* The halo of this rank's block (pl_kron_halo, the split of
+ * pl_op_create_kron) into *h; PL_ERR_MEM. */
+static int rank_halo(const app_ctx *ctx, const hh_mf *mf, pl_kron_halo_info *h)
+{
+    pl_kron k;
+    hh_mf_kron(mf, &k);
+    pl_kron_halo_info *all = calloc((size_t)ctx->size, sizeof *all);
+    PL_CHECK(all, PL_ERR_MEM, "out of host memory");
+    const int rc = pl_kron_halo(&k, ctx->size, PL_KRON_SPLIT_LEFT, all);
+    if (rc == PL_OK) *h = all[ctx->rank];
+    free(all);
+    PL_CALL(rc);
+    return PL_OK;
 }
 
 /* The tables of the configured model into ctx->mf, and what app_build_rows
- * reports: N, the model name, the time.  The memory plan (no matrix,
- * whether format = matrix_free was given or auto chose it; in a sweep that
- * of the point being built, so each structure is planned for the operator
- * it gets) first.  Under auto, a model whose electron or phonon states or
- * rows exceed 32-bit indices sets *stored (the caller builds the rows and
- * plans them). */
+ * reports: N, the model name, the time.  The memory plan (no matrix: the
+ * rank's rows and its halo buffers, whether format = matrix_free was given
+ * or auto chose it; in a sweep that of the point being built, so each
+ * structure is planned for the operator it gets) before the operator.
+ * Under auto, a model whose electron or phonon states or a rank's rows
+ * exceed 32-bit indices, or with fewer electron configurations than ranks,
+ * sets *stored (the caller builds the rows and plans them). */
 int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
 {
     *stored = 0;
@@ -114,21 +132,25 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
     const int64_t N = hh_model_rows(model);
     int64_t nu = 0, nd = 0, np = 0;
     hh_model_dims(model, &nu, &nd, &np);
-    if (ctx->cfg.spmv.format == PL_FORMAT_AUTO && (nu * nd > INT32_MAX || np > INT32_MAX || N > INT32_MAX)) {
+    const int64_t P = ctx->size, ne = nu * nd, wide = (ne + P - 1) / P; /* the widest rank's configurations */
+    if (ctx->cfg.spmv.format == PL_FORMAT_AUTO && (ne > INT32_MAX || np > INT32_MAX || ne < P || wide * np > INT32_MAX)) {
         hh_model_destroy(&model);
         *stored = 1;
         return PL_OK;
     }
-    const int gpu = app_backend_gpu_planned(ctx);
-    app_mem_plan_compute_free(&ctx->cfg, N, gpu, &ctx->plan); /* the tables' plan, also under auto */
-    ctx->have_plan = 1;
-    rc = app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be);
-    if (rc != PL_OK) hh_model_destroy(&model);
-    PL_CALL(rc);
     hh_mf *mf = NULL;
     rc = hh_mf_create(model, &mf);
     hh_model_destroy(&model);
     if (rc == PL_ERR_INPUT) return app_param_error(&ctx->cfg, "model", "max_phonons", rc);
+    PL_CALL(rc);
+    pl_kron_halo_info h = {0};
+    rc = rank_halo(ctx, mf, &h);
+    const int gpu = app_backend_gpu_planned(ctx);
+    /* the tables' plan, also under auto */
+    app_mem_plan_compute_free(&ctx->cfg, N, h.rows, (double)h.halo_values, (double)h.send_values, gpu, &ctx->plan);
+    ctx->have_plan = 1;
+    if (rc == PL_OK) rc = app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be);
+    if (rc != PL_OK) hh_mf_destroy(&mf);
     PL_CALL(rc);
     ctx->mf = mf;
     const double t = pl_wtime() - t0;
@@ -143,8 +165,9 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
     return PL_OK;
 }
 
-/* The operator from ctx->mf (then freed).  Collective: more than one rank
- * is refused by pl_op_create_kron alike on every rank. */
+/* The operator from ctx->mf (then freed).  Collective (pl_op_create_kron
+ * agrees on failure); *nnz: the non-zeros of this rank's rows (the caller
+ * sums them). */
 int app_free_op(app_ctx *ctx, const pl_op_options *oo, pl_backend *be, pl_op **op, int64_t *nnz)
 {
     hh_mf *mf = ctx->mf;
@@ -167,22 +190,67 @@ void app_free_release(app_ctx *ctx)
     ctx->mf = NULL;
 }
 
+/* info: the halo of every rank of this run under both splits (rank 0
+ * prints; pl_kron_halo, from the tables): lists with one value per rank. */
+static void print_list(const char *key, const pl_kron_halo_info *h, int P, int what)
+{
+    printf("%s:", key);
+    for (int q = 0; q < P; q++) {
+        const int64_t v = what == 0 ? h[q].rows : what == 1 ? h[q].halo_lines : what == 2 ? 8 * h[q].halo_values
+                        : what == 3 ? 8 * h[q].send_values : h[q].neighbors;
+        printf(" %lld", (long long)v);
+    }
+    printf("\n");
+}
+
+static int print_halo(const app_ctx *ctx, const pl_kron *k)
+{
+    const int P = ctx->size;
+    pl_kron_halo_info *h = calloc((size_t)P, sizeof *h), *r = calloc((size_t)P, sizeof *r);
+    int rc = PL_OK;
+    PL_CHECK_GOTO(h && r, PL_ERR_MEM, out, rc, "out of host memory");
+    PL_CALL_GOTO(pl_kron_halo(k, P, PL_KRON_SPLIT_LEFT, h), out, rc);
+    PL_CALL_GOTO(pl_kron_halo(k, P, PL_KRON_SPLIT_RIGHT, r), out, rc);
+    printf("matrix_free_split: electron configurations (%d ranks)\n", P);
+    print_list("matrix_free_rows_per_rank", h, P, 0);
+    print_list("matrix_free_halo_rows_per_rank", h, P, 1);
+    print_list("matrix_free_halo_bytes_per_rank", h, P, 2);
+    print_list("matrix_free_send_bytes_per_rank", h, P, 3);
+    print_list("matrix_free_neighbors_per_rank", h, P, 4);
+    /* the split by phonon configurations, counted only (whole electron columns) */
+    print_list("matrix_free_halo_bytes_per_rank_phonon_split", r, P, 2);
+out:
+    free(h);
+    free(r);
+    return rc;
+}
+
 int app_free_info(app_ctx *ctx)
 {
     hh_mf *mf = NULL;
     PL_CALL(make_tables(ctx, &mf));
-    if (ctx->rank == 0) {
+    const int64_t P = ctx->size, wide = (mf->n_el + P - 1) / P;
+    const int stored = ctx->cfg.spmv.format == PL_FORMAT_AUTO && (mf->n_el < P || wide * mf->n_ph > INT32_MAX);
+    int rc = PL_OK;
+    if (ctx->rank == 0 && !stored) { /* (auto stores what the tables cannot run: app_build_free) */
         pl_kron k;
         hh_mf_kron(mf, &k);
-        printf("solve_format: matrix_free%s\n", ctx->cfg.spmv.format == PL_FORMAT_AUTO ? " (format = auto, one rank)" : "");
+        char how[64] = "";
+        if (ctx->cfg.spmv.format == PL_FORMAT_AUTO) {
+            if (P == 1) snprintf(how, sizeof how, " (format = auto, one rank)");
+            else snprintf(how, sizeof how, " (format = auto, %d ranks)", ctx->size);
+        }
+        printf("solve_format: matrix_free%s\n", how);
         printf("matrix_free_electron_states: %lld\n", (long long)mf->n_el);
         printf("matrix_free_phonon_states: %lld\n", (long long)mf->n_ph);
         printf("matrix_free_modes: %d\n", mf->nmodes);
         printf("matrix_free_table_bytes: %zu\n", pl_kron_bytes(&k));
         printf("matrix_free_norm_bound: %.17g\n", pl_kron_norm_bound(&k));
+        rc = print_halo(ctx, &k);
         fflush(stdout);
     }
     hh_mf_destroy(&mf);
+    PL_CALL(rc);
     return PL_OK;
 }
 

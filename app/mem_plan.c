@@ -11,7 +11,11 @@
  *   compressed      4.4 z + 4 n               (32-bit words, ~10 % padding in row order;
  *                                              generated models outside sweeps)
  *   matrix-free     no matrix: host 8 n + basis (cpu), 16 n (cuda); device
- *                   basis + 16 n (the tables: a few MB).  Planned where the
+ *                   basis + 16 n (the tables: a few MB); several ranks: the
+ *                   halo buffers, 8 B per halo value and 12 B per sent
+ *                   value (send buffer + index), on the device for cuda
+ *                   with 8 B per value of pinned host staging (h values
+ *                   received, s sent: spmv/op_kron_dist.c).  Planned where the
  *                   operator runs from the tables: format = matrix_free, or
  *                   auto choosing them (app_free.c), a sweep's points too:
  *                   each structure's plan is made at its build, so the
@@ -89,9 +93,10 @@ static double host_available(void)
     return kb >= 0 ? kb * 1024.0 : -1.0;
 }
 
-/* The plan; no_matrix: of the matrix-free operator (whatever cfg's format says). */
+/* The plan; no_matrix: of the matrix-free operator (whatever cfg's format
+ * says), with halo / sent values h and s per product. */
 static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu, int no_matrix,
-                         app_mem_plan *p)
+                         double h, double s, app_mem_plan *p)
 {
     memset(p, 0, sizeof *p);
     int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * (int64_t)cfg->solver.nev + 10;
@@ -115,8 +120,9 @@ static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, do
     if (no_matrix) {
         /* no matrix: a few MB of tables (hamiltonian/hh_mf.h), the basis */
         p->nnz_local = 0.0;
-        p->host_bytes = gpu ? 16.0 * n : 8.0 * n + basis;
-        p->device_bytes = gpu ? basis + 16.0 * n : 0.0;
+        const double halo = 8.0 * h + 12.0 * s;
+        p->host_bytes = gpu ? 16.0 * n + 8.0 * (h + s) : 8.0 * n + basis + halo;
+        p->device_bytes = gpu ? basis + 16.0 * n + halo : 0.0;
     } else if (gpu) {
         /* compressed: the words are built on the host, then uploaded */
         p->host_bytes = csr + temps + (cmp ? pj : 0.0);
@@ -134,12 +140,13 @@ static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, do
 void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
                           app_mem_plan *p)
 {
-    plan_compute(cfg, N, rows_local, nnz_local, gpu, cfg->spmv.format == PL_FORMAT_MATRIX_FREE, p);
+    plan_compute(cfg, N, rows_local, nnz_local, gpu, cfg->spmv.format == PL_FORMAT_MATRIX_FREE, 0.0, 0.0, p);
 }
 
-void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int gpu, app_mem_plan *p)
+void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int64_t rows_local, double halo_values,
+                               double send_values, int gpu, app_mem_plan *p)
 {
-    plan_compute(cfg, N, N, 0.0, gpu, 1, p);
+    plan_compute(cfg, N, rows_local, 0.0, gpu, 1, halo_values, send_values, p);
 }
 
 static void fmt(double b, char *s, size_t n)

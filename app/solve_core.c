@@ -349,7 +349,9 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     /* 12 B per entry, + up to 2 B for the run columns of the CUDA backend's pJDS-b view (b >= 2) */
     double nnz = (double)pl_csr_nnz(rows);
     double need = 1.05 * ((14.0 + 8.0 * rows->nterms) * nnz + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);
-    if (ctx->mf) need = 8.0 * (double)f->mi.rows * (double)(ncv + 6); /* matrix_free: tables of a few MB */
+    if (ctx->mf) /* matrix_free: tables of a few MB; the rank's basis and halo (app_build_free's plan) */
+        need = ctx->have_plan && ctx->plan.device_bytes > 0 ? ctx->plan.device_bytes
+                                                             : 8.0 * (double)f->mi.rows * (double)(ncv + 6);
     PL_CALL(pl_backend_mem_check(be, need));
     double t0 = pl_wtime();
     pl_op_options oo;

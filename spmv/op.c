@@ -54,6 +54,7 @@ void pl_op_destroy(pl_op **pop)
     pl_backend *be = op->be;
     if (op->hx) be->halo->destroy(&op->hx);
     pl_op_block_free(op);
+    pl_op_kron_dist_free(op); /* op_kron_dist.c: the remote part, several ranks */
     if (be) {
         if (op->d_loc) be->mat_destroy(be, op->d_loc);
         if (op->d_rem) be->mat_destroy(be, op->d_rem);

@@ -14,6 +14,9 @@
  *    back to overlap with a warning.  On the CPU the OpenMP team and the
  *    communication thread share the cores.
  * With one rank (or no neighbours) apply makes no MPI call.
+ * A matrix-free operator (op_kron.c) runs the same steps: its local part is
+ * be->kron_apply, its remote part (several ranks) be->kron_rem_apply on the
+ * halo of whole phonon rows (op_kron_dist.c).
  */
 #include <math.h>
 #include <omp.h>
@@ -115,9 +118,12 @@ static int spmv_local(pl_op *op, const double *x, double *y)
 
 static int spmv_remote(pl_op *op, double *y)
 {
-    if (op->rem.nrows == 0) return PL_OK;
+    if (op->rem.nrows == 0 && !op->d_krem) return PL_OK;
     double t0 = pl_wtime();
-    PL_CALL(op->be->spmv(op->be, op->d_rem, op->d_halo, y));
+    if (op->d_krem) /* matrix-free on several ranks: (A_remote (x) 1) x_halo (op_kron_dist.c) */
+        PL_CALL(op->be->kron_rem_apply(op->be, op->d_krem, op->d_halo, y));
+    else
+        PL_CALL(op->be->spmv(op->be, op->d_rem, op->d_halo, y));
     if (op->detailed) PL_CALL(op->be->sync(op->be));
     op->t_remote += pl_wtime() - t0;
     return PL_OK;

@@ -450,8 +450,16 @@ static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
         op->loc.col = op->rem.col = NULL;
         op->loc.val = op->rem.val = NULL;
     }
+    PL_CALL(pl_op_halo_alloc(op, t->send_idx));
+    return PL_OK;
+}
+
+int pl_op_halo_alloc(pl_op *op, const int32_t *send_idx)
+{
+    pl_backend *be = op->be;
+    op->host_shared = be->host_memory;
     if (op->n_snb + op->n_rnb == 0) return PL_OK;
-    PL_CALL(be->idx_create(be, t->send_idx, (size_t)op->n_send, &op->d_send_idx));
+    PL_CALL(be->idx_create(be, send_idx, (size_t)op->n_send, &op->d_send_idx));
     PL_CALL(be->vec_alloc(be, (size_t)op->n_send, &op->d_sendbuf));
     PL_CALL(be->vec_alloc(be, (size_t)op->n_halo, &op->d_halo));
     op->dev_bytes += (size_t)op->n_send * (sizeof(int32_t) + sizeof(double)) + (size_t)op->n_halo * sizeof(double);
@@ -671,8 +679,15 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_
     PL_MPI(MPI_Allreduce(&op->norm_est, &gmax, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce of the norm estimate");
     op->norm_est = gmax;
 
+    PL_CALL(pl_op_halo_finish(op, cfg, &tp));
+    return PL_OK;
+}
+
+int pl_op_halo_finish(pl_op *op, const pl_op_options *cfg, double *tp)
+{
+    MPI_Comm comm = op->comm;
     /* 6: device halo transport (several ranks, a backend with one) */
-    if (op->size > 1 && op->be->halo) PL_CALL(setup_device_transport(op, cfg->transport, &tp));
+    if (op->size > 1 && op->be->halo) PL_CALL(setup_device_transport(op, cfg->transport, tp));
     op->exchange = cfg->exchange;
     if (op->exchange == PL_EXCHANGE_TASK && op->size > 1) {
         int provided = MPI_THREAD_SINGLE;
@@ -689,7 +704,7 @@ static int op_build(pl_op *op, const pl_csr *A, const pl_op_options *cfg, build_
      * counts in the creation, not in the first product */
     if (op->hx && op->n_rnb + op->n_snb > 0) {
         PL_CALL(pl_op_agree(comm, warm_up(op), "the first halo exchange"));
-        phase("first halo exchange", &tp);
+        phase("first halo exchange", tp);
     }
     return PL_OK;
 }

@@ -34,6 +34,8 @@ struct pl_op {
     void *d_loc, *d_rem;
     void *d_kron;       /* PL_FORMAT_MATRIX_FREE (op_kron.c): the backend's */
                         /* Kronecker operator (d_loc, d_rem NULL)         */
+    void *d_krem;       /* several ranks: the backend's remote part       */
+    void *kdist;        /* several ranks: the split (op_kron_dist.c)      */
     double norm_est;
     size_t dev_bytes;
     /* halo plan */
@@ -83,6 +85,23 @@ int pl_op_check_options(const pl_op_options *cfg, const pl_backend *be);
  * cmp_nval, cmp_noff, fmt_note), and build the compressed local part. */
 int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg);
 int pl_op_format_build(pl_op *op, const pl_csr *A, int C);
+/* op_kron_dist.c: a matrix-free operator on several ranks (the LEFT split,
+ * spmv.h): the rank's block, local tables, remote part and halo plan, for
+ * op_kron.c's build and update; free (pl_op_destroy) accepts an operator
+ * without them and can't fail. */
+int pl_op_kron_dist_build(pl_op *op, const pl_kron *k, const pl_op_options *opt);
+/* op_kron.c: the non-zeros of the matrix of k (exact for Holstein-Hubbard
+ * tables, else an upper bound).  PL_ERR_MEM. */
+int pl_op_kron_nnz(const pl_kron *k, int64_t *nnz);
+int pl_op_kron_dist_update(pl_op *op, const pl_kron *k);
+void pl_op_kron_dist_free(pl_op *op);
+/* op_build.c: the halo buffers of the plan in op (send index list of
+ * op->n_send entries, send buffer, halo, host staging; counted in
+ * dev_bytes), and the steps after the upload on several ranks (device halo
+ * transport, the exchange mode's fallback, the first exchange);
+ * collective. */
+int pl_op_halo_alloc(pl_op *op, const int32_t *send_idx);
+int pl_op_halo_finish(pl_op *op, const pl_op_options *cfg, double *tp);
 /* op_block.c: free the block halo buffers (pl_op_destroy).  Can't fail. */
 void pl_op_block_free(pl_op *op);
 

@@ -3,11 +3,14 @@
  * keeps a copy of the tables (be->kron_create) and applies the whole
  * product (be->kron_apply, called by op_apply.c's local step).
  *
- * One rank so far: rows stay in their original order (pl_op_global_index
- * is the identity), there is no halo and no remote part, so pl_op_apply and
+ * Rows stay in their original order.  One rank: pl_op_global_index is the
+ * identity, there is no halo and no remote part, so pl_op_apply and
  * pl_op_apply_queued take their no-neighbour path (same counters and timing
- * samples as a stored matrix).  The block products and the value refill
- * return PL_ERR_NOTSUP (op_block.c, op_refill.c).
+ * samples as a stored matrix).  Several ranks: each rank holds a block of
+ * electron configurations with all their phonon rows, the local part by
+ * be->kron_apply, the hopping's remote entries by be->kron_rem_apply after
+ * the operator's halo exchange (op_kron_dist.c).  The value refill returns
+ * PL_ERR_NOTSUP (op_refill.c): a sweep gives new tables (pl_op_kron_update).
  *
  * What pl_op_get_info reports: nnz_local = the non-zeros of the stored
  * matrix the operator replaces, counted from the tables (kron_nnz below:
@@ -74,7 +77,7 @@ done:
 
 /* Non-zeros of the matrix H of k: nnz(A) n_right + the diagonal + the
  * coupling entries (c[l,m] != 0 and a column with a non-zero value). */
-static int kron_nnz(const pl_kron *k, int64_t *nnz)
+int pl_op_kron_nnz(const pl_kron *k, int64_t *nnz)
 {
     const int64_t nl = k->n_left, nr = k->n_right, nt = k->nterms;
     int64_t na = 0, nd = 0, nc = 0;
@@ -97,36 +100,61 @@ static int kron_nnz(const pl_kron *k, int64_t *nnz)
     return PL_OK;
 }
 
+/* The format note: the whole tables' bytes (what every rank holds), and
+ * the rest. */
+static void set_note(pl_op *op, const pl_kron *k, const char *more)
+{
+    const double b = (double)pl_kron_bytes(k);
+    snprintf(op->fmt_note, sizeof op->fmt_note, "matrix-free Kronecker sum: %.*f %s of tables%s", b < 1e6 ? 1 : 2,
+             b < 1e6 ? b / 1e3 : b / 1e6, b < 1e6 ? "kB" : "MB", more);
+}
+
+/* Several ranks (op_kron_dist.c): the split by electron configurations;
+ * the global index row0 + i. */
+static int kron_build_dist(pl_op *op, const pl_kron *k, const pl_op_options *opt)
+{
+    PL_CALL(pl_op_kron_dist_build(op, k, opt));
+    PL_MALLOC(op->gidx, op->n > 0 ? op->n : 1);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < op->n; i++) op->gidx[i] = op->row0 + i;
+    char more[96];
+    snprintf(more, sizeof more, ", split by electron configurations over %d ranks", op->size);
+    set_note(op, k, more);
+    pl_debug("pl_op_create_kron: %lld rows (%lld x %lld, %d right factors) over %d ranks, %lld non-zeros on rank "
+             "%d, %zu bytes of tables and buffers",
+             (long long)op->n_global, (long long)k->n_left, (long long)k->n_right, k->nterms, op->size,
+             (long long)op->nnz, op->rank, op->dev_bytes);
+    return PL_OK;
+}
+
 /* Everything after the communicator: checks, backend copy, the fields. */
 static int kron_build(pl_op *op, const pl_kron *k, const pl_op_options *opt)
 {
     pl_backend *be = op->be;
-    /* the same answer on every rank: no agreement needed */
-    PL_CHECK(op->size == 1, PL_ERR_INPUT, "format = matrix_free runs on one rank so far (%d ranks)", op->size);
+    /* the same answer on every rank (the same tables): no agreement needed */
     PL_CHECK(be->kron_create && be->kron_apply && be->kron_destroy, PL_ERR_INPUT,
              "the %s backend has no matrix-free kernels", be->name ? be->name : "?");
     PL_CALL(pl_op_check_options(opt, be));
     PL_CALL(pl_kron_check(k));
     const int64_t N = k->n_left * k->n_right;
-    PL_CHECK(N <= INT32_MAX, PL_ERR_INPUT,
-             "format = matrix_free: %lld rows on one rank; at most 2^31-1 rows per rank are supported",
-             (long long)N);
-    op->n_global = N;
-    op->n = (int32_t)N;
-    op->row0 = 0;
     op->fmt = PL_FORMAT_MATRIX_FREE;
     op->cmp_nval = op->cmp_noff = -1;
     op->sort_window = 1; /* rows in their original order */
+    op->n_global = N;
+    op->norm_est = pl_kron_norm_bound(k);
+    if (op->size > 1) return kron_build_dist(op, k, opt);
+    PL_CHECK(N <= INT32_MAX, PL_ERR_INPUT,
+             "format = matrix_free: %lld rows on one rank; at most 2^31-1 rows per rank are supported",
+             (long long)N);
+    op->n = (int32_t)N;
+    op->row0 = 0;
     op->exchange = opt->exchange;
     PL_MALLOC(op->gidx, N > 0 ? N : 1);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < N; i++) op->gidx[i] = i;
-    PL_CALL(kron_nnz(k, &op->nnz));
-    op->norm_est = pl_kron_norm_bound(k);
+    PL_CALL(pl_op_kron_nnz(k, &op->nnz));
     op->dev_bytes = pl_kron_bytes(k);
-    const double b = (double)op->dev_bytes;
-    snprintf(op->fmt_note, sizeof op->fmt_note, "matrix-free Kronecker sum: %.*f %s of tables", b < 1e6 ? 1 : 2,
-             b < 1e6 ? b / 1e3 : b / 1e6, b < 1e6 ? "kB" : "MB");
+    set_note(op, k, "");
     PL_CALL(be->kron_create(be, k, &op->d_kron));
     pl_debug("pl_op_create_kron: %lld rows (%lld x %lld, %d right factors), %lld non-zeros replaced, %zu bytes "
              "of tables",
@@ -164,8 +192,13 @@ int pl_op_kron_update(pl_op *op, const pl_kron *k)
              "pl_op_kron_update: %lld x %lld rows, the operator has %lld", (long long)k->n_left,
              (long long)k->n_right, (long long)op->n_global);
     pl_backend *be = op->be;
+    if (op->kdist) { /* several ranks: the rank's tables, collective */
+        PL_CALL(pl_op_kron_dist_update(op, k));
+        op->norm_est = pl_kron_norm_bound(k);
+        return PL_OK;
+    }
     int64_t nnz = 0;
-    PL_CALL(kron_nnz(k, &nnz));
+    PL_CALL(pl_op_kron_nnz(k, &nnz));
     void *fresh = NULL;
     PL_CALL(be->kron_create(be, k, &fresh)); /* the old tables stay until the new ones exist */
     be->kron_destroy(be, op->d_kron);

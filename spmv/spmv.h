@@ -206,6 +206,20 @@ void pl_cpjds_spmv_ref(const pl_cpjds *p, const double *x, double *y);
 typedef struct pl_backend pl_backend;
 /* Writes the entries of chunks [c0, c1) of a pJDS layout (mat_create_fill). */
 typedef int (*pl_pjds_fill_fn)(void *arg, int64_t c0, int64_t c1, int32_t *col, double *val);
+/* The remote part of a matrix-free operator split by left rows over several
+ * ranks (op_kron_dist.c; be->kron_rem_create): for i < n_rows and
+ * r < n_right,
+ *   y[row[i] n_right + r] += sum_{j in [ptr[i], ptr[i+1])} val[j] x_halo[hrow[j] n_right + r]
+ * (rows of A's remote entries; x_halo holds whole phonon rows x[l', :] of
+ * the remote left rows l', in halo order). */
+typedef struct pl_kron_remote {
+    int64_t n_right;
+    int32_t n_rows;       /* local left rows with remote entries (>= 1)  */
+    const int32_t *row;   /* n_rows: the local left row                  */
+    const int64_t *ptr;   /* n_rows + 1                                   */
+    const int32_t *hrow;  /* ptr[n_rows]: the halo row                    */
+    const double *val;    /* ptr[n_rows]                                  */
+} pl_kron_remote;
 /* Writes the entry words of chunks [c0, c1) of a compressed layout
  * (cmat_create_fill), as pl_cpjds_fill_words: 32-bit words into w, or (w
  * NULL) the 16-bit and 8-bit planes into lo and hi. */
@@ -373,6 +387,16 @@ struct pl_backend {
     int (*kron_spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
     int (*kron_spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
                          const double *X, double *Y, double *h_dots);
+    /* kron_rem_create, kron_rem_apply, kron_rem_destroy, optional (NULL: a
+     * matrix-free operator runs on one rank only): the remote part of a
+     * matrix-free operator on several ranks (pl_kron_remote above):
+     * kron_rem_apply adds it into y, each row's sum started from y and taken
+     * in j order, one rounding per product and per addition (the same bits
+     * on every backend); asynchronous like spmv.  kron_rem_create copies r;
+     * kron_rem_destroy accepts NULL. */
+    int (*kron_rem_create)(pl_backend *be, const pl_kron_remote *r, void **mat);
+    int (*kron_rem_apply)(pl_backend *be, const void *mat, const double *x_halo, double *y);
+    void (*kron_rem_destroy)(pl_backend *be, void *mat);
 };
 #define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4
@@ -466,20 +490,49 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *opt, pl_backend *be, M
 /* The operator of a Kronecker sum (pl_kron.h; [spmv] format =
  * matrix_free): no stored matrix, the backend's kron_* kernels apply it
  * from a copy of the tables (k may be freed afterwards).  Collective over
- * comm; one rank only so far (more: PL_ERR_INPUT).  PL_ERR_INPUT when the
- * backend has no matrix-free kernels, PL_ERR_ARG when pl_kron_check fails.
- * Rows in their original order: n_global = n_local = N, row0 = 0, no halo,
- * pl_op_global_index the identity; info: format = PL_FORMAT_MATRIX_FREE,
- * nnz_local = the non-zeros of the matrix it stands for (op_kron.c),
- * device_bytes = the tables, norm_estimate = pl_kron_norm_bound.
+ * comm.  PL_ERR_INPUT when the backend has no matrix-free kernels (or,
+ * on several ranks, no kron_rem_* slots) or there are more ranks than left
+ * rows, PL_ERR_ARG when pl_kron_check fails.  Several ranks: the LEFT split
+ * below (op_kron_dist.c), every rank given the same whole tables.
+ * Rows in their original order: rank q holds rows [row0, row0 + n_local)
+ * = [L_q n_right, L_q+1 n_right), pl_op_global_index is row0 + i; info:
+ * format = PL_FORMAT_MATRIX_FREE, nnz_local = the non-zeros of the rows of
+ * the matrix it stands for (op_kron.c), n_halo / n_send as pl_kron_halo,
+ * device_bytes = the tables (+ remote part and halo buffers),
+ * norm_estimate = pl_kron_norm_bound.
  * pl_op_apply and pl_op_apply_queued work as for a stored matrix; the block
  * products and pl_op_refill return PL_ERR_NOTSUP (not yet). */
 int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be, MPI_Comm comm, pl_op **op);
+/* How a matrix-free operator is split over ranks (pl_kron_halo):
+ * LEFT: rank q owns the left rows (electron configurations) [L_q, L_q+1)
+ * with all right rows, i.e. the contiguous global rows [L_q n_right,
+ * L_q+1 n_right); the phonon terms are local, the hopping A needs whole
+ * phonon rows x[l', :] of the remote left rows l' it references.  RIGHT:
+ * rank q owns the right rows [R_q, R_q+1) of every left row; A is local, the
+ * right factors' columns outside the range need whole electron columns
+ * x[:, r'] (counted only: pl_op_create_kron uses LEFT).  Both cut by rows:
+ * L_q = floor(n_left q / P), R_q = floor(n_right q / P). */
+enum pl_kron_split { PL_KRON_SPLIT_LEFT = 0, PL_KRON_SPLIT_RIGHT = 1 };
+typedef struct pl_kron_halo_info {
+    int64_t rows;          /* rows of the rank (n_local)                    */
+    int64_t halo_lines;    /* remote left rows (LEFT) / right rows (RIGHT)  */
+    int64_t halo_values;   /* x entries it receives per product (8 B each)  */
+    int64_t send_values;   /* x entries it sends per product                */
+    int neighbors;         /* ranks it receives from                        */
+} pl_kron_halo_info;
+/* The halo of each of nranks ranks (out[nranks]) under split, from the
+ * tables alone (no MPI, no operator): what pl_op_create_kron's exchange
+ * moves for LEFT (n_halo = halo_values, n_send = send_values of
+ * pl_op_get_info).  O(nnz(A) + n_left nranks) for LEFT, O(n_right nterms +
+ * n_right nranks) for RIGHT.  PL_ERR_ARG for bad tables or nranks < 1 (a
+ * rank without rows is counted with zeros), PL_ERR_MEM. */
+int pl_kron_halo(const pl_kron *k, int nranks, int split, pl_kron_halo_info *out);
 /* Replace a matrix-free operator's tables by k's (the same number of rows:
  * a sweep point that changes only values; the basis, the global index and
  * vectors made for the operator stay valid).  PL_ERR_ARG when op is not
- * matrix-free or the sizes differ; on failure the old tables stay.  Not
- * collective (one rank). */
+ * matrix-free or the sizes differ, or (several ranks) when A references a
+ * remote left row outside the operator's halo; on failure the old tables
+ * stay.  Collective on several ranks (agrees on failure). */
 int pl_op_kron_update(pl_op *op, const pl_kron *k);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.

@@ -9,6 +9,8 @@ usage: check_observables.py PJDS_BIN CASE [MPIEXEC ...]
   CASE: obs_site_periodic | obs_normal_open | obs_site_open | obs_normal_periodic
         | spec_phonon | spec_density | spec_current | spec_phonon_normal
         | ranks (1, 2 and 3 ranks: the same observables and recursion coefficients)
+        | ranks_matrix_free (the same with [spmv] format = matrix_free: H from its Kronecker
+          tables split over the ranks, each run's H format checked)
 Exit 0 = pass, 1 = fail."""
 import itertools
 import math
@@ -297,8 +299,14 @@ def check_ranks_op(exe, mpi_base, tmp, op):
         mpi = mpi_base + [str(np_)] + MPI_FLAGS if mpi_base else []
         if np_ > 1 and not mpi:
             continue
-        run(mpi + [exe, "spectral", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out])
+        fset = ["--set", "spmv.format=" + SPEC_FORMAT] if SPEC_FORMAT else []
+        run(mpi + [exe, "spectral", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out] + fset)
         with h5py.File(out) as f:
+            fmt = f.attrs["spmv_format"]
+            fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+            if SPEC_FORMAT and fmt != SPEC_FORMAT:
+                print("FAIL: %d ranks: H's spmv_format %s, expected %s" % (np_, fmt, SPEC_FORMAT))
+                return 1
             d = {k: f["observables"][k][:] for k in f["observables"]}
             d["alpha"], d["beta"] = f["spectral/alpha"][:], f["spectral/beta"][:]
             d["intensity"] = f["spectral/intensity"][:]
@@ -310,7 +318,7 @@ def check_ranks_op(exe, mpi_base, tmp, op):
             if e > 1e-10:
                 print("FAIL: %s differs by %.2e between rank counts" % (k, e))
                 fail = 1
-    print("ranks, %s: %d runs compared" % (op, len(res)))
+    print("ranks, %s (%s): %d runs compared" % (op, SPEC_FORMAT or "auto", len(res)))
     return fail
 
 
@@ -341,6 +349,8 @@ def main():
         if case == "spec_phonon_normal":
             return check_spec(exe, "normal_periodic", "phonon_displacement", 1, [], tmp) | \
                 check_spec(exe, "normal_periodic", "phonon_displacement", 2, [], tmp)
+        if case == "ranks_matrix_free":
+            SPEC_FORMAT, case = "matrix_free", "ranks"
         if case == "ranks":
             return check_ranks(exe, mpi_base, tmp)
     print("unknown case", case)

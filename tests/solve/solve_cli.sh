@@ -15,6 +15,9 @@
 #                results and converged_reason = max_restarts written
 #   mpi NP MODE  NP ranks, exchange MODE: eigenvalues equal the 1-rank run,
 #                gathered eigenvectors pass the residual check
+#   matrix_free_mpi  format = matrix_free (and auto) on 2 and 3 ranks = one rank's eigenvalues,
+#                eigenvectors and observables; info's halo lines; more ranks than electron
+#                configurations: exit 2
 #   startup      the start-up (docs/operations.md, "Start-up"): a singleton with backend auto and
 #                cpu (MPI and the backend in threads of their own) and 2 ranks under MPIEXEC (MPI
 #                started at once): exit 0, the same eigenvalues, the `solve: phases:` line with wall
@@ -303,14 +306,79 @@ PY
   grep -Eq '^matrix_free_table_bytes: [1-9][0-9]*$' "$dir/info.out" || die "info: no matrix_free_table_bytes"
   ;;
 matrix_free_mpi)
-  # several ranks: refused so far, one line, exit 2, no file
-  mkcfg mr $'nev = 4' "format = matrix_free" ""
+  # several ranks (split by electron configurations, spmv/op_kron_dist.c): format = matrix_free on 2
+  # and 3 ranks gives the eigenvalues of one rank (matrix-free and pJDS) to 1e-12 relative, the same
+  # eigenvectors (|<v, v_1>| = 1 to 1e-8 where the eigenvalue is isolated) and observables, and passes
+  # the dense and residual checks; format = auto runs matrix-free there too; `info` on 2 ranks prints
+  # the halo of each rank (what one rank sends is what the other receives)
+  for f in matrix_free pjds; do
+    mkcfg "one_$f" $'nev = 4\ntolerance = 1e-12' "format = $f" "eigenvectors = true"
+    sed -i "s/^phonon_basis = .*/phonon_basis = normal/; s/^boundary = .*/boundary = open/" "$dir/one_$f.ini"
+    run_solve "one_$f" || die "one_$f: exit status $?: $(cat "$dir/one_$f.err")"
+  done
+  for np in 2 3; do
+    for f in matrix_free auto; do
+      n="np${np}_$f"
+      mkcfg "$n" $'nev = 4\ntolerance = 1e-12' "format = $f" "eigenvectors = true"
+      sed -i "s/^phonon_basis = .*/phonon_basis = normal/; s/^boundary = .*/boundary = open/" "$dir/$n.ini"
+      $MPIEXEC "$np" "$PJDS_BIN" solve "$dir/$n.ini" --quiet >"$dir/$n.out" 2>"$dir/$n.err" ||
+        { die "$n: exit status $?: $(grep '^pjds-lanczos' "$dir/$n.err")"; continue; }
+      "$SOLVE_CHECK" "$dir/$n.ini" "$dir/$n.h5" --dense --vectors --expect-nev 4 || die "$n: solve_check"
+      want=matrix_free
+      [ "$f" = auto ] && [ -n "${PJDS_SPMV_FORMAT:-}" ] && want=any # (the .compressed run forces a stored format)
+      "${PJDS_PYTHON:-/usr/bin/python3}" - "$dir/$n.h5" "$dir/one_matrix_free.h5" "$dir/one_pjds.h5" "$np" "$want" <<'PY' || die "$n: against one rank"
+import sys, h5py, numpy as np
+a, b, c = (h5py.File(p, "r") for p in sys.argv[1:4])
+np_, want = int(sys.argv[4]), sys.argv[5]
+d = lambda v: v.decode() if isinstance(v, bytes) else v
+assert int(a.attrs["ranks"]) == np_, a.attrs["ranks"]
+assert want == "any" or d(a.attrs["spmv_format"]) == want, a.attrs["spmv_format"]
+assert int(a.attrs["nnz"]) == int(c.attrs["nnz"]), (int(a.attrs["nnz"]), int(c.attrs["nnz"]))
+ea, eb, ec = a["eigenvalues"][()], b["eigenvalues"][()], c["eigenvalues"][()]
+for e in (eb, ec):
+    r = np.max(np.abs(ea - e) / np.maximum(np.abs(e), 1.0))
+    assert r <= 1e-12, (ea, e, r)
+va, vb = a["eigenvectors"][()], b["eigenvectors"][()]
+assert va.shape == vb.shape, (va.shape, vb.shape)
+k = 0
+for i in range(len(ea)):
+    gap = min([abs(ea[i] - ea[j]) for j in range(len(ea)) if j != i] + [1.0])
+    if gap < 1e-6:
+        continue
+    ov = abs(float(np.dot(va[i], vb[i])))
+    assert abs(ov - 1.0) <= 1e-8, (i, ov)
+    k += 1
+assert k > 0
+n = 0
+def cmp(name, obj):
+    global n
+    if isinstance(obj, h5py.Dataset):
+        x, y = obj[()], b["observables/" + name][()]
+        assert np.allclose(x, y, rtol=1e-8, atol=1e-8 * max(1.0, float(np.max(np.abs(y))))), name
+        n += 1
+a["observables"].visititems(cmp)
+assert n > 0
+print(f"{np_} ranks: eigenvalues, {k} isolated eigenvectors and {n} observables equal one rank's")
+PY
+    done
+  done
+  # info on 2 ranks: the halo of each rank; the bytes one rank sends are what the other receives
+  $MPIEXEC 2 "$PJDS_BIN" info "$dir/np2_matrix_free.ini" >"$dir/info.out" 2>"$dir/info.err" || die "info: $(cat "$dir/info.err")"
+  hb=$(sed -n 's/^matrix_free_halo_bytes_per_rank: //p' "$dir/info.out")
+  sb=$(sed -n 's/^matrix_free_send_bytes_per_rank: //p' "$dir/info.out")
+  set -- $hb $sb
+  [ $# -eq 4 ] && [ "$1" -gt 0 ] && [ "$1" = "$4" ] && [ "$2" = "$3" ] ||
+    die "info: halo '$hb', sent '$sb': $(grep matrix_free_ "$dir/info.out")"
+  grep -Eq '^matrix_free_halo_bytes_per_rank_phonon_split: [1-9][0-9]* [1-9][0-9]*$' "$dir/info.out" ||
+    die "info: no phonon-split halo"
+  # more ranks than electron configurations (L = 2 filled by 2 up electrons: one): exit 2, one line, no file
+  mkcfg mr $'nev = 1' "format = matrix_free" ""
+  sed -i "s/^sites = .*/sites = 2/; s/^n_up = .*/n_up = 2/; s/^n_down = .*/n_down = 0/" "$dir/mr.ini"
   $MPIEXEC 2 "$PJDS_BIN" solve "$dir/mr.ini" >"$dir/mr.out" 2>"$dir/mr.err"
   st=$? # (mpiexec adds its own lines about the exit status: only ours are counted)
-  [ "$st" -eq 2 ] || die "exit status $st, expected 2"
-  [ "$(grep -c '^pjds-lanczos' "$dir/mr.err")" -eq 1 ] || die "not one line of ours: $(grep '^pjds-lanczos' "$dir/mr.err")"
-  grep -Eq 'mr.ini:[0-9]+: \[spmv\] format = matrix_free runs on one rank so far \(2 ranks\)' "$dir/mr.err" ||
-    die "stderr: $(grep '^pjds-lanczos' "$dir/mr.err")"
+  [ "$st" -eq 2 ] || die "mr: exit status $st, expected 2"
+  [ "$(grep -c '^pjds-lanczos' "$dir/mr.err")" -eq 1 ] || die "mr: not one line of ours: $(grep '^pjds-lanczos' "$dir/mr.err")"
+  grep -q 'at least one per rank is needed' "$dir/mr.err" || die "mr: stderr: $(grep '^pjds-lanczos' "$dir/mr.err")"
   no_files mr
   ;;
 *) echo "unknown case $case_name"; exit 1 ;;

@@ -9,9 +9,8 @@ cases:
   structural        a max_phonons x coupling grid: a structural key rebuilds, a value key refills
   zip               combine = zip with a float range (stop included) = separate solves
   free              format = matrix_free given: = separate solves and the pjds sweep
-  auto              format = auto: matrix-free points on one rank (value and structural sweeps, info, a
-                    resume from a checkpoint inside a point) = the pjds sweep; the stored matrix on several
-                    ranks, where format = matrix_free given is exit 2
+  auto              format = auto: matrix-free points (value and structural sweeps, info; on one rank a
+                    resume from a checkpoint inside a point) = the pjds sweep, on one or several ranks
   checkpoint        SIGUSR1 during a solve: exit 3 + checkpoint; a resume with another tolerance is
                     exit 2 naming it; --resume = the uninterrupted eigenvalues (1e-10), SpMVs comparable
   checkpoint_ks     the same for Krylov-Schur on a block-stencil matrix (complex pairs)
@@ -232,9 +231,9 @@ def case_auto(ranks):
     rank a generated Holstein-Hubbard sweep runs matrix-free at every point (value points get new tables,
     structural ones are rebuilt), with the eigenvalues of the stored pJDS sweep (--set spmv.format=pjds and
     the tests' switch PJDS_SPMV_FORMAT=pjds) to 1e-10; `info` says so; a sweep resumed from a checkpoint inside
-    a point stays matrix-free.  On several ranks auto keeps the stored matrix (the tables run on one rank), and
-    format = matrix_free given there is exit 2 with one line before any point."""
-    free = "matrix_free" if ranks == 1 else "pjds"
+    a point stays matrix-free.  On several ranks the same (the tables split by electron configurations,
+    spmv/op_kron_dist.c; since 2026-11-25: was the stored matrix)."""
+    free = "matrix_free"
     noenv = {"PJDS_SPMV_FORMAT": ""}  # auto as a user gets it (the switch forces a stored format)
     value = []  # the value sweep: the 3 x 2 grid of hh_sweep.ini (coupling x U)
     struct = ["sweep.sites=3:4:1", "sweep.n_up=1, 2", "sweep.coupling=0.2, 0.6"]  # a range and lists, sizes change
@@ -244,9 +243,7 @@ def case_auto(ranks):
                                           ("structural", nosweep, struct, [1, 0, 1, 0, 1, 0, 1, 0])):
             a = auto_sweep(ranks, d, f"auto_{kind}", extra, env=noenv, ini=ini)
             p = auto_sweep(ranks, d, f"pjds_{kind}", extra + ["spmv.format=pjds"], env=noenv, ini=ini)
-            e = p  # the switch on one rank (several ranks store the matrix under auto anyway)
-            if ranks == 1:
-                e = auto_sweep(ranks, d, f"env_{kind}", extra, env={"PJDS_SPMV_FORMAT": "pjds"}, ini=ini)
+            e = auto_sweep(ranks, d, f"env_{kind}", extra, env={"PJDS_SPMV_FORMAT": "pjds"}, ini=ini)
             if a is None or p is None or e is None:
                 continue
             P = len(rebuilt)
@@ -262,21 +259,14 @@ def case_auto(ranks):
                 check(same(a["eigenvalues"], t["eigenvalues"]), f"{kind}: auto sweep = {what} sweep, every point "
                       f"(1e-10; max diff {diff:.2e})")
         r = run(ranks, ["info", SWEEP_INI], env=noenv)
-        line = "solve_format: matrix_free (format = auto, one rank)"
-        check(r.returncode == 0 and (line in r.stdout.splitlines()) == (ranks == 1),
-              f"info of the sweep config on {ranks} rank(s): {'a' if ranks == 1 else 'no'} '{line}' line")
+        line = "solve_format: matrix_free (format = auto, " + ("one rank)" if ranks == 1 else f"{ranks} ranks)")
+        check(r.returncode == 0 and line in r.stdout.splitlines(),
+              f"info of the sweep config on {ranks} rank(s): a '{line}' line")
+        r = run(ranks, ["info", SWEEP_INI], env={"PJDS_SPMV_FORMAT": "pjds"})
+        check(r.returncode == 0 and "solve_format" not in r.stdout, "info with PJDS_SPMV_FORMAT=pjds: no "
+              "solve_format line")
         if ranks == 1:
-            r = run(1, ["info", SWEEP_INI], env={"PJDS_SPMV_FORMAT": "pjds"})
-            check(r.returncode == 0 and "solve_format" not in r.stdout, "info with PJDS_SPMV_FORMAT=pjds: no "
-                  "solve_format line")
             auto_resume(d, noenv)
-        else:
-            out = os.path.join(d, "refused.h5")
-            r = run(ranks, ["solve", SWEEP_INI, "--quiet"] + sets([f"output.file={out}", "spmv.format=matrix_free"]))
-            lines = {x for x in r.stderr.splitlines() if x.startswith("pjds-lanczos")}
-            check(r.returncode == 2 and len(lines) == 1 and "one rank" in r.stderr and not os.path.exists(out),
-                  f"format = matrix_free given to a sweep on {ranks} ranks: exit 2, one line, no file "
-                  f"({r.returncode}: {r.stderr.strip()[-300:]})")
 
 
 def auto_resume(d, env):

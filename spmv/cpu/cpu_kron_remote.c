@@ -1,0 +1,82 @@
+/* cpu_kron_remote.c — the CPU backend's remote part of a matrix-free
+ * operator on several ranks (be->kron_rem_create, kron_rem_apply,
+ * kron_rem_destroy; spmv.h pl_kron_remote, op_kron_dist.c):
+ *   y[row[i] n_right + r] += sum_{j in [ptr[i], ptr[i+1])} val[j] x_halo[hrow[j] n_right + r].
+ * Work items: (remote row i, block of KREM_RB right rows), static among
+ * the threads.  Per item the block's partial sums start from y and take the
+ * entries j in order, one rounding per product and per addition (C17: no
+ * contraction), so y is the same bits on any thread count and equals the
+ * CUDA kernel's (kron_remote.cu).  Each entry streams one block of a halo
+ * row (contiguous), y's block stays in L1. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pl_error.h"
+#include "spmv.h"
+#include "spmv_impl.h"
+#include "cpu_ts.h"
+
+#define KREM_RB 512 /* right rows per work item (4 KB of y) */
+
+typedef struct cpu_krem {
+    int64_t n_right;
+    int32_t n_rows;
+    int32_t *row, *hrow;
+    int64_t *ptr;
+    double *val;
+} cpu_krem;
+
+void cpu_kron_rem_destroy(pl_backend *be, void *mat)
+{
+    (void)be;
+    cpu_krem *m = mat;
+    if (!m) return;
+    free(m->row);
+    free(m->hrow);
+    free(m->ptr);
+    free(m->val);
+    free(m);
+}
+
+int cpu_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat)
+{
+    PL_CHECK(r && mat && r->n_rows >= 0 && r->n_right >= 1, PL_ERR_ARG, "kron_rem_create: bad argument");
+    *mat = NULL;
+    cpu_krem *m = calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory");
+    const size_t n = (size_t)r->n_rows, e = (size_t)r->ptr[n];
+    m->n_right = r->n_right;
+    m->n_rows = r->n_rows;
+    m->row = malloc((n ? n : 1) * sizeof *m->row);
+    m->ptr = malloc((n + 1) * sizeof *m->ptr);
+    m->hrow = malloc((e ? e : 1) * sizeof *m->hrow);
+    m->val = malloc((e ? e : 1) * sizeof *m->val);
+    if (!m->row || !m->ptr || !m->hrow || !m->val) {
+        cpu_kron_rem_destroy(be, m);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory for the remote part (%zu entries)", e);
+    }
+    memcpy(m->row, r->row, n * sizeof *m->row);
+    memcpy(m->ptr, r->ptr, (n + 1) * sizeof *m->ptr);
+    memcpy(m->hrow, r->hrow, e * sizeof *m->hrow);
+    memcpy(m->val, r->val, e * sizeof *m->val);
+    *mat = m;
+    return PL_OK;
+}
+
+int cpu_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y)
+{
+    (void)be;
+    const cpu_krem *m = mat;
+    PL_CHECK(m && x_halo && y, PL_ERR_ARG, "kron_rem_apply: NULL argument");
+    const int64_t nr = m->n_right, nb = (nr + KREM_RB - 1) / KREM_RB, items = (int64_t)m->n_rows * nb;
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t i = it / nb, r0 = (it % nb) * KREM_RB, r1 = r0 + KREM_RB < nr ? r0 + KREM_RB : nr;
+        double *yl = y + (int64_t)m->row[i] * nr;
+        for (int64_t j = m->ptr[i]; j < m->ptr[i + 1]; j++) {
+            const double v = m->val[j], *xh = x_halo + (int64_t)m->hrow[j] * nr;
+            for (int64_t r = r0; r < r1; r++) yl[r] = yl[r] + v * xh[r];
+        }
+    }
+    return PL_OK;
+}

@@ -1,0 +1,109 @@
+/* kron_remote.cu — the CUDA backend's remote part of a matrix-free operator
+ * on several ranks (be->kron_rem_create, kron_rem_apply, kron_rem_destroy;
+ * spmv.h pl_kron_remote, op_kron_dist.c):
+ *   y[row[i] n_right + r] += sum_{j in [ptr[i], ptr[i+1])} val[j] x_halo[hrow[j] n_right + r].
+ *
+ * Upload: the four lists by pl_cuda_upload_array on the backend stream, one
+ * stream synchronisation at the end (the host lists may go on return).
+ *
+ * Kernel: one thread per (remote row i, right row r); blockIdx.y strides
+ * over the remote rows, blockIdx.x and threadIdx.x over r (grid-stride), so
+ * x_halo[h, r] and y[l, r] are coalesced and a row's list is uniform in the
+ * block.  Each thread starts from y and adds the entries in j order with
+ * explicitly rounded products and sums (__dmul_rn, __dadd_rn: no FMA), the
+ * CPU backend's bits (cpu_kron_remote.c).  Launched on the backend's
+ * stream after the halo is there (op_apply.c), asynchronous like spmv. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cuda_impl.h"
+
+#define KREM_BLOCK 256  /* threads (right rows) per block */
+#define KREM_GRID_Y 65535
+
+typedef struct pl_cuda_krem {
+    int64_t n_right;
+    int32_t n_rows;
+    int32_t *row, *hrow;
+    int64_t *ptr;
+    double *val;
+    size_t bytes;
+} pl_cuda_krem;
+
+/* one thread per (remote row, right row) */
+static __global__ void __launch_bounds__(KREM_BLOCK)
+    krem_kernel(int64_t nr, int32_t n_rows, const int32_t *__restrict__ row, const int64_t *__restrict__ ptr,
+                const int32_t *__restrict__ hrow, const double *__restrict__ val, const double *__restrict__ xh,
+                double *__restrict__ y)
+{
+    for (int64_t i = blockIdx.y; i < n_rows; i += gridDim.y) {
+        const int64_t j0 = __ldg(ptr + i), j1 = __ldg(ptr + i + 1);
+        double *yl = y + (int64_t)__ldg(row + i) * nr;
+        for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < nr; r += (int64_t)gridDim.x * blockDim.x) {
+            double s = yl[r];
+            for (int64_t j = j0; j < j1; j++)
+                s = __dadd_rn(s, __dmul_rn(__ldg(val + j), __ldg(xh + (int64_t)__ldg(hrow + j) * nr + r)));
+            yl[r] = s;
+        }
+    }
+}
+
+extern "C" void pl_cuda_kron_rem_destroy(pl_backend *be, void *mat)
+{
+    (void)be;
+    pl_cuda_krem *m = (pl_cuda_krem *)mat;
+    if (!m) return;
+    /* (errors of cudaFree cannot be reported from a destroy) */
+    cudaFree(m->row);
+    cudaFree(m->hrow);
+    cudaFree(m->ptr);
+    cudaFree(m->val);
+    free(m);
+}
+
+static int krem_upload(pl_cuda_ctx *cx, const pl_kron_remote *r, pl_cuda_krem *m)
+{
+    const size_t n = (size_t)r->n_rows, e = (size_t)r->ptr[n];
+    size_t *tot = &m->bytes;
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->row, r->row, n * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->ptr, r->ptr, (n + 1) * sizeof(int64_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->hrow, r->hrow, e * sizeof(int32_t), tot));
+    PL_CALL(pl_cuda_upload_array(cx, (void **)&m->val, r->val, e * sizeof(double), tot));
+    PL_CUDA(cudaStreamSynchronize(cx->stream)); /* the host lists may go now */
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat)
+{
+    PL_CHECK_CUDA_BE(be);
+    PL_CHECK(r && mat && r->n_rows >= 0 && r->n_right >= 1, PL_ERR_ARG, "kron_rem_create: bad argument");
+    *mat = NULL;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    pl_cuda_krem *m = (pl_cuda_krem *)calloc(1, sizeof *m);
+    PL_CHECK(m, PL_ERR_MEM, "out of host memory for the remote part");
+    m->n_right = r->n_right;
+    m->n_rows = r->n_rows;
+    const int rc = krem_upload(cx, r, m);
+    if (rc != PL_OK) {
+        pl_cuda_kron_rem_destroy(be, m);
+        return pl_error_trace(rc, __FILE__, __LINE__, __func__, "krem_upload");
+    }
+    be->bytes_h2d += (double)m->bytes;
+    *mat = m;
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y)
+{
+    const pl_cuda_krem *m = (const pl_cuda_krem *)mat;
+    PL_CHECK(m && x_halo && y, PL_ERR_ARG, "kron_rem_apply: NULL argument");
+    if (m->n_rows == 0) return PL_OK;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const int64_t bx = (m->n_right + KREM_BLOCK - 1) / KREM_BLOCK;
+    const dim3 grid((unsigned)(bx < 65535 ? bx : 65535), (unsigned)(m->n_rows < KREM_GRID_Y ? m->n_rows : KREM_GRID_Y));
+    krem_kernel<<<grid, KREM_BLOCK, 0, cx->stream>>>(m->n_right, m->n_rows, m->row, m->ptr, m->hrow, m->val, x_halo,
+                                                      y);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
