@@ -2,7 +2,10 @@
 # op_multi_gpu.sh — `solve` with several ranks on the GPUs gives the 1-rank
 # GPU eigenvalues to 1e-10 (relative) for every transport (mpi, nccl, ipc)
 # and exchange mode (vector, overlap, task), on the quickstart model with
-# max_phonons = 12 (about 10^5 rows: halos in both directions).
+# max_phonons = 12 (about 10^5 rows: halos in both directions), with the
+# matrix-free operator (format = matrix_free, what auto runs: its halo of
+# whole phonon rows, spmv/op_kron_dist.c) and the stored pJDS matrix
+# (PJDS_MULTI_FORMATS picks them).
 # With 2 or more GPUs: 2 ranks, one GPU each.  With one GPU: 2 and 3 ranks
 # share it (PJDS_SHARE_GPUS=1, a testing aid) for transports mpi and ipc
 # (NCCL refuses two ranks on one GPU): this checks the multi-rank GPU code
@@ -26,26 +29,28 @@ MPIEXEC=$2
 NP=$3
 FLAGS=$(echo "$4" | tr ';' ' ') # a CMake list arrives with semicolons
 BACKEND=${PJDS_MULTI_BACKEND:-cuda} # cpu: dry run of the script logic without GPUs
+FORMATS=${PJDS_MULTI_FORMATS:-matrix_free pjds}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=2
 fail=0
-solve() { # tag nranks transport exchange
+solve() { # tag nranks transport exchange format
     # shellcheck disable=SC2086
     $MPIEXEC $NP "$2" $FLAGS "$PJDS_BIN" solve "$PJDS_SRC/configs/quickstart.ini" --quiet --overwrite \
         --set spmv.backend="$BACKEND" --set model.max_phonons=12 --set spmv.transport="$3" --set spmv.exchange="$4" \
-        --set output.file="$tmp/$1.h5" > "$tmp/$1.out" 2> "$tmp/$1.err"
+        --set spmv.format="$5" --set output.file="$tmp/$1.h5" > "$tmp/$1.out" 2> "$tmp/$1.err"
 }
-solve ref 1 mpi vector
+solve ref 1 mpi vector pjds
 rc=$?
 if [ $rc -ne 0 ]; then echo "1-rank reference failed ($rc):"; cat "$tmp/ref.err"; exit 1; fi
 grep '^eigenvalue\[' "$tmp/ref.out" | awk '{print $2}' > "$tmp/ref.txt"
 if [ ! -s "$tmp/ref.txt" ]; then echo "no eigenvalues in the reference output"; cat "$tmp/ref.out"; exit 1; fi
+for fmt in $FORMATS; do
 for np in $RANKS; do
 for tr in $TRANSPORTS; do
     for ex in vector overlap task; do
-        tag=$np-$tr-$ex
-        solve "$tag" "$np" "$tr" "$ex"
+        tag=$fmt-$np-$tr-$ex
+        solve "$tag" "$np" "$tr" "$ex" "$fmt"
         rc=$?
         if [ $tr = nccl ] && [ $rc -eq 2 ] && grep -q "no NCCL" "$tmp/$tag.err"; then
             echo "$tag: skipped (built without NCCL)"; continue
@@ -60,6 +65,7 @@ for tr in $TRANSPORTS; do
                                 printf "%s: 1 rank %.15g several %.15g rel %.2e\n", tag, $1, $2, d / s;
                                 if (d / s > 1e-10) bad = 1} END {exit bad}' || fail=1
     done
+done
 done
 done
 exit $fail
