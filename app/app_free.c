@@ -32,7 +32,9 @@
  * 0.243 ms; hh_184800 on one core of the development VM: 0.80 against
  * pJDS's 0.98 ms; 2026-11-25); on several ranks its halo is the stored
  * matrix's (the same x entries: whole phonon rows of the remote electron
- * configurations).  In a sweep ctx->cfg is the point's configuration, and
+ * configurations) and its product still the faster one (hh_184800 on 2
+ * ranks of the development VM: SpMV 0.55-0.81 s against pJDS's 0.94-2.84 s
+ * in the solve; performance.md).  In a sweep ctx->cfg is the point's configuration, and
  * every point has the base's model type ([sweep] cannot change `type`), so
  * under auto every point of such a sweep runs the tables: a value point
  * gets new ones (app_free_refill), a structural one new ones of its size.
