@@ -9,11 +9,13 @@
  * returns.
  *
  * Kernels: PJDS_KRON_KERNEL (read at kron_create; kron_variant.h) picks one
- * of five; unset: pl_cuda_kron_variant_default() (2, the fastest on HMEp:
- * one H100, 2026-11-25, tests/gpu/kron_timing, medians of 50: variant 1
- * 0.204 ms, 2 0.157 ms with chunk 8 and 0.166 ms with 16, 3 0.229 ms,
- * 4 0.218 ms; in a later run 2 0.170 ms and 5 0.171 ms; all bit for bit
- * the CPU's).  Variants 2-4 and the reasoning behind them are in
+ * of five; unset: pl_cuda_kron_variant_default(), 5 where its 32-wide tile
+ * of every left row fits a block's shared memory (n_left <= 887 on an
+ * H100), else 2.  HMEp, tests/gpu/kron_timing, medians of 50, 2026-11-25:
+ * variant 1 0.204 ms, 2 0.157 ms with chunk 8 and 0.166 ms with 16, 3
+ * 0.229 ms, 4 0.218 ms (one H100); 2 against 5 in the same runs: 0.170 /
+ * 0.171, 0.168 / 0.156 ms (two H100s), 0.165 / 0.155 ms (an H200); all bit
+ * for bit the CPU's.  Variants 2-4 and the reasoning behind them are in
  * kron_kernels.cu, variant 5 in kron_hop.cu.
  *
  * Variant 1 ("tile", the first version): one thread per row (l, r).  The
@@ -128,7 +130,7 @@ static const char *const kr_names[PL_CUDA_KRON_NVARIANTS] = {"tile", "r-stationa
                                                              "row-smem-packed", "hop-smem"};
 
 extern "C" int pl_cuda_kron_nvariants(void) { return PL_CUDA_KRON_NVARIANTS; }
-extern "C" int pl_cuda_kron_variant_default(void) { return 2; }
+extern "C" int pl_cuda_kron_variant_default(void) { return 5; }
 extern "C" const char *pl_cuda_kron_variant_name(int v)
 {
     return v >= 1 && v <= PL_CUDA_KRON_NVARIANTS ? kr_names[v - 1] : NULL;
@@ -186,21 +188,25 @@ static int kr_pack_upload(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, in
 /* The kernel of m (PJDS_KRON_KERNEL, fall-backs) and its parameters. */
 static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
 {
-    int v = pl_cuda_kron_variant_default(), chunk = 0, split = 0, fits = 0, ok = 0;
+    int v = 0, chunk = 0, split = 0, fits = 0, ok = 0;
     PL_CALL(kr_env("PJDS_KRON_KERNEL", 1, PL_CUDA_KRON_NVARIANTS, kr_names, &v));
+    const int asked = v != 0;
+    if (!asked) v = pl_cuda_kron_variant_default();
     PL_CALL(kr_env("PJDS_KRON_CHUNK", 1, 64, NULL, &chunk));
     PL_CALL(kr_env("PJDS_KRON_SPLIT", 1, 64, NULL, &split));
     int order = KR_RS_ORDER_DEFAULT;
     PL_CALL(kr_env("PJDS_KRON_ORDER", 1, 2, NULL, &order));
     m->rmajor = order == 2;
     m->requested = v;
-    if (v == 5) { /* variant 5: the tile width rt (PJDS_KRON_CHUNK 8, 16, 32) */
-        PL_CALL(pl_kr_hop_setup(cx, m, chunk, &fits));
-        if (fits) {
+    if (v == 5) { /* variant 5: the tile width rt (asked: PJDS_KRON_CHUNK 8, 16, 32; default: 32 only) */
+        PL_CALL(pl_kr_hop_setup(cx, m, asked ? chunk : 32, &fits));
+        if (fits && (asked || m->chunk == 32)) {
             m->variant = 5;
             return PL_OK;
         }
-        v = 2; /* x[:, tile] of every left row does not fit shared memory */
+        m->smem = 0;
+        m->chunk = 0;
+        v = 2; /* x[:, tile] of every left row does not fit shared memory (narrower tiles were slower than 2) */
     }
     if (v == 3 || v == 4) {
         PL_CALL(pl_kr_row_setup(cx, m, v == 4, &fits));

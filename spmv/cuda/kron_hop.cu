@@ -16,14 +16,15 @@
  * The couplings' operands x[l, lo/hi] are read through the read-only cache
  * (L1/L2); c[l, m] and A's row l are uniform across a row's rt lanes.
  *
- * Measured (one H100, 2026-11-25, tests/gpu/kron_timing, HMEp, medians of
- * 50, variant 2 in the same run 0.170 ms): rt 32 with 512 threads 0.171 ms
- * (with 256 threads 0.286 ms: two blocks of 102 KB per SM leave too few
- * warps); rt 16 0.192 ms.  Taking the couplings' operands from the staged
- * tile where the column falls in it (a generic pointer) was slower (0.194
- * ms).  So the hopping's L2 traffic is NOT what limits variant 2: the
- * ~2 nterms gathers x[l, lo/hi] per row are.  Kept as an alternative, not
- * the default.
+ * Measured (2026-11-25, tests/gpu/kron_timing, HMEp, medians of 50, with
+ * variant 2 in the same run): one H100 rt 32 with 512 threads 0.171 ms
+ * against 0.170 (with 256 threads 0.286 ms: two blocks of 102 KB per SM
+ * leave too few warps; rt 16 0.192 ms; the couplings' operands from the
+ * staged tile where the column falls in it, through a generic pointer,
+ * 0.194 ms); another H100 0.156 against 0.168 ms; an H200 0.155 against
+ * 0.165 ms.  So the hopping's L2 traffic is a small part of variant 2's
+ * time: the ~2 nterms gathers x[l, lo/hi] per row are the rest.  The
+ * default where rt 32 fits (kron.cu).
  *
  * Fits where n_left * rt * 8 bytes fit a block's shared memory (HMEp: 400
  * x 32 x 8 = 102 KB, two blocks per SM on an H100); else rt is halved, and

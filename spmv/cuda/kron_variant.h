@@ -4,7 +4,8 @@
  *
  * The environment variable PJDS_KRON_KERNEL (1 .. pl_cuda_kron_nvariants(),
  * read once by be->kron_create) picks the kernel of each operator made
- * afterwards; unset: pl_cuda_kron_variant_default().  A kernel that can't
+ * afterwards; unset: pl_cuda_kron_variant_default() (5 where its 32-wide
+ * tile fits, else 2; PJDS_KRON_CHUNK then applies to 2 only).  A kernel that can't
  * take the operator falls back (4 -> 3 -> 1: packed tables that do not fit,
  * a left row that does not fit shared memory; 5 -> 2: a tile of x over all
  * left rows that does not fit).  Knobs, also read at kron_create:
