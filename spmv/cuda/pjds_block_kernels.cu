@@ -242,6 +242,12 @@ extern "C" int pl_cuda_pjds_block_upload(pl_backend *be, const pjds_block *h, pl
     if (nslots) PL_CUDA_GOTO(cudaMemcpy(m->d_row_runs, h->row_runs, b_rr, cudaMemcpyHostToDevice), fail, rc);
     if (b_rc) PL_CUDA_GOTO(cudaMemcpy(m->d_rcol, h->rcol, b_rc, cudaMemcpyHostToDevice), fail, rc);
     if (b_v) PL_CUDA_GOTO(cudaMemcpy(m->d_val, h->val, b_v, cudaMemcpyHostToDevice), fail, rc);
+    /* a cudaMemcpy from pageable memory may return before its DMA (queued
+     * on the legacy default stream) lands, and the kernels run on the
+     * non-blocking cx->stream, which does not wait for that stream: without
+     * this, gpu_pjds_block read half-copied arrays under load (2 of 3 runs
+     * of ctest -L gpu -j2 on the H100 host, 2026-11-25) */
+    PL_CUDA_GOTO(cudaDeviceSynchronize(), fail, rc);
     be->bytes_h2d += (double)m->bytes;
     *d = m;
     return PL_OK;
@@ -371,6 +377,10 @@ extern "C" int pl_cuda_pjds_block_view(pl_backend *be, const pjds *h, const int6
     if (rc == PL_OK && (cudaMemcpy(m->d_run_off, h_off, b_off, cudaMemcpyHostToDevice) != cudaSuccess ||
                         (b_runs && cudaMemcpy(m->d_row_runs, h_runs, b_runs, cudaMemcpyHostToDevice) != cudaSuccess)))
         rc = PL_ERROR(PL_ERR_CUDA, "cudaMemcpy of the pJDS-b run arrays failed");
+    /* the copies' DMA on the legacy stream before k_runs_rcol on cx->stream
+     * (non-blocking) reads them (see pl_cuda_pjds_block_upload) */
+    if (rc == PL_OK && cudaDeviceSynchronize() != cudaSuccess)
+        rc = PL_ERROR(PL_ERR_CUDA, "cudaDeviceSynchronize after the pJDS-b run arrays failed");
     if (rc == PL_OK && nch > 0) {
         k_runs_rcol<<<(unsigned)((nch * C + 255) / 256), 256, 0, cx->stream>>>(nrows, (int32_t)C, b, h->ncols, d_chunk_start,
                                                                             m->d_run_off, d_col, m->d_rcol);
