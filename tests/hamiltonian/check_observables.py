@@ -295,7 +295,8 @@ def check_ranks_op(exe, mpi_base, tmp, op):
         # 12 steps: past the first converged Ritz value the plain recursion
         # amplifies rounding (a different summation order per rank count) into
         # different, equally valid coefficients; the spectrum stays the same
-        write_config(cfg, "site_periodic", "\n[spectral]\noperator = %s\nmomentum = 1\nsteps = 12\n" % op)
+        # the cpu backend: on a machine with one GPU, `auto` would run 3 ranks on it and be refused
+        write_config(cfg, "site_periodic", "\n[spmv]\nbackend = cpu\n[spectral]\noperator = %s\nmomentum = 1\nsteps = 12\n" % op)
         mpi = mpi_base + [str(np_)] + MPI_FLAGS if mpi_base else []
         if np_ > 1 and not mpi:
             continue
