@@ -7,7 +7,8 @@
  * ranks (several: each rank a block of electron configurations with all
  * their phonon rows and a halo of whole phonon rows: spmv/op_kron_dist.c),
  * and so do `spectral` for H (its operator O stays stored) and `dos` (its block
- * products: be->kron_spmm_aug) where format = matrix_free is given (auto
+ * products: be->kron_spmm_aug on one rank, kron_spmm and kron_rem_spmm after
+ * the block halo exchange on several) where format = matrix_free is given (auto
  * keeps a stored matrix for both: cmd_spectral.c, cmd_dos.c); every other
  * command that builds an operator (pjds-bench) refuses it with one line
  * (app_build_rows); `info` adds the tables' sizes and the halo of every

@@ -2,8 +2,8 @@
  * kernel polynomial method (docs/models.md, "Density of states"; lanczos/kpm.c).
  *
  * Build the operator as `solve` does (format = matrix_free: from the
- * Holstein-Hubbard model's Kronecker tables, app_free.c; auto keeps a
- * stored matrix here), refuse a nonsymmetric matrix (KPM
+ * Holstein-Hubbard model's Kronecker tables, app_free.c, on any number of
+ * ranks; auto keeps a stored matrix here), refuse a nonsymmetric matrix (KPM
  * needs a real spectrum), estimate the spectral bounds with a short Lanczos
  * run, compute the Chebyshev moments of [kpm] random_vectors start vectors
  * in blocks of [kpm] block vectors (one SpMMV per two moments), damp them
@@ -93,11 +93,6 @@ int cmd_dos(app_ctx *ctx)
     const pl_kpm_cfg *k = &cfg->kpm;
     ctx->error_collective = 1; /* the same config on every rank */
     PL_CHECK(cfg->sweep.nkeys == 0, PL_ERR_INPUT, "%s: dos takes no [sweep] section", cfg->path);
-    char where[1200];
-    PL_CHECK(cfg->spmv.format != PL_FORMAT_MATRIX_FREE || ctx->size == 1, PL_ERR_INPUT,
-             "%s: dos runs matrix_free on one rank so far (%d ranks: its block products have no halo exchange); "
-             "use auto, pjds or compressed",
-             pl_config_where(cfg, "spmv", "format", where, sizeof where), ctx->size);
     PL_CALL(app_check_output_path(ctx, cfg->output.file));
     ctx->error_collective = 0;
     pl_csr rows;
@@ -113,9 +108,11 @@ int cmd_dos(app_ctx *ctx)
     const char *note = "nothing to save (dos has no checkpoints); rerun to start again";
     app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
                           note);
-    /* H from its Kronecker tables where format = matrix_free is given
-     * (app_free.c; the block products: be->kron_spmm_aug); auto keeps a
-     * stored matrix for dos until the tables' SpMMV is measured on the GPU */
+    /* H from its Kronecker tables where format = matrix_free is given, on
+     * any number of ranks (app_free.c; the block products: be->kron_spmm_aug
+     * on one rank, kron_spmm with the halo exchange and kron_rem_spmm on
+     * several, op_block.c); auto keeps a stored matrix for dos (measured
+     * slower on the GPU) */
     ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE;
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.cplx) {

@@ -14,8 +14,10 @@
  * (the comm stream under overlap/task, as for one vector); mpi stages it
  * through pinned host buffers; ipc also stages through MPI, because its
  * mapped peer buffers are sized for one vector (README "SpMMV").
- * A matrix-free operator (format = matrix_free, one rank, no halo) runs
- * the backend's kron_spmm and kron_spmm_aug on its tables instead. */
+ * A matrix-free operator (format = matrix_free) runs the backend's
+ * kron_spmm on its tables for the local part and, on several ranks, the
+ * same exchange and kron_rem_spmm for the remote part; its KPM step is
+ * kron_spmm_aug on one rank, the composed path (W) on several. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,31 +127,94 @@ static int mpi_ok(int e, const char *what)
     return PL_OK;
 }
 
-/* The matrix-free operator's block products (op_kron.c: one rank, no
- * halo): be->kron_spmm, kron_spmm_aug.  A backend without them, or an
- * operator with neighbours (not made so far), gets PL_ERR_NOTSUP. */
+/* The matrix-free operator's block products (op_kron.c, op_kron_dist.c):
+ * the local part be->kron_spmm (one rank: kron_spmm_aug fuses the KPM
+ * step), on several ranks the generic block halo exchange below and
+ * be->kron_rem_spmm for the remote part.  The refusals are decided from
+ * what every rank has alike (the backend's slots, the number of ranks),
+ * never from this rank's neighbours, so that all ranks refuse together. */
 static int kron_block_check(const pl_op *op, int aug)
 {
     const pl_backend *be = op->be;
-    PL_CHECK(op->n_rnb + op->n_snb == 0, PL_ERR_NOTSUP,
-             "format = matrix_free has no block product (%s) across ranks yet: use format = pjds or compressed",
-             aug ? "KPM step" : "SpMMV");
-    PL_CHECK(aug ? be->kron_spmm_aug != NULL : be->kron_spmm != NULL, PL_ERR_NOTSUP,
+    const int fused = aug && op->size == 1;
+    PL_CHECK(fused ? be->kron_spmm_aug != NULL : be->kron_spmm != NULL, PL_ERR_NOTSUP,
              "format = matrix_free: the %s backend has no matrix-free block product (%s); use format = pjds or "
              "compressed",
+             be->name ? be->name : "?", aug ? "KPM step" : "SpMMV");
+    PL_CHECK(op->size == 1 || (be->kron_rem_spmm && be->gather_block), PL_ERR_NOTSUP,
+             "format = matrix_free: the %s backend has no matrix-free block product (%s) across ranks (no "
+             "kron_rem_spmm); use format = pjds or compressed, or one rank",
              be->name ? be->name : "?", aug ? "KPM step" : "SpMMV");
     return PL_OK;
 }
 
-static int block_kron(pl_op *op, int R, const double *X, double *Y)
+/* Y = A_local X: the stored local part or the matrix-free tables. */
+static int block_local(pl_op *op, int R, const double *X, double *Y)
 {
     pl_backend *be = op->be;
-    PL_CALL(kron_block_check(op, 0));
-    const double t0 = pl_wtime();
-    PL_CALL(be->kron_spmm(be, op->d_kron, R, X, Y));
-    PL_CALL(be->sync(be));
-    op->n_apply += R;
-    op->t_total += pl_wtime() - t0;
+    if (op->fmt == PL_FORMAT_MATRIX_FREE) return be->kron_spmm(be, op->d_kron, R, X, Y);
+    return be->spmm(be, op->d_loc, R, X, Y);
+}
+
+/* Y += A_remote X_halo (the block halo d_halo_b is there). */
+static int block_remote(pl_op *op, int R, double *Y)
+{
+    pl_backend *be = op->be;
+    if (op->fmt == PL_FORMAT_MATRIX_FREE) {
+        if (op->d_krem) PL_CALL(be->kron_rem_spmm(be, op->d_krem, R, op->d_halo_b, Y));
+    } else if (op->rem.nrows) {
+        PL_CALL(be->spmm(be, op->d_rem, R, op->d_halo_b, Y));
+    }
+    return PL_OK;
+}
+
+/* Gather the send block, exchange it into the halo block (d_halo_b),
+ * overlapped with the local product Y = A_local X by mode. */
+static int block_exchange_local(pl_op *op, int R, const double *X, double *Y)
+{
+    pl_backend *be = op->be;
+    const size_t ns = (size_t)op->n_send * (size_t)R, nh = (size_t)op->n_halo * (size_t)R;
+    double tc = pl_wtime();
+    if (op->n_send) PL_CALL(be->gather_block(be, (size_t)op->n_send, R, op->d_send_idx, X, op->d_sendbuf_b));
+    op->bytes_sent += (double)ns * sizeof(double);
+    if (op->nccl && op->hx) {
+        const int side = op->exchange != PL_EXCHANGE_VECTOR;
+        PL_CALL(be->halo->nccl_exchange(op->hx, side, op->n_rnb, op->rnb, op->rcnt_b, op->roff_b, op->d_halo_b,
+                                        op->n_snb, op->snb, op->scnt_b, op->soff_b, op->d_sendbuf_b));
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(block_local(op, R, X, Y));
+        if (side) PL_CALL(be->halo->join(op->hx));
+        return PL_OK;
+    }
+    if (!op->host_shared && ns) PL_CALL(be->download(be, op->h_sendbuf_b, op->d_sendbuf_b, ns));
+    if (op->exchange == PL_EXCHANGE_VECTOR) {
+        PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
+        PL_CALL(mpi_ok(block_wait(op), "MPI_Waitall of the block halo"));
+        if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(block_local(op, R, X, Y));
+    } else if (op->exchange == PL_EXCHANGE_OVERLAP || op->hx) {
+        /* overlap; task on the GPU: the queued local kernel runs while the host does MPI */
+        PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
+        op->t_comm += pl_wtime() - tc;
+        PL_CALL(block_local(op, R, X, Y));
+        tc = pl_wtime();
+        PL_CALL(mpi_ok(block_wait(op), "MPI_Waitall of the block halo"));
+        if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
+        op->t_comm += pl_wtime() - tc;
+    } else { /* task on the CPU: a communication thread */
+        block_task t = {op, MPI_SUCCESS};
+        pthread_t th;
+        PL_CHECK(pthread_create(&th, NULL, block_thread, &t) == 0, PL_ERR_INTERNAL,
+                 "cannot start the communication thread");
+        op->t_comm += pl_wtime() - tc;
+        const int rc = block_local(op, R, X, Y);
+        tc = pl_wtime();
+        pthread_join(th, NULL); /* always join, even if the local part failed */
+        PL_CALL(rc);
+        PL_CALL(mpi_ok(t.mpi_err, "block halo exchange of the communication thread"));
+        op->t_comm += pl_wtime() - tc;
+    }
     return PL_OK;
 }
 
@@ -158,57 +223,15 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
-    if (op->fmt == PL_FORMAT_MATRIX_FREE) return block_kron(op, R, X, Y);
-    PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
+    if (op->fmt == PL_FORMAT_MATRIX_FREE) PL_CALL(kron_block_check(op, 0));
+    else PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
     const double t0 = pl_wtime();
-    const int nb = op->n_rnb + op->n_snb;
-    if (nb == 0) {
-        PL_CALL(be->spmm(be, op->d_loc, R, X, Y)); /* no neighbours: no remote part */
+    if (op->n_rnb + op->n_snb == 0) {
+        PL_CALL(block_local(op, R, X, Y)); /* no neighbours: no remote part */
     } else {
         PL_CALL(block_setup(op, R));
-        const size_t ns = (size_t)op->n_send * (size_t)R, nh = (size_t)op->n_halo * (size_t)R;
-        double tc = pl_wtime();
-        if (op->n_send) PL_CALL(be->gather_block(be, (size_t)op->n_send, R, op->d_send_idx, X, op->d_sendbuf_b));
-        op->bytes_sent += (double)ns * sizeof(double);
-        if (op->nccl && op->hx) {
-            const int side = op->exchange != PL_EXCHANGE_VECTOR;
-            PL_CALL(be->halo->nccl_exchange(op->hx, side, op->n_rnb, op->rnb, op->rcnt_b, op->roff_b, op->d_halo_b,
-                                            op->n_snb, op->snb, op->scnt_b, op->soff_b, op->d_sendbuf_b));
-            op->t_comm += pl_wtime() - tc;
-            PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
-            if (side) PL_CALL(be->halo->join(op->hx));
-        } else {
-            if (!op->host_shared && ns) PL_CALL(be->download(be, op->h_sendbuf_b, op->d_sendbuf_b, ns));
-            if (op->exchange == PL_EXCHANGE_VECTOR) {
-                PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
-                PL_CALL(mpi_ok(block_wait(op), "MPI_Waitall of the block halo"));
-                if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
-                op->t_comm += pl_wtime() - tc;
-                PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
-            } else if (op->exchange == PL_EXCHANGE_OVERLAP || op->hx) {
-                /* overlap; task on the GPU: the queued local kernel runs while the host does MPI */
-                PL_CALL(mpi_ok(block_post(op), "MPI_Isend/Irecv of the block halo"));
-                op->t_comm += pl_wtime() - tc;
-                PL_CALL(be->spmm(be, op->d_loc, R, X, Y));
-                tc = pl_wtime();
-                PL_CALL(mpi_ok(block_wait(op), "MPI_Waitall of the block halo"));
-                if (!op->host_shared && nh) PL_CALL(be->upload(be, op->d_halo_b, op->h_halo_b, nh));
-                op->t_comm += pl_wtime() - tc;
-            } else { /* task on the CPU: a communication thread */
-                block_task t = {op, MPI_SUCCESS};
-                pthread_t th;
-                PL_CHECK(pthread_create(&th, NULL, block_thread, &t) == 0, PL_ERR_INTERNAL,
-                         "cannot start the communication thread");
-                op->t_comm += pl_wtime() - tc;
-                const int rc = be->spmm(be, op->d_loc, R, X, Y);
-                tc = pl_wtime();
-                pthread_join(th, NULL); /* always join, even if the local part failed */
-                PL_CALL(rc);
-                PL_CALL(mpi_ok(t.mpi_err, "block halo exchange of the communication thread"));
-                op->t_comm += pl_wtime() - tc;
-            }
-        }
-        if (op->rem.nrows) PL_CALL(be->spmm(be, op->d_rem, R, op->d_halo_b, Y));
+        PL_CALL(block_exchange_local(op, R, X, Y));
+        PL_CALL(block_remote(op, R, Y));
     }
     PL_CALL(be->sync(be));
     op->n_apply += R;
@@ -225,7 +248,12 @@ int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double b
     const int kron = op->fmt == PL_FORMAT_MATRIX_FREE;
     if (kron) PL_CALL(kron_block_check(op, 1));
     const size_t nr = (size_t)op->n * (size_t)R;
-    if (op->n_rnb + op->n_snb == 0 && (kron || (be->spmm_aug && !op->loc.row_map))) {
+    /* fused on one rank only (spmv.h): several ranks compose on every rank
+     * alike, whatever this rank's neighbours, so that every rank makes the
+     * same collectives (a rank without neighbours used to fuse and reduce
+     * its 2 R dots in one call while the others reduced twice R) */
+    const int fuse = op->size == 1 && (kron || (be->spmm_aug && !op->loc.row_map));
+    if (fuse) {
         const double t0 = pl_wtime();
         double loc[2 * PL_SPMM_RMAX];
         const int e = kron ? be->kron_spmm_aug(be, op->d_kron, R, alpha, gamma, beta, X, Y, loc)
@@ -234,10 +262,7 @@ int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double b
         PL_CALL(e);
         op->n_apply += R;
         op->t_total += pl_wtime() - t0;
-        if (dots) {
-            if (op->size == 1) memcpy(dots, loc, 2 * (size_t)R * sizeof *dots);
-            else PL_MPI(MPI_Allreduce(loc, dots, 2 * R, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of KPM dots");
-        }
+        if (dots) memcpy(dots, loc, 2 * (size_t)R * sizeof *dots); /* one rank: the local sums are global */
         return PL_OK;
     }
 composed:

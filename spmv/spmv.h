@@ -397,6 +397,15 @@ struct pl_backend {
     int (*kron_rem_create)(pl_backend *be, const pl_kron_remote *r, void **mat);
     int (*kron_rem_apply)(pl_backend *be, const void *mat, const double *x_halo, double *y);
     void (*kron_rem_destroy)(pl_backend *be, void *mat);
+    /* kron_rem_spmm, optional (NULL: pl_op_apply_block and
+     * pl_op_apply_block_aug return PL_ERR_NOTSUP for a matrix-free operator
+     * on several ranks, on every rank): kron_rem_apply for R vectors in
+     * spmm's row-major layout (1 <= R <= PL_SPMM_RMAX; the R values of local
+     * row i at Y + i R, of halo row h at X_halo + h R, as pl_op_apply_block's
+     * exchange delivers them): Y += the remote part of each column, each
+     * column's values the bits kron_rem_apply gives for that column alone;
+     * asynchronous like spmm. */
+    int (*kron_rem_spmm)(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y);
 };
 #define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4

@@ -425,6 +425,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->kron_spmm_aug = cpu_kron_spmm_aug;
     be->kron_rem_create = cpu_kron_rem_create; /* cpu_kron_remote.c: several ranks */
     be->kron_rem_apply = cpu_kron_rem_apply;
+    be->kron_rem_spmm = cpu_kron_rem_spmm;
     be->kron_rem_destroy = cpu_kron_rem_destroy;
     be->destroy = cpu_destroy;
     *out = be;

@@ -1,7 +1,10 @@
 /* cpu_kron_remote.c — the CPU backend's remote part of a matrix-free
  * operator on several ranks (be->kron_rem_create, kron_rem_apply,
- * kron_rem_destroy; spmv.h pl_kron_remote, op_kron_dist.c):
+ * kron_rem_spmm, kron_rem_destroy; spmv.h pl_kron_remote, op_kron_dist.c):
  *   y[row[i] n_right + r] += sum_{j in [ptr[i], ptr[i+1])} val[j] x_halo[hrow[j] n_right + r].
+ * kron_rem_spmm: the same for R row-major vectors (op_block.c), which is
+ * the single product with n_right R values per left row, so each column
+ * gets kron_rem_apply's bits.
  * Work items: (remote row i, block of KREM_RB right rows), static among
  * the threads.  Per item the block's partial sums start from y and take the
  * entries j in order, one rounding per product and per addition (C17: no
@@ -63,20 +66,39 @@ int cpu_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat)
     return PL_OK;
 }
 
+/* y[row[i] w + v] += sum_j val[j] xh[hrow[j] w + v], v < w: w = n_right
+ * for one vector, n_right R for a row-major block (a row's R values
+ * together: the block's value (l, r, c) sits at (l n_right + r) R + c, so
+ * a left row is w contiguous values in both). */
+static void krem_rows(const cpu_krem *m, int64_t w, const double *x_halo, double *y)
+{
+    const int64_t nb = (w + KREM_RB - 1) / KREM_RB, items = (int64_t)m->n_rows * nb;
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t i = it / nb, r0 = (it % nb) * KREM_RB, r1 = r0 + KREM_RB < w ? r0 + KREM_RB : w;
+        double *yl = y + (int64_t)m->row[i] * w;
+        for (int64_t j = m->ptr[i]; j < m->ptr[i + 1]; j++) {
+            const double v = m->val[j], *xh = x_halo + (int64_t)m->hrow[j] * w;
+            for (int64_t r = r0; r < r1; r++) yl[r] = yl[r] + v * xh[r];
+        }
+    }
+}
+
 int cpu_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y)
 {
     (void)be;
     const cpu_krem *m = mat;
     PL_CHECK(m && x_halo && y, PL_ERR_ARG, "kron_rem_apply: NULL argument");
-    const int64_t nr = m->n_right, nb = (nr + KREM_RB - 1) / KREM_RB, items = (int64_t)m->n_rows * nb;
-#pragma omp parallel for schedule(static)
-    for (int64_t it = 0; it < items; it++) {
-        const int64_t i = it / nb, r0 = (it % nb) * KREM_RB, r1 = r0 + KREM_RB < nr ? r0 + KREM_RB : nr;
-        double *yl = y + (int64_t)m->row[i] * nr;
-        for (int64_t j = m->ptr[i]; j < m->ptr[i + 1]; j++) {
-            const double v = m->val[j], *xh = x_halo + (int64_t)m->hrow[j] * nr;
-            for (int64_t r = r0; r < r1; r++) yl[r] = yl[r] + v * xh[r];
-        }
-    }
+    krem_rows(m, m->n_right, x_halo, y);
+    return PL_OK;
+}
+
+int cpu_kron_rem_spmm(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y)
+{
+    (void)be;
+    const cpu_krem *m = mat;
+    PL_CHECK(m && X_halo && Y, PL_ERR_ARG, "kron_rem_spmm: NULL argument");
+    PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "kron_rem_spmm: R = %d outside 1..%d", R, PL_SPMM_RMAX);
+    krem_rows(m, m->n_right * R, X_halo, Y);
     return PL_OK;
 }

@@ -44,7 +44,9 @@ int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat);
 int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
 void cpu_kron_destroy(pl_backend *be, void *mat);
 /* cpu_kron_remote.c: the remote part of a matrix-free operator on several
- * ranks (be->kron_rem_create, kron_rem_apply, kron_rem_destroy). */
+ * ranks (be->kron_rem_create, kron_rem_apply, kron_rem_spmm,
+ * kron_rem_destroy). */
 int cpu_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat);
 int cpu_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y);
+int cpu_kron_rem_spmm(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y);
 void cpu_kron_rem_destroy(pl_backend *be, void *mat);

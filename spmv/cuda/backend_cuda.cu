@@ -745,6 +745,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->kron_spmm_aug = pl_cuda_kron_spmm_aug;
     be->kron_rem_create = pl_cuda_kron_rem_create; /* kron_remote.cu: several ranks */
     be->kron_rem_apply = pl_cuda_kron_rem_apply;
+    be->kron_rem_spmm = pl_cuda_kron_rem_spmm;
     be->kron_rem_destroy = pl_cuda_kron_rem_destroy;
     int e = ctx_init(cx, device % n, &be->tune);
     if (e != PL_OK) {

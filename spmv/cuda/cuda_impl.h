@@ -183,9 +183,11 @@ int pl_cuda_kron_create(pl_backend *be, const pl_kron *k, void **mat);
 int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
 void pl_cuda_kron_destroy(pl_backend *be, void *mat);
 /* kron_remote.cu: the remote part of a matrix-free operator on several
- * ranks (be->kron_rem_create, kron_rem_apply, kron_rem_destroy), on cx->stream */
+ * ranks (be->kron_rem_create, kron_rem_apply, kron_rem_spmm,
+ * kron_rem_destroy), on cx->stream */
 int pl_cuda_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat);
 int pl_cuda_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y);
+int pl_cuda_kron_rem_spmm(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y);
 void pl_cuda_kron_rem_destroy(pl_backend *be, void *mat);
 /* kron_block.cu: its block products (be->kron_spmm, kron_spmm_aug) */
 int pl_cuda_kron_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y);

@@ -1,6 +1,6 @@
 /* kron_remote.cu — the CUDA backend's remote part of a matrix-free operator
- * on several ranks (be->kron_rem_create, kron_rem_apply, kron_rem_destroy;
- * spmv.h pl_kron_remote, op_kron_dist.c):
+ * on several ranks (be->kron_rem_create, kron_rem_apply, kron_rem_spmm,
+ * kron_rem_destroy; spmv.h pl_kron_remote, op_kron_dist.c):
  *   y[row[i] n_right + r] += sum_{j in [ptr[i], ptr[i+1])} val[j] x_halo[hrow[j] n_right + r].
  *
  * Upload: the four lists by pl_cuda_upload_array on the backend stream, one
@@ -12,7 +12,9 @@
  * block.  Each thread starts from y and adds the entries in j order with
  * explicitly rounded products and sums (__dmul_rn, __dadd_rn: no FMA), the
  * CPU backend's bits (cpu_kron_remote.c).  Launched on the backend's
- * stream after the halo is there (op_apply.c), asynchronous like spmv. */
+ * stream after the halo is there (op_apply.c), asynchronous like spmv.
+ * kron_rem_spmm (R row-major vectors, op_block.c) is the same kernel with
+ * n_right R values per left row (krem_launch). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,16 +96,34 @@ extern "C" int pl_cuda_kron_rem_create(pl_backend *be, const pl_kron_remote *r, 
     return PL_OK;
 }
 
+/* krem_kernel over w values per left row: w = n_right (one vector) or
+ * n_right R (a row-major block: left row l's values (r, c) at
+ * (l n_right + r) R + c, contiguous, so the block's product is the single
+ * one with w = n_right R and each column keeps kron_rem_apply's bits). */
+static int krem_launch(pl_backend *be, const pl_cuda_krem *m, int64_t w, const double *x_halo, double *y)
+{
+    if (m->n_rows == 0) return PL_OK;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const int64_t bx = (w + KREM_BLOCK - 1) / KREM_BLOCK;
+    const dim3 grid((unsigned)(bx < 65535 ? bx : 65535), (unsigned)(m->n_rows < KREM_GRID_Y ? m->n_rows : KREM_GRID_Y));
+    krem_kernel<<<grid, KREM_BLOCK, 0, cx->stream>>>(w, m->n_rows, m->row, m->ptr, m->hrow, m->val, x_halo, y);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
 extern "C" int pl_cuda_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y)
 {
     const pl_cuda_krem *m = (const pl_cuda_krem *)mat;
     PL_CHECK(m && x_halo && y, PL_ERR_ARG, "kron_rem_apply: NULL argument");
-    if (m->n_rows == 0) return PL_OK;
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    const int64_t bx = (m->n_right + KREM_BLOCK - 1) / KREM_BLOCK;
-    const dim3 grid((unsigned)(bx < 65535 ? bx : 65535), (unsigned)(m->n_rows < KREM_GRID_Y ? m->n_rows : KREM_GRID_Y));
-    krem_kernel<<<grid, KREM_BLOCK, 0, cx->stream>>>(m->n_right, m->n_rows, m->row, m->ptr, m->hrow, m->val, x_halo,
-                                                      y);
-    PL_CUDA_LAUNCH();
+    PL_CALL(krem_launch(be, m, m->n_right, x_halo, y));
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_kron_rem_spmm(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y)
+{
+    const pl_cuda_krem *m = (const pl_cuda_krem *)mat;
+    PL_CHECK(m && X_halo && Y, PL_ERR_ARG, "kron_rem_spmm: NULL argument");
+    PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "kron_rem_spmm: R = %d outside 1..%d", R, PL_SPMM_RMAX);
+    PL_CALL(krem_launch(be, m, m->n_right * R, X_halo, Y));
     return PL_OK;
 }

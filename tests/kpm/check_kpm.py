@@ -2,7 +2,7 @@
 """check_kpm.py -- `pjds-lanczos dos` (the kernel polynomial method) against
 independent references.
 
-usage: check_kpm.py PJDS_BIN CASE [matrix_free | MPIEXEC NP-FLAG FLAGS...]
+usage: check_kpm.py PJDS_BIN CASE [matrix_free] [MPIEXEC NP-FLAG FLAGS...]
   traces   a small Holstein-Hubbard matrix (exported, dense in NumPy), [kpm]
            vectors = unit: the moments equal Tr T_n(H~) / N of the dense
            eigenvalues (1e-12); the density integrates to 1 (the file's
@@ -13,18 +13,18 @@ usage: check_kpm.py PJDS_BIN CASE [matrix_free | MPIEXEC NP-FLAG FLAGS...]
            the peak), computed here from the eigenvalues
   random   random vectors: the moments are estimates (mu_0 = 1 exactly, the
            others within 5 standard errors of the exact traces)
-  ranks    the same moments and density (1e-11) on 1, 2 and 3 ranks
-  free_ranks  [spmv] format = matrix_free on 2 ranks: exit status 2 and one
-           line of ours, printed once (the block products have no halo
-           exchange yet), no file
+  ranks    the same moments and density (1e-11) on 1, 2 and 3 ranks; with
+           matrix_free (kpm.ranks.matrix_free) every run forces [spmv]
+           format = matrix_free (several ranks: the block halo exchange and
+           be->kron_rem_spmm) and its file must name that format
   formats  Holstein-Hubbard (normal basis, open), random vectors in blocks of
            4 and 2: [spmv] format = matrix_free (H from its Kronecker tables,
            the block products be->kron_spmm_aug) and format = pjds give the
            same bounds (1e-9 of a) and moments (1e-12 + n^2 |d x|, the
            rounding of the bounds carried through T_n), each file naming its
            format
-With matrix_free after CASE (traces, random) dos runs with [spmv] format =
-matrix_free.  Every HH run checks the file's spmv_format: matrix_free where
+With matrix_free after CASE (traces, random, ranks) dos runs with [spmv]
+format = matrix_free.  Every HH run checks the file's spmv_format: matrix_free where
 given, else PJDS_SPMV_FORMAT where set (the .compressed runs), else a stored
 format (format = auto keeps a stored matrix for dos).
 Exit 0 = pass, 1 = fail."""
@@ -229,8 +229,15 @@ def case_ranks(exe, mpi, tmp):
         cmd = ([mpi[0], mpi[1], str(np_)] + mpi[2:]) if mpi else []
         if np_ > 1 and not mpi:
             continue
+        fmt = ["--set", "spmv.format=" + FORMAT] if FORMAT else []
         run(cmd + [exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set",
-                   "kpm.moments=128", "--set", "kpm.random_vectors=6", "--set", "kpm.block=4"])
+                   "kpm.moments=128", "--set", "kpm.random_vectors=6", "--set", "kpm.block=4"] + fmt)
+        with h5py.File(out) as f:
+            got = f.attrs["spmv_format"]
+        got = got.decode() if isinstance(got, bytes) else str(got)
+        if FORMAT and got != FORMAT:
+            print("FAIL: %d ranks ran with spmv_format %s, expected %s" % (np_, got, FORMAT))
+            return 1
         res.append(read_dos(out))
     fail = 0
     for d in res[1:]:
@@ -241,7 +248,10 @@ def case_ranks(exe, mpi, tmp):
             if e > 1e-11:
                 print("FAIL: %s differs by %.2e between rank counts" % (k, e))
                 fail = 1
-    print("ranks: %d runs compared" % len(res))
+    if mpi and len(res) != 3:
+        print("FAIL: %d runs, expected 3" % len(res))
+        fail = 1
+    print("ranks%s: %d runs compared" % (" (" + FORMAT + ")" if FORMAT else "", len(res)))
     return fail
 
 
@@ -272,30 +282,12 @@ def case_formats(exe, tmp):
     return fail
 
 
-def case_free_ranks(exe, mpi, tmp):
-    if not mpi:
-        print("skipped: no MPI launcher given")
-        return 77
-    cfg = os.path.join(tmp, "hh.ini")
-    open(cfg, "w").write(HH + "format = matrix_free\n")
-    out = os.path.join(tmp, "f.h5")
-    p = subprocess.run([mpi[0], mpi[1], "2"] + mpi[2:] + [exe, "dos", cfg, "--set", "output.file=" + out],
-                       capture_output=True, text=True)
-    want = "[spmv] format: dos runs matrix_free on one rank so far (2 ranks"
-    lines = [l for l in p.stderr.splitlines() if l.startswith("pjds-lanczos")]  # (mpiexec adds its own)
-    if p.returncode != 2 or len(lines) != 1 or want not in lines[0] or os.path.exists(out):
-        print("FAIL: exit %d, stderr %r (want exit 2 and one line with %r, no file)" % (p.returncode, p.stderr, want))
-        return 1
-    print("free_ranks: %s" % lines[0])
-    return 0
-
-
 def main():
     global FORMAT
     exe, case = sys.argv[1], sys.argv[2]
     mpi = sys.argv[3:]
-    if mpi == ["matrix_free"]:
-        FORMAT, mpi = "matrix_free", []
+    if mpi[:1] == ["matrix_free"]:
+        FORMAT, mpi = "matrix_free", mpi[1:]
     with tempfile.TemporaryDirectory() as tmp:
         if case == "traces":
             return case_traces(exe, tmp)
@@ -307,8 +299,6 @@ def main():
             return case_ranks(exe, mpi, tmp)
         if case == "formats":
             return case_formats(exe, tmp)
-        if case == "free_ranks":
-            return case_free_ranks(exe, mpi, tmp)
     print("unknown case", case)
     return 1
 

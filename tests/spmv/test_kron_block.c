@@ -21,13 +21,27 @@
  *     e. cuda (PJDS_TEST_BACKEND=cuda, ctest gpu_kron_block; exit 77
  *        without a device): Y of both products is the CPU backend's bit
  *        for bit, the dots within 1e-13.
+ *     On P = 2, 3, 4 ranks (ctest spmv_kron_block_np2, _np3, _np4) the
+ *     same models split by electron configurations, every exchange mode
+ *     (vector, overlap, task): the halo exchange of op_block.c and
+ *     be->kron_rem_spmm.  Each operator's rows are gathered into global
+ *     blocks; a holds bitwise against the single products (kron_apply +
+ *     kron_rem_apply); b against the pJDS operator of the same row blocks;
+ *     c (composed on several ranks: another rounding order) to 1e-15 of
+ *     each column's max |y| against alpha h + gamma x + beta y0 and against
+ *     the pJDS operator's KPM step, the dots to 1e-13; the split must have a
+ *     halo somewhere.
  *  2. random tables on the backend's slots directly (be->kron_spmm,
  *     kron_spmm_aug against be->kron_apply, bitwise): n_left not a
  *     multiple of 8, nterms 0 and 11, rows of A longer than 64 entries,
  *     c = +-0.0, n_right not a multiple of the kernels' blocks.
+ *     2b. be->kron_rem_spmm on random remote lists against the formula of
+ *     spmv.h and against kron_rem_apply of each column, bitwise (n_right 1,
+ *     513, 1000; R = 1 ... PL_SPMM_RMAX).
  *  3. refusals: R = 0 and PL_SPMM_RMAX + 1 give PL_ERR_ARG; a backend
  *     whose kron_spmm / kron_spmm_aug are NULL gives PL_ERR_NOTSUP naming
- *     the missing block product. */
+ *     the missing block product; one without kron_rem_spmm PL_ERR_NOTSUP
+ *     on every rank of several ("across ranks"), PL_OK on one rank. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -47,6 +61,7 @@
 #define TOL_GPU_DOTS 1e-13
 
 static int backend_kind = PL_BACKEND_CPU;
+static int rank = 0, size = 1;
 static double worst_stored = 0.0, worst_dots = 0.0;
 static int n_cases = 0;
 
@@ -130,26 +145,32 @@ static int64_t nbits(const double *a, const double *b, size_t n)
 
 /* 1c: Y == ((alpha h) + (gamma x)) + (beta y0) bitwise; dots to TOL_DOTS. */
 static void check_aug(const double *X, const double *Y0, const double *H, const double *Y, const double *dots,
-                      size_t n, int R, const char *d)
+                      size_t n, int R, int bitwise, const char *d)
 {
     int64_t bad = 0;
     double worst = 0.0;
     for (int c = 0; c < R; c++) {
         long double sxx = 0.0L, syx = 0.0L, axx = 0.0L, ayx = 0.0L;
+        double dm = 0.0, ym = 0.0;
         for (size_t i = 0; i < n; i++) {
             const size_t q = i * R + c;
             const double y = ALPHA * H[q] + GAMMA * X[q] + BETA * Y0[q];
-            bad += memcmp(&y, Y + q, sizeof y) != 0;
+            bad += bitwise && memcmp(&y, Y + q, sizeof y) != 0;
+            dm = isfinite(Y[q]) ? fmax(dm, fabs(Y[q] - y)) : INFINITY;
+            ym = fmax(ym, fabs(y));
             sxx += (long double)X[q] * X[q];
             syx += (long double)y * X[q];
             axx += fabsl((long double)X[q] * X[q]);
             ayx += fabsl((long double)y * X[q]);
         }
+        /* several ranks: the composed step, another rounding order */
+        if (!bitwise && dm > TOL_STORED * (ym > 0.0 ? ym : 1.0)) bad++;
         const double e1 = (double)(fabsl((long double)dots[c] - sxx) / (axx > 0 ? axx : 1.0L));
         const double e2 = (double)(fabsl((long double)dots[R + c] - syx) / (ayx > 0 ? ayx : 1.0L));
         worst = fmax(worst, fmax(e1, e2));
     }
-    TU_CHECK_MSG(bad == 0, "%s: aug step: %lld values differ from alpha h + gamma x + beta y0", d, (long long)bad);
+    TU_CHECK_MSG(bad == 0, "%s: aug step: %lld %s differ from alpha h + gamma x + beta y0%s", d, (long long)bad,
+                 bitwise ? "values" : "columns", bitwise ? "" : " by more than 1e-15 of the column's max");
     TU_CHECK_MSG(worst <= TOL_DOTS, "%s: aug dots off by %.3g (relative to the sums of |terms|)", d, worst);
     worst_dots = fmax(worst_dots, worst);
 }
@@ -170,23 +191,63 @@ static double stored_error(const double *Y, const double *P, size_t n, int R)
     return worst;
 }
 
-/* The operators of one model: kron (be), pJDS (be), kron on the CPU (cuda run). */
+/* The operators of one model: kron (be), pJDS (be), kron on the CPU (cuda
+ * run), each on its rows of the split (several ranks: the same row blocks). */
 typedef struct ops {
     pl_op *kop, *pop, *cop;
     pl_backend *cb;
     int64_t N;
 } ops;
 
-/* 1a-e for R vectors. */
+/* Xl = the rows of op of the global block Xg (N x R). */
+static void to_local(pl_op *op, int R, const double *Xg, double *Xl)
+{
+    pl_op_info in;
+    pl_op_get_info(op, &in);
+    const int64_t *gi = pl_op_global_index(op);
+    for (int64_t i = 0; i < in.n_local; i++) memcpy(Xl + i * R, Xg + gi[i] * R, (size_t)R * sizeof *Xl);
+}
+
+/* Yg (N x R, every rank) = the rows Yl of op, each from its owner. */
+static int to_global(pl_op *op, int R, int64_t N, const double *Yl, double *Yg)
+{
+    pl_op_info in;
+    pl_op_get_info(op, &in);
+    const int64_t *gi = pl_op_global_index(op);
+    if (size > 1) memset(Yg, 0, (size_t)(N * R) * sizeof *Yg);
+    for (int64_t i = 0; i < in.n_local; i++) memcpy(Yg + gi[i] * R, Yl + i * R, (size_t)R * sizeof *Yg);
+    if (size > 1 && MPI_Allreduce(MPI_IN_PLACE, Yg, (int)(N * R), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return PL_ERROR(PL_ERR_MPI, "MPI_Allreduce of Y failed");
+    return PL_OK;
+}
+
+/* Yg = the block product (aug: the KPM step from Y0g, dots) of op, global
+ * blocks in and out; L: n_local x R scratch (3 of them). */
+static int block_global(pl_op *op, int R, int64_t N, int aug, const double *Xg, const double *Y0g, double *Yg,
+                        double *dots, double *L)
+{
+    pl_op_info in;
+    pl_op_get_info(op, &in);
+    const size_t nv = (size_t)in.n_local * (size_t)R;
+    to_local(op, R, Xg, L);
+    if (aug) to_local(op, R, Y0g, L + nv);
+    PL_CALL(block_host(op, R, aug, L, L + nv, L + 2 * nv, dots));
+    PL_CALL(to_global(op, R, N, L + 2 * nv, Yg));
+    return PL_OK;
+}
+
+/* 1a-e for R vectors, on global blocks (several ranks: each rank's rows of
+ * every operator, gathered). */
 static void check_R(const ops *o, int R, const char *d)
 {
     const size_t N = (size_t)o->N, nv = N * (size_t)R;
     double *X = malloc(nv * sizeof *X), *Y0 = malloc(nv * sizeof *Y0), *Y = malloc(nv * sizeof *Y);
     double *H = malloc(nv * sizeof *H), *P = malloc(nv * sizeof *P), *T = malloc(nv * sizeof *T);
+    double *L = malloc(3 * nv * sizeof *L); /* local scratch: n_local <= N */
     double dots[2 * PL_SPMM_RMAX], cdots[2 * PL_SPMM_RMAX];
     char dd[300];
-    snprintf(dd, sizeof dd, "%s, R = %d", d, R);
-    if (!X || !Y0 || !Y || !H || !P || !T) {
+    snprintf(dd, sizeof dd, "%s, R = %d, %d rank%s", d, R, size, size > 1 ? "s" : "");
+    if (!X || !Y0 || !Y || !H || !P || !T || !L) {
         TU_CHECK_MSG(0, "%s: out of memory", dd);
         goto done;
     }
@@ -198,29 +259,39 @@ static void check_R(const ops *o, int R, const char *d)
     int64_t n0 = 0, n1 = 0;
     double s0 = 0.0;
     pl_op_counters(o->kop, &n0, &s0);
-    TU_OK(block_host(o->kop, R, 0, X, NULL, Y, NULL));
+    TU_OK(block_global(o->kop, R, o->N, 0, X, NULL, Y, NULL, L));
     pl_op_counters(o->kop, &n1, &s0);
     TU_CHECK_MSG(n1 - n0 == R, "%s: the block product counted %lld applies", dd, (long long)(n1 - n0));
-    TU_OK(singles(o->kop, R, X, H));
+    /* a: the single products (on several ranks kron_apply + kron_rem_apply) */
+    to_local(o->kop, R, X, L);
+    TU_OK(singles(o->kop, R, L, L + nv));
+    TU_OK(to_global(o->kop, R, o->N, L + nv, H));
     const int64_t bad = nbits(Y, H, nv);
     TU_CHECK_MSG(bad == 0, "%s: %lld values of H X differ from the single products bitwise", dd, (long long)bad);
-    /* b: the pJDS operator's block product in its permuted rows */
-    const int64_t *gi = pl_op_global_index(o->pop);
-    for (size_t i = 0; i < N; i++) memcpy(T + i * R, X + (size_t)gi[i] * R, (size_t)R * sizeof *T);
-    TU_OK(block_host(o->pop, R, 0, T, NULL, P, NULL));
-    for (size_t i = 0; i < N; i++) memcpy(T + (size_t)gi[i] * R, P + i * R, (size_t)R * sizeof *T);
-    const double es = stored_error(Y, T, N, R);
+    /* b: the pJDS operator's block product (its permuted rows, the same row blocks) */
+    TU_OK(block_global(o->pop, R, o->N, 0, X, NULL, P, NULL, L));
+    const double es = stored_error(Y, P, N, R);
     TU_CHECK_MSG(es <= TOL_STORED, "%s: matrix-free vs pJDS block product %.3g of max|y|", dd, es);
     worst_stored = fmax(worst_stored, es);
-    /* c: the KPM step */
-    TU_OK(block_host(o->kop, R, 1, X, Y0, P, dots));
-    check_aug(X, Y0, H, P, dots, N, R, dd);
+    /* c: the KPM step (bitwise on one rank: fused; composed on several) */
+    TU_OK(block_global(o->kop, R, o->N, 1, X, Y0, P, dots, L));
+    check_aug(X, Y0, H, P, dots, N, R, size == 1, dd);
+    if (size > 1) { /* and against the pJDS operator's KPM step */
+        TU_OK(block_global(o->pop, R, o->N, 1, X, Y0, T, cdots, L));
+        const double ea = stored_error(P, T, N, R);
+        double e = 0.0;
+        for (int c = 0; c < 2 * R; c++) e = fmax(e, fabs(dots[c] - cdots[c]) / fmax(fabs(cdots[c]), 1e-300));
+        TU_CHECK_MSG(ea <= TOL_STORED && e <= TOL_DOTS, "%s: KPM step vs pJDS's: Y %.3g of max|y|, dots %.3g", dd,
+                     ea, e);
+        worst_stored = fmax(worst_stored, ea);
+    }
     /* e: the CPU backend's block products */
     if (o->cop) {
-        TU_OK(block_host(o->cop, R, 0, X, NULL, T, NULL));
+        TU_OK(block_global(o->cop, R, o->N, 0, X, NULL, T, NULL, L));
         TU_CHECK_MSG(nbits(Y, T, nv) == 0, "%s: H X differs from the cpu backend's", dd);
-        TU_OK(block_host(o->cop, R, 1, X, Y0, T, cdots));
-        TU_CHECK_MSG(nbits(P, T, nv) == 0, "%s: the aug step's Y differs from the cpu backend's", dd);
+        TU_OK(block_global(o->cop, R, o->N, 1, X, Y0, T, cdots, L));
+        const double ea = size == 1 ? (double)nbits(P, T, nv) : stored_error(P, T, N, R) > TOL_STORED;
+        TU_CHECK_MSG(ea == 0.0, "%s: the aug step's Y differs from the cpu backend's", dd);
         double e = 0.0;
         for (int c = 0; c < 2 * R; c++) e = fmax(e, fabs(dots[c] - cdots[c]) / fmax(fabs(cdots[c]), 1e-300));
         TU_CHECK_MSG(e <= TOL_GPU_DOTS, "%s: dots differ from the cpu backend's by %.3g", dd, e);
@@ -233,12 +304,16 @@ done:
     free(H);
     free(P);
     free(T);
+    free(L);
 }
 
-static void check_model(pl_backend *be, const hh_params *p)
+/* (several ranks: exchange mode ex of pl_op_options, enum pl_exchange) */
+static void check_model(pl_backend *be, const hh_params *p, int ex)
 {
     static const int Rs[] = {1, 2, 3, 8, 32, PL_SPMM_RMAX};
-    const char *d = hh_args_describe(p);
+    static const char *const exname[] = {"vector", "overlap", "task"};
+    char d[300];
+    snprintf(d, sizeof d, "%s, exchange %s", hh_args_describe(p), exname[ex]);
     hh_model *m = NULL;
     hh_mf *mf = NULL;
     pl_csr a = {0};
@@ -246,15 +321,18 @@ static void check_model(pl_backend *be, const hh_params *p)
     TU_OK(hh_model_create(p, &m));
     if (!m) return;
     o.N = hh_model_rows(m);
-    TU_OK(hh_rows_csr(m, 0, o.N, &a));
     TU_OK(hh_mf_create(m, &mf));
     pl_op_options oo;
     pl_op_options_defaults(&oo);
-    oo.format = PL_FORMAT_PJDS;
-    TU_OK(pl_op_create(&a, &oo, be, MPI_COMM_WORLD, &o.pop));
+    oo.exchange = ex;
     if (mf) {
         pl_kron k;
         hh_mf_kron(mf, &k);
+        /* the pJDS operator of the rows the matrix-free split gives this rank */
+        const int64_t l0 = k.n_left * rank / size, l1 = k.n_left * (rank + 1) / size;
+        TU_OK(hh_rows_csr(m, l0 * k.n_right, l1 * k.n_right, &a));
+        oo.format = PL_FORMAT_PJDS;
+        TU_OK(pl_op_create(&a, &oo, be, MPI_COMM_WORLD, &o.pop));
         oo.format = PL_FORMAT_MATRIX_FREE;
         TU_OK(pl_op_create_kron(&k, &oo, be, MPI_COMM_WORLD, &o.kop));
         if (backend_kind == PL_BACKEND_CUDA) {
@@ -263,10 +341,16 @@ static void check_model(pl_backend *be, const hh_params *p)
         }
     }
     hh_mf_destroy(&mf); /* the backends hold their copies */
-    if (o.kop && o.pop && (backend_kind == PL_BACKEND_CPU || o.cop))
+    if (o.kop && o.pop && (backend_kind == PL_BACKEND_CPU || o.cop)) {
+        pl_op_info in;
+        pl_op_get_info(o.kop, &in);
+        long long halo = in.n_halo; /* several ranks: the remote path must run somewhere */
+        MPI_Allreduce(MPI_IN_PLACE, &halo, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        TU_CHECK_MSG(size == 1 || halo > 0, "%s: %d ranks and no halo: the remote part is not tested", d, size);
         for (size_t i = 0; i < sizeof Rs / sizeof *Rs; i++) check_R(&o, Rs[i], d);
-    else
+    } else {
         TU_CHECK_MSG(0, "%s: set-up failed", d);
+    }
     pl_op_destroy(&o.kop);
     pl_op_destroy(&o.pop);
     pl_op_destroy(&o.cop);
@@ -321,7 +405,7 @@ static void slots_vs_apply(pl_backend *be, const pl_kron *k, int R, const char *
     TU_OK(be->download(be, Y, dY, nv));
     char dd[200];
     snprintf(dd, sizeof dd, "%s, R = %d (slots)", d, R);
-    check_aug(X, Y0, H, Y, dots, N, R, dd);
+    check_aug(X, Y0, H, Y, dots, N, R, 1, dd);
 done:
     if (op) be->kron_destroy(be, op);
     double *dv[] = {dX, dY, dx, dy};
@@ -375,6 +459,85 @@ static void random_tables(pl_backend *be, int64_t nl, int64_t nr, int nt, int na
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) free(p[i]);
 }
 
+/* 2b: be->kron_rem_spmm on random remote lists (n_rows of nl local left
+ * rows, nh halo rows, up to 6 entries per row, repeated halo rows, +-0.0
+ * values) against the formula of spmv.h in a plain loop and against
+ * kron_rem_apply of each column, bitwise, Y starting from random values. */
+static void rem_slot(pl_backend *be, int64_t nr, int R, const char *d)
+{
+    enum { NL = 9, NH = 5, NROWS = 4 };
+    const int32_t row[NROWS] = {0, 2, 3, 8};
+    int64_t ptr[NROWS + 1] = {0};
+    int32_t hrow[6 * NROWS];
+    double val[6 * NROWS];
+    for (int i = 0; i < NROWS; i++) {
+        const int ne = i == 1 ? 6 : 1 + (int)(rnd01() * 4.0);
+        ptr[i + 1] = ptr[i] + ne;
+        for (int64_t j = ptr[i]; j < ptr[i + 1]; j++) {
+            hrow[j] = j == ptr[i] + 1 ? hrow[j - 1] : (int32_t)(rnd01() * NH);
+            const double u = rnd01();
+            val[j] = u < 0.1 ? 0.0 : u < 0.2 ? -0.0 : rnd01() - 0.5;
+        }
+    }
+    const pl_kron_remote r = {nr, NROWS, row, ptr, hrow, val};
+    const size_t ny = (size_t)(NL * nr * R), nx = (size_t)(NH * nr * R);
+    double *Xh = malloc(nx * sizeof *Xh), *Y0 = malloc(ny * sizeof *Y0), *Y = malloc(ny * sizeof *Y);
+    double *E = malloc(ny * sizeof *E), *C = malloc(ny * sizeof *C), *h = malloc((size_t)(NH * nr) * sizeof *h);
+    double *dX = NULL, *dY = NULL, *dx = NULL, *dy = NULL;
+    void *m = NULL;
+    TU_OK(be->kron_rem_create(be, &r, &m));
+    TU_OK(be->vec_alloc(be, nx, &dX));
+    TU_OK(be->vec_alloc(be, ny, &dY));
+    TU_OK(be->vec_alloc(be, (size_t)(NH * nr), &dx));
+    TU_OK(be->vec_alloc(be, (size_t)(NL * nr), &dy));
+    if (!Xh || !Y0 || !Y || !E || !C || !h || !m || !dX || !dY || !dx || !dy) {
+        TU_CHECK_MSG(0, "%s: set-up failed", d);
+        goto done;
+    }
+    for (size_t q = 0; q < nx; q++) Xh[q] = rnd01() < 0.1 ? -0.0 : rnd01() - 0.5;
+    for (size_t q = 0; q < ny; q++) Y0[q] = rnd01() - 0.5;
+    memcpy(E, Y0, ny * sizeof *E); /* the formula, value by value in j order */
+    for (int i = 0; i < NROWS; i++)
+        for (int64_t v = 0; v < nr * R; v++) {
+            double y = E[row[i] * nr * R + v];
+            for (int64_t j = ptr[i]; j < ptr[i + 1]; j++) y = y + val[j] * Xh[hrow[j] * nr * R + v];
+            E[row[i] * nr * R + v] = y;
+        }
+    TU_OK(be->upload(be, dX, Xh, nx));
+    TU_OK(be->upload(be, dY, Y0, ny));
+    TU_OK(be->kron_rem_spmm(be, m, R, dX, dY));
+    TU_OK(be->download(be, Y, dY, ny));
+    for (int c = 0; c < R; c++) { /* kron_rem_apply of column c */
+        for (int64_t q = 0; q < NH * nr; q++) h[q] = Xh[q * R + c];
+        TU_OK(be->upload(be, dx, h, (size_t)(NH * nr)));
+        double *col = malloc((size_t)(NL * nr) * sizeof *col);
+        if (!col) {
+            TU_CHECK_MSG(0, "%s: out of memory", d);
+            break;
+        }
+        for (int64_t q = 0; q < NL * nr; q++) col[q] = Y0[q * R + c];
+        TU_OK(be->upload(be, dy, col, (size_t)(NL * nr)));
+        TU_OK(be->kron_rem_apply(be, m, dx, dy));
+        TU_OK(be->download(be, col, dy, (size_t)(NL * nr)));
+        for (int64_t q = 0; q < NL * nr; q++) C[q * R + c] = col[q];
+        free(col);
+    }
+    TU_CHECK_MSG(nbits(Y, E, ny) == 0, "%s, R = %d: kron_rem_spmm differs from the formula", d, R);
+    TU_CHECK_MSG(nbits(Y, C, ny) == 0, "%s, R = %d: kron_rem_spmm differs from kron_rem_apply", d, R);
+    TU_CHECK_MSG(nbits(Y, Y0, ny) > 0, "%s, R = %d: kron_rem_spmm changed nothing", d, R);
+done:
+    if (m) be->kron_rem_destroy(be, m);
+    double *dv[] = {dX, dY, dx, dy};
+    for (int i = 0; i < 4; i++)
+        if (dv[i]) be->vec_free(be, dv[i]);
+    free(Xh);
+    free(Y0);
+    free(Y);
+    free(E);
+    free(C);
+    free(h);
+}
+
 /* 3: bad R; a backend without the block slots. */
 static void refusals(pl_backend *be)
 {
@@ -404,6 +567,7 @@ static void refusals(pl_backend *be)
     }
     if (dv) be->vec_free(be, dv);
     dv = NULL;
+    const pl_backend saved = *nb;
     nb->kron_spmm = NULL;
     nb->kron_spmm_aug = NULL;
     TU_OK(pl_op_create_kron(&k, &oo, nb, MPI_COMM_WORLD, &nop));
@@ -418,6 +582,30 @@ static void refusals(pl_backend *be)
         pl_error_clear();
     }
     if (dv) nb->vec_free(nb, dv);
+    dv = NULL;
+    pl_op_destroy(&nop);
+    /* no kron_rem_spmm: several ranks refuse on every rank alike (no rank
+     * enters the exchange: a rank going on would hang the test); one rank
+     * needs no remote part */
+    nb->kron_spmm = saved.kron_spmm;
+    nb->kron_spmm_aug = saved.kron_spmm_aug;
+    nb->kron_rem_spmm = NULL;
+    TU_OK(pl_op_create_kron(&k, &oo, nb, MPI_COMM_WORLD, &nop));
+    TU_OK(nb->vec_alloc(nb, 3 * N, &dv));
+    if (nop && dv) {
+        TU_OK(nb->set(nb, 3 * N, 0.5, dv));
+        const int e1 = pl_op_apply_block(nop, 1, dv, dv + N);
+        const int e2 = pl_op_apply_block_aug(nop, 1, 1.0, 0.0, 0.0, dv, dv + N, dv + 2 * N, dots);
+        if (size > 1) {
+            TU_CHECK(e1 == PL_ERR_NOTSUP && e2 == PL_ERR_NOTSUP);
+            TU_CHECK_MSG(strstr(pl_error_message(), "(KPM step) across ranks") != NULL, "message '%s'",
+                         pl_error_message());
+        } else {
+            TU_CHECK(e1 == PL_OK && e2 == PL_OK);
+        }
+        pl_error_clear();
+    }
+    if (dv) nb->vec_free(nb, dv);
 done:
     pl_op_destroy(&op);
     pl_op_destroy(&nop);
@@ -429,8 +617,8 @@ done:
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     pl_log_init(rank, 0);
     const char *tb = getenv("PJDS_TEST_BACKEND");
     if (tb && !strcmp(tb, "cuda")) {
@@ -456,11 +644,18 @@ int main(int argc, char **argv)
             hh_args_model(6, 3, 2, 1.0, 2.0, 0.5, 0.8, 1, S, O),    /* M = 1, site, open */
             hh_args_model(2, 1, 1, 1.0, 2.0, 0.5, 0.8, 4, S, P),    /* L = 2 periodic: summed hops */
         };
-        for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) check_model(be, &ms[i]);
+        /* several ranks: every exchange mode (one rank has no exchange) */
+        for (int ex = PL_EXCHANGE_VECTOR; ex <= (size > 1 ? PL_EXCHANGE_TASK : PL_EXCHANGE_VECTOR); ex++)
+            for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) check_model(be, &ms[i], ex);
         random_tables(be, 13, 2100, 5, 4, "random: n_left 13, n_right 2100");
         random_tables(be, 7, 1000, 0, 3, "random: nterms 0");
         random_tables(be, 20, 300, 11, 70, "random: nterms 11, 70 entries per row of A");
         random_tables(be, 1, 5003, 4, 1, "random: n_left 1");
+        for (int R = 1; R <= PL_SPMM_RMAX; R = R < 8 ? R + 2 : 4 * R + 1) {
+            rem_slot(be, 1000, R, "remote slot: n_right 1000");
+            rem_slot(be, 1, R, "remote slot: n_right 1");
+        }
+        rem_slot(be, 513, PL_SPMM_RMAX, "remote slot: n_right 513");
         refusals(be);
         printf("kron_block (%s): %d (model, R) cases, worst vs pJDS %.3g of max|y|, aug dots %.3g\n", be->name,
                n_cases, worst_stored, worst_dots);
