@@ -56,11 +56,9 @@ void pl_op_block_free(pl_op *op)
 /* Buffers and the scaled plan for R vectors (kept for later applies). */
 static int block_setup(pl_op *op, int R)
 {
-    if (op->blk_R >= R) {
-        if (op->blk_R != R) { /* rescale the plan to this R, keep the buffers */
-            for (int i = 0; i < op->n_rnb; i++) op->rcnt_b[i] = op->rcnt[i] * R, op->roff_b[i] = op->roff[i] * R;
-            for (int i = 0; i < op->n_snb; i++) op->scnt_b[i] = op->scnt[i] * R, op->soff_b[i] = op->soff[i] * R;
-        }
+    if (op->blk_R >= R) { /* scale the plan to this R (it may hold a smaller R's), keep the buffers */
+        for (int i = 0; i < op->n_rnb; i++) op->rcnt_b[i] = op->rcnt[i] * R, op->roff_b[i] = op->roff[i] * R;
+        for (int i = 0; i < op->n_snb; i++) op->scnt_b[i] = op->scnt[i] * R, op->soff_b[i] = op->soff[i] * R;
         return PL_OK;
     }
     pl_op_block_free(op);

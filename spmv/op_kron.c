@@ -115,10 +115,18 @@ static int kron_build_dist(pl_op *op, const pl_kron *k, const pl_op_options *opt
 {
     PL_CALL(pl_op_kron_dist_build(op, k, opt));
     PL_MALLOC(op->gidx, op->n > 0 ? op->n : 1);
+    const int right = pl_op_kron_split(op) == PL_KRON_SPLIT_RIGHT;
+    if (right) { /* op_kron_right.c: local row l w + (r - R_q) is global l n_right + r */
+        const int64_t w = op->n / k->n_left, nr = k->n_right, r0 = op->row0;
 #pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < op->n; i++) op->gidx[i] = op->row0 + i;
+        for (int32_t i = 0; i < op->n; i++) op->gidx[i] = (i / w) * nr + r0 + i % w;
+    } else {
+#pragma omp parallel for schedule(static)
+        for (int32_t i = 0; i < op->n; i++) op->gidx[i] = op->row0 + i;
+    }
     char more[96];
-    snprintf(more, sizeof more, ", split by electron configurations over %d ranks", op->size);
+    snprintf(more, sizeof more, ", split by %s configurations over %d ranks", right ? "phonon" : "electron",
+             op->size);
     set_note(op, k, more);
     pl_debug("pl_op_create_kron: %lld rows (%lld x %lld, %d right factors) over %d ranks, %lld non-zeros on rank "
              "%d, %zu bytes of tables and buffers",

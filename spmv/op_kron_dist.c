@@ -45,13 +45,7 @@
 #include "spmv.h"
 #include "spmv_impl.h"
 #include "op_impl.h"
-
-/* The split of one operator (op->kdist). */
-typedef struct kron_dist {
-    int64_t n_left, l0, l1; /* this rank's left rows [l0, l1)             */
-    int32_t *hmap;          /* n_left: halo row of a remote left row, -1 */
-    int32_t n_hrows;
-} kron_dist;
+#include "op_kron_dist.h"
 
 /* The rank's tables: the local pl_kron (owned arrays of A) and the remote
  * part (owned lists). */
@@ -80,7 +74,7 @@ static void dist_tab_free(dist_tab *t)
 }
 
 /* Owner of index c among the parts bounds[0..P] (bounds[P] > c >= 0). */
-static int owner_of(const int64_t *bounds, int P, int64_t c)
+int kd_owner_of(const int64_t *bounds, int P, int64_t c)
 {
     int lo = 0, hi = P - 1;
     while (lo < hi) {
@@ -105,7 +99,7 @@ static void halo_left(const pl_kron *k, int P, const int64_t *lb, int32_t *stamp
                 const int64_t c = k->a_col[j];
                 if ((c >= lb[p] && c < lb[p + 1]) || stamp[c] == p) continue;
                 stamp[c] = p;
-                const int q = owner_of(lb, P, c);
+                const int q = kd_owner_of(lb, P, c);
                 out[p].halo_lines++;
                 out[q].send_values += nr;
                 from[q] = 1;
@@ -131,7 +125,7 @@ static void halo_right(const pl_kron *k, int P, const int64_t *rb, int32_t *stam
                     const int64_t c = (s ? k->hi : k->lo)[r * nt + m];
                     if (c < 0 || (c >= rb[p] && c < rb[p + 1]) || stamp[c] == p) continue;
                     stamp[c] = p;
-                    const int q = owner_of(rb, P, c);
+                    const int q = kd_owner_of(rb, P, c);
                     out[p].halo_lines++;
                     out[q].send_values += nl;
                     from[q] = 1;
@@ -225,16 +219,19 @@ static int dist_tables(const pl_kron *k, const kron_dist *kd, dist_tab *t)
     t->kl.a_val = t->a_val;
     t->kl.dl = k->dl + l0;
     if (nt > 0) t->kl.c = k->c + l0 * nt;
-    t->rem = (pl_kron_remote){k->n_right, (int32_t)nrr, t->r_row, t->r_ptr, t->r_hrow, t->r_val};
+    t->rem = (pl_kron_remote){.n_right = k->n_right, .n_rows = (int32_t)nrr, .row = t->r_row, .ptr = t->r_ptr,
+                              .hrow = t->r_hrow, .val = t->r_val};
     PL_CALL(pl_kron_check(&t->kl));
     return PL_OK;
 }
 
-/* Bytes of the remote lists. */
-static size_t rem_bytes(const pl_kron_remote *r)
+size_t kd_rem_bytes(const pl_kron_remote *r)
 {
     const size_t n = (size_t)r->n_rows, e = n ? (size_t)r->ptr[n] : 0;
-    return n ? n * sizeof(int32_t) + (n + 1) * sizeof(int64_t) + e * (sizeof(int32_t) + sizeof(double)) : 0;
+    if (!n) return 0;
+    return n * sizeof(int32_t) + (n + 1) * sizeof(int64_t) + e * (sizeof(int32_t) + sizeof(double)) +
+           (r->split == PL_KRON_SPLIT_RIGHT ? e * sizeof(int32_t) + (size_t)(r->n_left * r->nterms) * sizeof(double)
+                                            : 0);
 }
 
 /* The halo map of this rank (kd->hmap, n_hrows) and the receive plan:
@@ -258,7 +255,7 @@ static int plan_recv(pl_op *op, const pl_kron *k, kron_dist *kd, const int64_t *
     for (int64_t l = 0; l < k->n_left; l++)
         if (kd->hmap[l] == 0) {
             kd->hmap[l] = h++;
-            op->rcnt[owner_of(lb, P, l)]++;
+            op->rcnt[kd_owner_of(lb, P, l)]++;
         }
     kd->n_hrows = h;
     PL_CHECK((int64_t)h * nr <= INT32_MAX, PL_ERR_INPUT,
@@ -331,13 +328,12 @@ done:
     return rc;
 }
 
-/* The backend's copies of the tables t (local operator, remote part). */
-static int tables_create(pl_backend *be, const dist_tab *t, void **d_kron, void **d_krem)
+int kd_tables_create(pl_backend *be, const pl_kron *kl, const pl_kron_remote *rem, void **d_kron, void **d_krem)
 {
     *d_kron = *d_krem = NULL;
-    PL_CALL(be->kron_create(be, &t->kl, d_kron));
-    if (t->rem.n_rows == 0) return PL_OK;
-    const int rc = be->kron_rem_create(be, &t->rem, d_krem);
+    PL_CALL(be->kron_create(be, kl, d_kron));
+    if (rem->n_rows == 0) return PL_OK;
+    const int rc = be->kron_rem_create(be, rem, d_krem);
     if (rc != PL_OK) {
         be->kron_destroy(be, *d_kron);
         *d_kron = NULL;
@@ -369,7 +365,9 @@ static int dist_local(pl_op *op, const pl_kron *k)
     int64_t *lb = NULL;
     PL_MALLOC(lb, P + 1);
     for (int q = 0; q <= P; q++) lb[q] = pl_op_part(k->n_left, q, P);
+    kd->split = PL_KRON_SPLIT_LEFT;
     kd->n_left = k->n_left;
+    kd->n_right = k->n_right;
     kd->l0 = lb[op->rank];
     kd->l1 = lb[op->rank + 1];
     int32_t *send_idx = NULL;
@@ -378,13 +376,13 @@ static int dist_local(pl_op *op, const pl_kron *k)
     if (rc == PL_OK) rc = plan_send(op, k, kd, lb, &send_idx);
     free(lb);
     if (rc == PL_OK) rc = dist_tables(k, kd, &t);
-    if (rc == PL_OK) rc = tables_create(op->be, &t, &op->d_kron, &op->d_krem);
+    if (rc == PL_OK) rc = kd_tables_create(op->be, &t.kl, &t.rem, &op->d_kron, &op->d_krem);
     if (rc == PL_OK) {
         op->n = (int32_t)((kd->l1 - kd->l0) * nr);
         op->row0 = kd->l0 * nr;
         rc = pl_op_kron_nnz(&t.kl, &op->nnz);
         op->nnz += t.rem_nnz * nr;
-        op->dev_bytes = pl_kron_bytes(&t.kl) + rem_bytes(&t.rem);
+        op->dev_bytes = pl_kron_bytes(&t.kl) + kd_rem_bytes(&t.rem);
     }
     if (rc == PL_OK) rc = pl_op_halo_alloc(op, send_idx);
     free(send_idx);
@@ -393,30 +391,68 @@ static int dist_local(pl_op *op, const pl_kron *k)
     return PL_OK;
 }
 
+int pl_kron_split_choose(const pl_kron *k, int nranks, int *split, int64_t *left_max, int64_t *right_max)
+{
+    PL_CHECK(split && nranks >= 1, PL_ERR_ARG, "pl_kron_split_choose: NULL output or %d ranks", nranks);
+    *split = PL_KRON_SPLIT_LEFT;
+    pl_kron_halo_info *h = calloc((size_t)nranks, sizeof *h);
+    PL_CHECK(h, PL_ERR_MEM, "out of host memory for the halo of %d ranks", nranks);
+    int64_t lm = 0, rm = 0;
+    int rc = pl_kron_halo(k, nranks, PL_KRON_SPLIT_LEFT, h);
+    for (int q = 0; rc == PL_OK && q < nranks; q++) lm = h[q].halo_values > lm ? h[q].halo_values : lm;
+    if (rc == PL_OK) rc = pl_kron_halo(k, nranks, PL_KRON_SPLIT_RIGHT, h);
+    for (int q = 0; rc == PL_OK && q < nranks; q++) rm = h[q].halo_values > rm ? h[q].halo_values : rm;
+    free(h);
+    PL_CALL(rc);
+    if (left_max) *left_max = lm;
+    if (right_max) *right_max = rm;
+    const int64_t wide = (k->n_right + nranks - 1) / nranks;
+    if (nranks > 1 && rm < lm && k->n_right >= nranks && wide * k->n_left <= INT32_MAX &&
+        rm <= INT32_MAX)
+        *split = PL_KRON_SPLIT_RIGHT;
+    return PL_OK;
+}
+
+int pl_op_kron_split(const pl_op *op)
+{
+    const kron_dist *kd = op ? op->kdist : NULL;
+    return kd ? kd->split : -1;
+}
+
 int pl_op_kron_dist_build(pl_op *op, const pl_kron *k, const pl_op_options *opt)
 {
-    PL_CALL(pl_op_agree(op->comm, dist_local(op, k), "building the matrix-free operator"));
+    int split = opt->kron_split;
+    PL_CHECK(split == PL_KRON_SPLIT_LEFT || split == PL_KRON_SPLIT_RIGHT || split == PL_KRON_SPLIT_AUTO,
+             PL_ERR_ARG, "pl_op_create_kron: kron_split %d", split);
+    if (split == PL_KRON_SPLIT_AUTO) /* the same tables on every rank: the same answer */
+        PL_CALL(pl_kron_split_choose(k, op->size, &split, NULL, NULL));
+    const int rc = split == PL_KRON_SPLIT_RIGHT ? pl_op_kron_right_local(op, k) : dist_local(op, k);
+    PL_CALL(pl_op_agree(op->comm, rc, "building the matrix-free operator"));
     double tp = pl_wtime();
     PL_CALL(pl_op_halo_finish(op, opt, &tp));
     const kron_dist *kd = op->kdist;
-    pl_debug("pl_op_create_kron: rank %d: electron configurations [%lld, %lld) of %lld, halo %d rows (%.3g MB), "
+    pl_debug("pl_op_create_kron: rank %d: %s configurations [%lld, %lld) of %lld, halo %d lines (%.3g MB), "
              "sends %.3g MB to %d ranks",
-             op->rank, (long long)kd->l0, (long long)kd->l1, (long long)kd->n_left, kd->n_hrows,
-             8e-6 * (double)op->n_halo, 8e-6 * (double)op->n_send, op->n_snb);
+             op->rank, kd->split == PL_KRON_SPLIT_RIGHT ? "phonon" : "electron", (long long)kd->l0,
+             (long long)kd->l1, (long long)(kd->split == PL_KRON_SPLIT_RIGHT ? kd->n_right : kd->n_left),
+             kd->n_hrows, 8e-6 * (double)op->n_halo, 8e-6 * (double)op->n_send, op->n_snb);
     return PL_OK;
 }
 
 int pl_op_kron_dist_update(pl_op *op, const pl_kron *k)
 {
     const kron_dist *kd = op->kdist;
-    PL_CHECK(kd && k->n_left == kd->n_left, PL_ERR_ARG, "pl_op_kron_update: %lld electron configurations, the "
-             "operator was split for %lld", (long long)k->n_left, kd ? (long long)kd->n_left : -1LL);
+    PL_CHECK(kd && k->n_left == kd->n_left && k->n_right == kd->n_right, PL_ERR_ARG,
+             "pl_op_kron_update: %lld x %lld configurations, the operator was split for %lld x %lld",
+             (long long)k->n_left, (long long)k->n_right, kd ? (long long)kd->n_left : -1LL,
+             kd ? (long long)kd->n_right : -1LL);
+    if (kd->split == PL_KRON_SPLIT_RIGHT) return pl_op_kron_right_update(op, k);
     dist_tab t = {0};
     void *dk = NULL, *dr = NULL;
     int64_t nnz = 0;
     int rc = dist_tables(k, kd, &t);
     if (rc == PL_OK) rc = pl_op_kron_nnz(&t.kl, &nnz);
-    if (rc == PL_OK) rc = tables_create(op->be, &t, &dk, &dr); /* the old ones stay until the new exist */
+    if (rc == PL_OK) rc = kd_tables_create(op->be, &t.kl, &t.rem, &dk, &dr); /* the old ones stay until the new exist */
     rc = pl_op_agree(op->comm, rc, "updating the matrix-free operator");
     if (rc != PL_OK) {
         if (dk) op->be->kron_destroy(op->be, dk);
@@ -429,7 +465,7 @@ int pl_op_kron_dist_update(pl_op *op, const pl_kron *k)
     op->d_kron = dk;
     op->d_krem = dr;
     op->nnz = nnz + t.rem_nnz * k->n_right;
-    op->dev_bytes = pl_kron_bytes(&t.kl) + rem_bytes(&t.rem);
+    op->dev_bytes = pl_kron_bytes(&t.kl) + kd_rem_bytes(&t.rem);
     if (op->n_rnb + op->n_snb > 0)
         op->dev_bytes += (size_t)op->n_send * (sizeof(int32_t) + sizeof(double)) + (size_t)op->n_halo * sizeof(double);
     dist_tab_free(&t);

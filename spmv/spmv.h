@@ -57,6 +57,9 @@ typedef struct pl_op_options {
     int blocks;              /* 1: the operator serves block products (SpMMV);   */
                              /* format = auto then keeps pJDS, whose block       */
                              /* kernels are the faster ones = 0                  */
+    int kron_split;          /* enum pl_kron_split: how pl_op_create_kron cuts  */
+                             /* a matrix-free operator over several ranks =     */
+                             /* LEFT (electron configurations)                  */
 } pl_op_options;
 void pl_op_options_defaults(pl_op_options *o);
 
@@ -219,6 +222,21 @@ typedef struct pl_kron_remote {
     const int64_t *ptr;   /* n_rows + 1                                   */
     const int32_t *hrow;  /* ptr[n_rows]: the halo row                    */
     const double *val;    /* ptr[n_rows]                                  */
+    /* split = PL_KRON_SPLIT_RIGHT (op_kron_right.c; 0 = LEFT, the above):
+     * the remote part of a split by right rows.  n_right is then the
+     * rank's right rows, row[i] a local right row, hrow[j] a halo column
+     * (whole electron columns x[:, r'] in halo order, x_halo[h n_left + l]),
+     * val[j] the right factor's value and term[j] its factor m: for every
+     * l < n_left and i < n_rows,
+     *   y[l n_right + row[i]] += sum_{j in [ptr[i], ptr[i+1]), c[l nterms + term[j]] != 0}
+     *                              (c[l nterms + term[j]] * val[j]) x_halo[hrow[j] n_left + l]
+     * (the product in pl_kron.h's order; entries of a row in m order, lo
+     * before hi). */
+    int split;
+    int64_t n_left;
+    int nterms;
+    const int32_t *term;  /* ptr[n_rows]                                  */
+    const double *c;      /* n_left x nterms, as pl_kron.c                */
 } pl_kron_remote;
 /* Writes the entry words of chunks [c0, c1) of a compressed layout
  * (cmat_create_fill), as pl_cpjds_fill_words: 32-bit words into w, or (w
@@ -512,6 +530,12 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *opt, pl_backend *be, M
  * pl_op_apply and pl_op_apply_queued work as for a stored matrix; the block
  * products and pl_op_refill return PL_ERR_NOTSUP (not yet). */
 int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be, MPI_Comm comm, pl_op **op);
+/* The RIGHT split (opt->kron_split = PL_KRON_SPLIT_RIGHT, op_kron_right.c):
+ * rank q holds the rows l n_right + r of every left row l and its right
+ * rows r in [R_q, R_q+1), locally ordered i = l (R_q+1 - R_q) + (r - R_q):
+ * pl_op_global_index gives l n_right + r, which is not one contiguous
+ * block (row0 = R_q); pl_op_to_original below moves vectors into
+ * contiguous blocks.  AUTO: the split of pl_kron_split_choose. */
 /* How a matrix-free operator is split over ranks (pl_kron_halo):
  * LEFT: rank q owns the left rows (electron configurations) [L_q, L_q+1)
  * with all right rows, i.e. the contiguous global rows [L_q n_right,
@@ -519,9 +543,9 @@ int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be
  * phonon rows x[l', :] of the remote left rows l' it references.  RIGHT:
  * rank q owns the right rows [R_q, R_q+1) of every left row; A is local, the
  * right factors' columns outside the range need whole electron columns
- * x[:, r'] (counted only: pl_op_create_kron uses LEFT).  Both cut by rows:
+ * x[:, r'] (op_kron_right.c; opt->kron_split picks).  Both cut by rows:
  * L_q = floor(n_left q / P), R_q = floor(n_right q / P). */
-enum pl_kron_split { PL_KRON_SPLIT_LEFT = 0, PL_KRON_SPLIT_RIGHT = 1 };
+enum pl_kron_split { PL_KRON_SPLIT_LEFT = 0, PL_KRON_SPLIT_RIGHT = 1, PL_KRON_SPLIT_AUTO = 2 };
 typedef struct pl_kron_halo_info {
     int64_t rows;          /* rows of the rank (n_local)                    */
     int64_t halo_lines;    /* remote left rows (LEFT) / right rows (RIGHT)  */
@@ -536,6 +560,31 @@ typedef struct pl_kron_halo_info {
  * n_right nranks) for RIGHT.  PL_ERR_ARG for bad tables or nranks < 1 (a
  * rank without rows is counted with zeros), PL_ERR_MEM. */
 int pl_kron_halo(const pl_kron *k, int nranks, int split, pl_kron_halo_info *out);
+/* The split with the smaller largest-rank halo (halo_values of
+ * pl_kron_halo, max over the ranks) on nranks ranks into *split; LEFT on
+ * a tie, on one rank, and where the RIGHT split cannot run (fewer right
+ * rows than ranks, a rank's rows beyond int32).  The figures of both into
+ * left_max, right_max (values; may be NULL).  The same answer on every
+ * rank for the same tables (no MPI).  PL_ERR_ARG, PL_ERR_MEM. */
+int pl_kron_split_choose(const pl_kron *k, int nranks, int *split, int64_t *left_max, int64_t *right_max);
+/* The split of a matrix-free operator on several ranks (PL_KRON_SPLIT_LEFT
+ * or _RIGHT); -1 for any other operator (stored, or one rank). */
+int pl_op_kron_split(const pl_op *op);
+/* The contiguous block of original rows [*row0, *row0 + *n) that this rank
+ * holds after pl_op_to_original: the operator's own block (row0, n_local)
+ * where its rows are one contiguous block (every operator but the RIGHT
+ * split), else the block of the LEFT split (L_q n_right, (L_q+1 - L_q)
+ * n_right).  Can't fail. */
+void pl_op_orig_block(const pl_op *op, int64_t *row0, int64_t *n);
+/* Host vectors between the operator's local order and the contiguous
+ * original blocks of pl_op_orig_block: to: out[v ldo + g - row0] = in[v ldi
+ * + p] for g = pl_op_global_index[p] (a local scatter, or for the RIGHT
+ * split one all-to-all of the indices and one of the values per vector);
+ * from: the inverse.  Collective over the operator's communicator for the
+ * RIGHT split (every rank calls, with its own n_local and block).
+ * PL_ERR_MEM, PL_ERR_MPI. */
+int pl_op_to_original(pl_op *op, int nvec, const double *in, size_t ldi, double *out, size_t ldo);
+int pl_op_from_original(pl_op *op, int nvec, const double *in, size_t ldi, double *out, size_t ldo);
 /* Replace a matrix-free operator's tables by k's (the same number of rows:
  * a sweep point that changes only values; the basis, the global index and
  * vectors made for the operator stay valid).  PL_ERR_ARG when op is not

@@ -10,7 +10,15 @@
  * entries j in order, one rounding per product and per addition (C17: no
  * contraction), so y is the same bits on any thread count and equals the
  * CUDA kernel's (kron_remote.cu).  Each entry streams one block of a halo
- * row (contiguous), y's block stays in L1. */
+ * row (contiguous), y's block stays in L1.
+ *
+ * The RIGHT split (pl_kron_remote.split, op_kron_right.c): for every left
+ * row l and remote right row i,
+ *   y[l w + row[i]] += sum_j (c[l nterms + term[j]] * val[j]) x_halo[hrow[j] n_left + l]
+ * (terms with c = 0 skipped, as kron_apply does), w the rank's right rows;
+ * R vectors: each value R wide, (l w + r) R + v and (h n_left + l) R + v.
+ * Work items: blocks of KREM_LB left rows, static; per (l, i) the sum
+ * starts from y and takes j in order, rounded as above. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +29,19 @@
 
 #define KREM_RB 512 /* right rows per work item (4 KB of y) */
 
+#define KREM_LB 16 /* left rows per work item of the RIGHT split */
+
 typedef struct cpu_krem {
     int64_t n_right;
     int32_t n_rows;
     int32_t *row, *hrow;
     int64_t *ptr;
     double *val;
+    int split;       /* RIGHT: the fields below */
+    int64_t n_left;
+    int nterms;
+    int32_t *term;
+    double *c;
 } cpu_krem;
 
 void cpu_kron_rem_destroy(pl_backend *be, void *mat)
@@ -38,6 +53,8 @@ void cpu_kron_rem_destroy(pl_backend *be, void *mat)
     free(m->hrow);
     free(m->ptr);
     free(m->val);
+    free(m->term);
+    free(m->c);
     free(m);
 }
 
@@ -62,6 +79,21 @@ int cpu_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat)
     memcpy(m->ptr, r->ptr, (n + 1) * sizeof *m->ptr);
     memcpy(m->hrow, r->hrow, e * sizeof *m->hrow);
     memcpy(m->val, r->val, e * sizeof *m->val);
+    if (r->split == PL_KRON_SPLIT_RIGHT) {
+        const size_t nc = (size_t)(r->n_left * r->nterms);
+        m->split = r->split;
+        m->n_left = r->n_left;
+        m->nterms = r->nterms;
+        m->term = malloc((e ? e : 1) * sizeof *m->term);
+        m->c = malloc((nc ? nc : 1) * sizeof *m->c);
+        if (!m->term || !m->c || r->n_left < 1 || r->nterms < 1) {
+            cpu_kron_rem_destroy(be, m);
+            return PL_ERROR(!r->term || !r->c || r->n_left < 1 || r->nterms < 1 ? PL_ERR_ARG : PL_ERR_MEM,
+                            "kron_rem_create: the RIGHT split's remote part (%zu entries)", e);
+        }
+        memcpy(m->term, r->term, e * sizeof *m->term);
+        memcpy(m->c, r->c, nc * sizeof *m->c);
+    }
     *mat = m;
     return PL_OK;
 }
@@ -84,11 +116,37 @@ static void krem_rows(const cpu_krem *m, int64_t w, const double *x_halo, double
     }
 }
 
+/* The RIGHT split's remote part for R vectors (R = 1: kron_rem_apply). */
+static void krem_right(const cpu_krem *m, int64_t R, const double *x_halo, double *y)
+{
+    const int64_t nl = m->n_left, w = m->n_right, nt = m->nterms, items = (nl + KREM_LB - 1) / KREM_LB;
+#pragma omp parallel for schedule(static)
+    for (int64_t it = 0; it < items; it++) {
+        const int64_t l1 = (it + 1) * KREM_LB < nl ? (it + 1) * KREM_LB : nl;
+        for (int64_t l = it * KREM_LB; l < l1; l++) {
+            const double *cl = m->c + l * nt;
+            for (int32_t i = 0; i < m->n_rows; i++) {
+                double *yr = y + (l * w + m->row[i]) * R;
+                for (int64_t j = m->ptr[i]; j < m->ptr[i + 1]; j++) {
+                    const double c = cl[m->term[j]];
+                    if (c == 0.0) continue;
+                    const double a = c * m->val[j], *xh = x_halo + ((int64_t)m->hrow[j] * nl + l) * R;
+                    for (int64_t v = 0; v < R; v++) yr[v] = yr[v] + a * xh[v];
+                }
+            }
+        }
+    }
+}
+
 int cpu_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y)
 {
     (void)be;
     const cpu_krem *m = mat;
     PL_CHECK(m && x_halo && y, PL_ERR_ARG, "kron_rem_apply: NULL argument");
+    if (m->split == PL_KRON_SPLIT_RIGHT) {
+        krem_right(m, 1, x_halo, y);
+        return PL_OK;
+    }
     krem_rows(m, m->n_right, x_halo, y);
     return PL_OK;
 }
@@ -99,6 +157,7 @@ int cpu_kron_rem_spmm(pl_backend *be, const void *mat, int R, const double *X_ha
     const cpu_krem *m = mat;
     PL_CHECK(m && X_halo && Y, PL_ERR_ARG, "kron_rem_spmm: NULL argument");
     PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "kron_rem_spmm: R = %d outside 1..%d", R, PL_SPMM_RMAX);
-    krem_rows(m, m->n_right * R, X_halo, Y);
+    if (m->split == PL_KRON_SPLIT_RIGHT) krem_right(m, R, X_halo, Y);
+    else krem_rows(m, m->n_right * R, X_halo, Y);
     return PL_OK;
 }

@@ -479,7 +479,7 @@ static void rem_slot(pl_backend *be, int64_t nr, int R, const char *d)
             val[j] = u < 0.1 ? 0.0 : u < 0.2 ? -0.0 : rnd01() - 0.5;
         }
     }
-    const pl_kron_remote r = {nr, NROWS, row, ptr, hrow, val};
+    const pl_kron_remote r = {.n_right = nr, .n_rows = NROWS, .row = row, .ptr = ptr, .hrow = hrow, .val = val};
     const size_t ny = (size_t)(NL * nr * R), nx = (size_t)(NH * nr * R);
     double *Xh = malloc(nx * sizeof *Xh), *Y0 = malloc(ny * sizeof *Y0), *Y = malloc(ny * sizeof *Y);
     double *E = malloc(ny * sizeof *E), *C = malloc(ny * sizeof *C), *h = malloc((size_t)(NH * nr) * sizeof *h);
