@@ -16,13 +16,16 @@
  * lookups anywhere.
  *
  * Signs: fermion operators ordered all up before all down, each by site.  A
- * hop between neighbours i, i+1 passes no other operator of its spin (+1);
- * a hop across the periodic bond L-1 <-> 0 passes the N_s - 1 others:
- * (-1)^(N_s - 1).  A down hop passes all up operators twice (+1).
+ * hop between sites i < j (any bond of the lattice) passes the operators of
+ * its spin on the sites strictly between i and j: (-1)^(their number).  On
+ * the chain that is +1 between neighbours i, i+1 and (-1)^(N_s - 1) across
+ * the periodic bond L-1 <-> 0 (the N_s - 1 others all lie between).  A down
+ * hop passes all up operators twice (+1).
  *
- * Normal phonon basis: u_k(i) = sqrt(2/L) cos(2 pi q i / L), sqrt(2/L)
- * sin(2 pi q i / L) for 0 < q < L/2 (mode order: cos q=1, sin q=1, cos q=2,
- * ...), and (-1)^i / sqrt(L) for q = L/2 (L even, last).  The uniform mode
+ * Normal phonon basis (hh_lattice_modes): on the chain u_k(i) =
+ * sqrt(2/L) cos(2 pi q i / L), sqrt(2/L) sin(2 pi q i / L) for 0 < q < L/2
+ * (mode order: cos q=1, sin q=1, cos q=2, ...), and (-1)^i / sqrt(L) for
+ * q = L/2 (L even, last); other lattices: lattice.h.  The uniform mode
  * couples to the conserved N_e only: shifting it away gives the constant
  * -g^2 N_e^2 / (L w0), added last to the diagonal so that cancellations
  * U d + w0 n_ph + shift = 0 are exact when the numbers are.
@@ -127,16 +130,16 @@ typedef struct hh_ws {
 static int spin_hops(const hh_model *m, uint64_t mask, int nspin, int64_t *tgt, double *amp)
 {
     const double t = m->terms ? 1.0 : m->par.hopping; /* terms: the pattern and unit values of H_hop */
-    const double wrap_sign = ((nspin - 1) & 1) ? -1.0 : 1.0;
     int n = 0;
+    (void)nspin;
     if (t == 0.0) return 0;
     for (int b = 0; b < m->nbonds; b++) {
-        int a = m->bond_a[b], c = m->bond_b[b];
-        uint64_t bits = (UINT64_C(1) << a) | (UINT64_C(1) << c);
+        uint64_t bits = m->bond_bits[b];
         uint64_t occ = mask & bits;
         if (occ == 0 || occ == bits) continue;
         int64_t r = hh_el_rank(m, mask ^ bits);
-        double v = (c == 0 && a == m->L - 1) ? -t * wrap_sign : -t;
+        const double tf = t * m->lat.bond[b].factor; /* t exactly where the factor is 1 */
+        double v = (__builtin_popcountll(mask & m->bond_between[b]) & 1) ? tf : -tf;
         /* insertion into the sorted list, summing a duplicate */
         int i = n;
         while (i > 0 && tgt[i - 1] > r) i--;
@@ -348,6 +351,9 @@ static inline int row_len(const hh_model *m, const hh_ws *w, int64_t iph)
 
 static int hh_check(const hh_params *p)
 {
+    if (p->lattice)
+        PL_CHECK(p->lattice->sites == p->sites, PL_ERR_INPUT, "sites: %d, but the lattice has %d sites", p->sites,
+                 p->lattice->sites);
     PL_CHECK(p->sites >= 2 && p->sites <= HH_MAX_SITES, PL_ERR_INPUT, "sites: %d: need 2 .. %d", p->sites,
              HH_MAX_SITES);
     PL_CHECK(p->n_up >= 0 && p->n_up <= p->sites, PL_ERR_INPUT, "n_up: %d: need 0 .. sites = %d", p->n_up,
@@ -362,7 +368,7 @@ static int hh_check(const hh_params *p)
     PL_CHECK(isfinite(p->coupling), PL_ERR_INPUT, "coupling: must be finite (got %g)", p->coupling);
     PL_CHECK(p->phonon_basis == PL_PHONON_SITE || p->phonon_basis == PL_PHONON_NORMAL, PL_ERR_INPUT,
              "phonon_basis: must be site or normal");
-    PL_CHECK(p->boundary == PL_BOUNDARY_PERIODIC || p->boundary == PL_BOUNDARY_OPEN, PL_ERR_INPUT,
+    PL_CHECK(p->lattice || p->boundary == PL_BOUNDARY_PERIODIC || p->boundary == PL_BOUNDARY_OPEN, PL_ERR_INPUT,
              "boundary: must be periodic or open");
     return PL_OK;
 }
@@ -409,15 +415,17 @@ static int model_init(hh_model *m, const hh_params *par, int use_tables)
     m->L = L;
     m->M = par->max_phonons;
     m->nmodes = par->phonon_basis == PL_PHONON_SITE ? L : L - 1;
-    /* bonds */
-    m->nbonds = 0;
-    for (int i = 0; i + 1 < L; i++) {
-        m->bond_a[m->nbonds] = i;
-        m->bond_b[m->nbonds++] = i + 1;
-    }
-    if (par->boundary == PL_BOUNDARY_PERIODIC) {
-        m->bond_a[m->nbonds] = L - 1;
-        m->bond_b[m->nbonds++] = 0;
+    /* the lattice: bonds and the bits that decide their signs */
+    if (par->lattice) m->lat = *par->lattice;
+    else PL_CALL(hh_lattice_chain(L, par->boundary, &m->lat));
+    m->par.lattice = NULL; /* the model's copy is m->lat */
+    m->nbonds = m->lat.nbonds;
+    for (int b = 0; b < m->nbonds; b++) {
+        const int i = m->lat.bond[b].a, j = m->lat.bond[b].b, lo = i < j ? i : j, hi = i < j ? j : i;
+        PL_CHECK(i >= 0 && j >= 0 && i < L && j < L && i != j, PL_ERR_INPUT, "bonds: %d-%d: not two sites of 0..%d", i,
+                 j, L - 1);
+        m->bond_bits[b] = (UINT64_C(1) << i) | (UINT64_C(1) << j);
+        m->bond_between[b] = ((UINT64_C(1) << hi) - 1) & ~((UINT64_C(2) << lo) - 1);
     }
     /* binomials C(n, k), n <= 62: all fit in int64 */
     for (int n = 0; n <= HH_MAX_SITES; n++) {
@@ -460,29 +468,14 @@ static int model_init(hh_model *m, const hh_params *par, int use_tables)
     m->shift = 0.0;
     if (par->phonon_basis == PL_PHONON_NORMAL) {
         PL_MALLOC(m->umode, (int64_t)nm * L);
-        const double two_pi = 2.0 * acos(-1.0);
-        const double a = sqrt(2.0 / L);
-        int k = 0;
-        for (int q = 1; 2 * q < L; q++) {
-            for (int i = 0; i < L; i++) {
-                double phi = two_pi * (double)((q * i) % L) / (double)L;
-                m->umode[(int64_t)k * L + i] = a * cos(phi);
-                m->umode[(int64_t)(k + 1) * L + i] = a * sin(phi);
-            }
-            k += 2;
-        }
-        if (L % 2 == 0) {
-            for (int i = 0; i < L; i++) m->umode[(int64_t)k * L + i] = (i % 2 ? -1.0 : 1.0) / sqrt((double)L);
-            k++;
-        }
-        if (k != nm) return PL_ERROR(PL_ERR_INTERNAL, "normal modes: built %d of %d", k, nm);
+        hh_lattice_modes(&m->lat, m->umode);
         const double g = par->coupling, ne = (double)(par->n_up + par->n_down);
         m->shift = -(g * g * (ne * ne)) / ((double)L * par->phonon_frequency);
         if (m->shift == 0.0) m->shift = 0.0; /* no -0.0 */
         m->shift_unit = -(ne * ne) / (double)L;
         if (m->shift_unit == 0.0) m->shift_unit = 0.0;
     }
-    /* per-spin hops: at most one per bond (L = 2 periodic: two bonds, one target) */
+    /* per-spin hops: at most one per bond (a pair joined twice: two bonds, one target) */
     m->max_row_len = 2 * m->nbonds + 2 * nm + 1;
     if (use_tables && (int64_t)nm * m->n_ph <= HH_PH_TABLE_LIMIT) PL_CALL(build_ph_tables(m));
     return PL_OK;

@@ -1,13 +1,16 @@
-/* hh.h — the 1D Holstein-Hubbard Hamiltonian as a row generator.
+/* hh.h — the Holstein-Hubbard Hamiltonian on a chain or any lattice
+ * (lattice.h) as a row generator.
  *
- * H = -t sum_{i,s} (c+_{i s} c_{i+1 s} + h.c.) + U sum_i n_iup n_idn
+ * H = -t sum_{bonds (i,j), s} f_ij (c+_{i s} c_{j s} + h.c.) + U sum_i n_iup n_idn
  *     + w0 sum_i b+_i b_i - g sum_i n_i (b+_i + b_i)
- * Conventions (docs/models.md, "Holstein-Hubbard"): fermion order all
- * up before all down, each by site; a periodic boundary hop carries
- * (-1)^(N_s - 1); phonons truncated by total number <= M; basis electron-
+ * Conventions (docs/models.md, "Holstein-Hubbard", "Lattices"): fermion
+ * order all up before all down, each by site; a hop between sites i < j
+ * carries (-1)^(the electrons of its spin on the sites strictly between i
+ * and j) (on the chain: +1 between neighbours, (-1)^(N_s - 1) across the
+ * periodic boundary); phonons truncated by total number <= M; basis electron-
  * major: row = (up_index * n_down_states + down_index) * n_phonon_states +
  * phonon_index.  Phonon basis `site` (L Einstein modes) or `normal` (the
- * L-1 non-uniform Fourier standing waves; the uniform mode is removed
+ * L-1 non-uniform modes of hh_lattice_modes; the uniform mode is removed
  * exactly and gives the constant -g^2 N_e^2 / (L w0)).  Only true non-zeros
  * are stored; columns of a row ascending, duplicates summed.
  *
@@ -18,14 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lattice.h"
 #include "pl_csr.h"
 
 enum hh_phonon_basis { PL_PHONON_SITE = 0, PL_PHONON_NORMAL = 1 };
 enum hh_boundary { PL_BOUNDARY_PERIODIC = 0, PL_BOUNDARY_OPEN = 1 };
 
-/* The parameters of the Holstein-Hubbard chain (docs/design.md "Models"). */
+/* The parameters of the Holstein-Hubbard model (docs/design.md "Models"). */
 typedef struct hh_params {
-    int sites;               /* L >= 2                                          */
+    int sites;               /* L >= 2 (= lattice->sites when a lattice is given) */
     int n_up, n_down;        /* electrons of each spin, 0..L                    */
     double hopping;          /* t                                               */
     double hubbard_u;        /* U                                               */
@@ -33,7 +37,9 @@ typedef struct hh_params {
     double coupling;         /* g                                               */
     int max_phonons;         /* M >= 0: total phonon number cut-off             */
     int phonon_basis;        /* enum hh_phonon_basis                            */
-    int boundary;            /* enum hh_boundary                                */
+    int boundary;            /* enum hh_boundary (the chain's)                  */
+    const hh_lattice *lattice; /* NULL: the chain of sites and boundary; else   */
+                             /* the lattice (copied by hh_model_create)         */
 } hh_params;
 
 typedef struct hh_model hh_model; /* opaque */
@@ -102,7 +108,8 @@ int64_t hh_obs_halo_end(const hh_model *m, int64_t r0, int64_t r1);
 int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
                       const double *halo, size_t ldh, double *acc);
 typedef struct hh_obs {
-    int nvec, L, M, periodic;
+    int nvec, L, M, periodic;            /* periodic: the lattice has translations (the *_r) */
+    int lattice, lx, ly;                 /* enum hh_lattice_kind and its lx x ly (bonds: 0)   */
     double *energy_kinetic, *energy_hubbard, *energy_phonon, *energy_coupling, *energy_total; /* nvec each */
     double *double_occupancy;            /* <sum_i n_iup n_idn> / L                          */
     double *phonon_number;               /* <sum b+b>, incl. the removed uniform mode         */
@@ -111,7 +118,8 @@ typedef struct hh_obs {
     double *density_correlation;         /* nvec x L x L: <n_i n_j>                           */
     double *spin_correlation;            /* nvec x L x L: <S^z_i S^z_j>                       */
     double *electron_phonon_correlation; /* nvec x L x L: <n_i x_j>, x = b + b+               */
-    double *density_r, *spin_r, *electron_phonon_r; /* nvec x L: (1/L) sum_i C(i, i + r mod L) */
+    double *density_r, *spin_r, *electron_phonon_r; /* nvec x L: (1/L) sum_i C(i, i + r), r = rx + lx ry */
+                                                    /* (a chain, or periodic; else zero)          */
     double *buf;
 } hh_obs;
 int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *expect_h, hh_obs *o);

@@ -23,8 +23,8 @@
 
 #define HH_MAX_SITES 62
 #define HH_MAX_MODES 62
-/* hops of one spin: at most one per bond, L bonds at most (+1 for L = 2) */
-#define HH_MAX_HOPS 64
+/* hops of one spin: at most one per bond */
+#define HH_MAX_HOPS HH_LATTICE_MAX_BONDS
 /* phonon neighbour tables are built when n_phonon_states * modes <= this (40 MB at most) */
 #define HH_PH_TABLE_LIMIT (INT64_C(1) << 21)
 /* ph_count table (modes + 1) x (M + 1) entries at most */
@@ -33,7 +33,9 @@
 struct hh_model {
     hh_params par;
     int L, nmodes, nbonds;
-    int bond_a[HH_MAX_SITES + 1], bond_b[HH_MAX_SITES + 1]; /* bond (a, b); b == 0 && a == L-1: wrap */
+    hh_lattice lat;                                        /* the chain's or par.lattice's copy    */
+    uint64_t bond_bits[HH_LATTICE_MAX_BONDS];              /* bits of the bond's two sites         */
+    uint64_t bond_between[HH_LATTICE_MAX_BONDS];           /* bits strictly between them: the sign */
     int64_t binom[HH_MAX_SITES + 1][HH_MAX_SITES + 2];     /* C(n, k), 0 for k > n */
     int64_t n_up_states, n_dn_states, n_ph, N;
     int M;

@@ -15,12 +15,13 @@
  * the order of the row's sum differs from a CSR product (a few units of
  * rounding).
  *
- * Conventions (as hh.c, docs/models.md "Holstein-Hubbard"): fermion order
- * all up before all down, each by site; a hop between neighbours i, i+1 has
- * amplitude -t, a hop across the periodic bond L-1 <-> 0 -t (-1)^(N_s - 1);
- * a down hop passes the up operators twice (+1).  Duplicates (L = 2
- * periodic: two bonds join the same pair) are summed and exact zeros
- * dropped.  Ranks and unranks are hh.c's (hh_impl.h); the normal modes
+ * Conventions (as hh.c, docs/models.md "Holstein-Hubbard", "Lattices"):
+ * fermion order all up before all down, each by site; a hop along bond
+ * (i, j) has amplitude -t f_ij (-1)^(electrons of its spin strictly between
+ * i and j) (the chain: -t between neighbours, -t (-1)^(N_s - 1) across the
+ * periodic bond L-1 <-> 0); a down hop passes the up operators twice (+1).
+ * Duplicates (a periodic direction of length 2: two bonds join the same
+ * pair) are summed and exact zeros dropped.  Ranks and unranks are hh.c's (hh_impl.h); the normal modes
  * u_m(i), sqrt(n) and the shift are read from the model, so the couplings
  * rho_m(e) = sum_i u_m(i) n_i are summed in hh.c's order with its 1e-12
  * cut to zero.
@@ -53,14 +54,13 @@ static int el_hops(const hh_model *m, int64_t e, int32_t *col, double *val)
     for (int s = 0; s < 2; s++) { /* 0: up, 1: down */
         const int ns = s ? m->par.n_down : m->par.n_up;
         const uint64_t mask = hh_el_unrank(m, s ? id : iu, ns);
-        const double wrap_sign = ((ns - 1) & 1) ? -1.0 : 1.0;
         for (int b = 0; b < m->nbonds; b++) {
-            const int a = m->bond_a[b], c = m->bond_b[b];
-            const uint64_t bits = (UINT64_C(1) << a) | (UINT64_C(1) << c), occ = mask & bits;
+            const uint64_t bits = m->bond_bits[b], occ = mask & bits;
             if (occ == 0 || occ == bits) continue;
             const int64_t r = hh_el_rank(m, mask ^ bits);
             const int32_t ep = (int32_t)(s ? iu * ndn + r : r * ndn + id);
-            const double v = (c == 0 && a == m->L - 1) ? -t * wrap_sign : -t;
+            const double tf = t * m->lat.bond[b].factor; /* hh.c's spin_hops: the same bits */
+            const double v = (__builtin_popcountll(mask & m->bond_between[b]) & 1) ? tf : -tf;
             int i = n; /* insertion, summing a duplicate (same spin and target only) */
             while (i > 0 && col[i - 1] > ep) i--;
             if (i > 0 && col[i - 1] == ep) {

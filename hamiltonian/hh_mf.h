@@ -6,7 +6,7 @@
  * Kronecker products:
  *   H = T_el (x) 1_ph + diag(d_el (+) d_ph + shift) + sum_m C_m (x) X_m
  * - T_el: the electron hopping, sparse n_el x n_el (n_el = n_up_states *
- *   n_down_states), with the fermion and periodic-boundary signs of hh.c;
+ *   n_down_states), with the fermion signs of hh.c (any lattice);
  * - d_el[e] = U (double occupancy of e), d_ph[p] = w0 (total phonons of p),
  *   shift = the normal basis' constant -g^2 N_e^2 / (L w0) (0 for site):
  *   the diagonal is (d_el[e] + d_ph[p]) + shift, the same bits as hh.c's;
@@ -33,7 +33,7 @@ typedef struct hh_mf {
     /* T_el as CSR over electron configurations, columns ascending, no zeros */
     int64_t *t_ptr;        /* n_el + 1                                              */
     int32_t *t_col;        /* t_ptr[n_el] electron configurations                   */
-    double *t_val;         /* t_ptr[n_el] amplitudes (-t or -t (-1)^(N_s - 1))      */
+    double *t_val;         /* t_ptr[n_el] amplitudes (-t f_ij times the fermion sign) */
     double *d_el;          /* n_el: U * double occupancy                            */
     double *c_el;          /* n_el x nmodes at [e * nmodes + m]: -g rho_m(e), or 0  */
     double *d_ph;          /* n_ph: w0 * total phonons                              */

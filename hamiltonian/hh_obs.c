@@ -210,11 +210,15 @@ int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *
     const size_t S = hh_obs_acc_size(m), LL = (size_t)L * L, nv = (size_t)nvec;
     const size_t total = nv * (8 + (size_t)M + 1 + 3 * LL + 3 * (size_t)L);
     PL_MALLOC(o->buf, total + 1);
+    memset(o->buf, 0, (total + 1) * sizeof *o->buf);
     double *p = o->buf;
     o->nvec = nvec;
     o->L = L;
     o->M = M;
-    o->periodic = m->par.boundary == PL_BOUNDARY_PERIODIC;
+    o->periodic = m->lat.translation;
+    o->lattice = m->lat.kind;
+    o->lx = m->lat.lx;
+    o->ly = m->lat.ly;
     o->energy_kinetic = p, p += nv;
     o->energy_hubbard = p, p += nv;
     o->energy_phonon = p, p += nv;
@@ -256,12 +260,14 @@ int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *
                 /* + the uniform mode: u_0(j) <n_i> <x0> */
                 nx[(size_t)i * L + j] = A[off_nx(m) + (size_t)i * L + j] + 2.0 * beta0 / sqrt((double)L) * A[off_n(m) + i];
             }
-        for (int r = 0; r < L; r++) {
+        /* averages over the translations (the chain: also open, as before the lattices) */
+        for (int r = 0; r < L && (m->lat.translation || m->lat.kind == HH_LATTICE_CHAIN); r++) {
             double a = 0.0, b = 0.0, c = 0.0;
             for (int i = 0; i < L; i++) {
-                a += nn[(size_t)i * L + (i + r) % L];
-                b += ss[(size_t)i * L + (i + r) % L];
-                c += nx[(size_t)i * L + (i + r) % L];
+                const int j = hh_lattice_translate(&m->lat, i, r); /* the chain: (i + r) mod L */
+                a += nn[(size_t)i * L + j];
+                b += ss[(size_t)i * L + j];
+                c += nx[(size_t)i * L + j];
             }
             o->density_r[(size_t)v * L + r] = a / L;
             o->spin_r[(size_t)v * L + r] = b / L;

@@ -24,7 +24,7 @@
 int hh_op_parts(const hh_model *m, int kind, int momentum)
 {
     if (kind == HH_OP_CURRENT) return 1;
-    return (momentum == 0 || 2 * momentum == m->L) ? 1 : 2;
+    return hh_lattice_self_conjugate(&m->lat, momentum) ? 1 : 2;
 }
 
 int hh_op_check(const hh_model *m, int kind, int momentum)
@@ -32,6 +32,12 @@ int hh_op_check(const hh_model *m, int kind, int momentum)
     if (kind < 0 || kind > HH_OP_CURRENT) return PL_ERROR(PL_ERR_ARG, "hh_op: unknown operator %d", kind);
     if (kind != HH_OP_CURRENT && (momentum < 0 || momentum >= m->L))
         return PL_ERROR(PL_ERR_INPUT, "[spectral] momentum: must be in 0..%d (got %d)", m->L - 1, momentum);
+    if (kind != HH_OP_CURRENT && momentum != 0 && m->lat.kind != HH_LATTICE_CHAIN && !m->lat.translation)
+        return PL_ERROR(PL_ERR_INPUT,
+                        "[spectral] momentum: %d: a momentum on a lattice without translation symmetry (lattice = %s%s; "
+                        "only momentum = 0, the uniform sum, is defined)",
+                        momentum, hh_lattice_kind_name(m->lat.kind),
+                        m->lat.kind == HH_LATTICE_BONDS ? "" : " with an open boundary");
     if (kind == HH_OP_PHONON && momentum == 0 && m->par.phonon_basis == PL_PHONON_NORMAL)
         return PL_ERROR(PL_ERR_INPUT,
                         "[spectral] momentum: 0 with operator = phonon_displacement needs phonon_basis = site (the "
@@ -47,8 +53,8 @@ typedef struct op_ws {
     int32_t occ[HH_MAX_MODES];
     int64_t e;                       /* -1: none cached */
     int n;
-    int64_t e2[4 * HH_MAX_SITES + 4];
-    double v[4 * HH_MAX_SITES + 4];
+    int64_t e2[2 * HH_MAX_HOPS + 4];
+    double v[2 * HH_MAX_HOPS + 4];
 } op_ws;
 
 /* one row's entries into col and, per entry, the values of the parts:
@@ -118,23 +124,25 @@ static int op_row(const hh_model *m, int kind, int np, const double (*coef)[HH_M
         }
         return n;
     }
-    /* current (one part): t K, K = sum_{bonds (a, b = a + 1 mod L), s} (c+_b c_a - c+_a c_b) */
+    /* current (one part): t K, K = sum_{bonds a -> b, s} w_ab (c+_b c_a - c+_a c_b), w_ab = jx f_ab (the
+     * chain: bonds a -> a + 1 mod L, w = 1) */
     if (ws->e != e) {
         const double t = m->par.hopping;
         int c = 0;
         for (int s = 0; s < 2; s++) {
             const int nspin = s == 0 ? m->par.n_up : m->par.n_down;
             const uint64_t mask = hh_el_unrank(m, s == 0 ? iu : id, nspin);
-            const double wrap_sign = ((nspin - 1) & 1) ? -1.0 : 1.0;
             for (int b = 0; b < m->nbonds; b++) {
-                const int a = m->bond_a[b], d = m->bond_b[b];
-                const uint64_t bits = (UINT64_C(1) << a) | (UINT64_C(1) << d), o = mask & bits;
-                if (o == 0 || o == bits) continue;
+                const int a = m->lat.bond[b].a;
+                const double w = m->lat.bond[b].jx * m->lat.bond[b].factor;
+                const uint64_t bits = m->bond_bits[b], o = mask & bits;
+                if (o == 0 || o == bits || w == 0.0) continue;
                 const int64_t r = hh_el_rank(m, mask ^ bits);
-                double v = ((mask >> a) & 1) ? t : -t; /* a -> d forward, d -> a backward */
-                if (d == 0 && a == L - 1) v *= wrap_sign;
+                double v = ((mask >> a) & 1) ? t : -t; /* a -> b forward, b -> a backward */
+                if (__builtin_popcountll(mask & m->bond_between[b]) & 1) v = -v;
+                if (w != 1.0) v *= w;
                 const int64_t e2 = s == 0 ? r * ndn + id : iu * ndn + r;
-                int f = 0; /* sum duplicates (L = 2 periodic: two bonds, one target) */
+                int f = 0; /* sum duplicates (a pair joined twice: two bonds, one target) */
                 for (int i = 0; i < c; i++)
                     if (ws->e2[i] == e2) {
                         ws->v[i] += v;
@@ -168,14 +176,20 @@ static void op_coefs(const hh_model *m, int kind, int momentum, double coef[2][H
 {
     const int L = m->L, nm = m->nmodes, np = hh_op_parts(m, kind, momentum);
     memset(coef, 0, 2 * sizeof *coef);
-    const double q = 2.0 * acos(-1.0) * (double)momentum / (double)L, sl = 1.0 / sqrt((double)L);
+    const double sl = 1.0 / sqrt((double)L);
     for (int p = 0; p < np; p++) {
         if (kind == HH_OP_DENSITY || (kind == HH_OP_PHONON && m->par.phonon_basis == PL_PHONON_SITE)) {
-            for (int j = 0; j < L; j++) coef[p][j] = sl * (p == 0 ? cos(q * j) : sin(q * j));
+            for (int j = 0; j < L; j++) {
+                const double ph = hh_lattice_phase(&m->lat, momentum, j); /* q . r_j */
+                coef[p][j] = sl * (p == 0 ? cos(ph) : sin(ph));
+            }
         } else if (kind == HH_OP_PHONON) {
             for (int k = 0; k < nm; k++) {
                 double s = 0.0;
-                for (int j = 0; j < L; j++) s += (p == 0 ? cos(q * j) : sin(q * j)) * m->umode[(int64_t)k * L + j];
+                for (int j = 0; j < L; j++) {
+                    const double ph = hh_lattice_phase(&m->lat, momentum, j);
+                    s += (p == 0 ? cos(ph) : sin(ph)) * m->umode[(int64_t)k * L + j];
+                }
                 coef[p][k] = sl * s;
             }
         }
@@ -228,9 +242,9 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_
 #pragma omp parallel
         {
             op_ws ob = {.e = -1};
-            int64_t c[2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4];
-            double v[2 * (2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4)];
-            int idx[2 * HH_MAX_MODES + 2 * HH_MAX_SITES + 4];
+            int64_t c[2 * HH_MAX_MODES + 2 * HH_MAX_HOPS + 4];
+            double v[2 * (2 * HH_MAX_MODES + 2 * HH_MAX_HOPS + 4)];
+            int idx[2 * HH_MAX_MODES + 2 * HH_MAX_HOPS + 4];
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < nr; i++) {
                 const int n = op_row(m, kind, np, (const double(*)[HH_MAX_SITES + 1])coef, r0 + i, c, v, &ob);
