@@ -100,6 +100,10 @@ int app_free_refill(app_ctx *ctx, struct pl_op *op);
 /* info, where solve would run matrix-free: `solve_format: matrix_free` and
  * the tables' sizes as key: value lines (rank 0). */
 int app_free_info(app_ctx *ctx);
+/* "electron", "phonon" (the split of a matrix-free operator on several
+ * ranks: spmv.h PL_KRON_SPLIT_LEFT, _RIGHT) or "none" (any other value):
+ * the result attribute spmv_kron_split. */
+const char *app_kron_split_name(int split);
 
 /* For solve: is the matrix symmetric?  *symmetric = 1 when its source
  * asserts it or the numerical check ([matrix] symmetry_tolerance) passes, 0

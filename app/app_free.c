@@ -99,15 +99,48 @@ int app_free_sweep_check(const app_ctx *ctx)
     return PL_OK;
 }
 
-/* The halo of this rank's block (pl_kron_halo, the split of
- * pl_op_create_kron) into *h; PL_ERR_MEM. */
+/* [spmv] kron_split (auto | electron | phonon): the split of the operator
+ * on ctx->size ranks into *split (spmv.h PL_KRON_SPLIT_LEFT or _RIGHT),
+ * *how a word for the log ("auto", "given", "one rank").  auto: the split
+ * with the smaller largest-rank halo (pl_kron_split_choose: from the
+ * tables, the same answer on every rank), except for `spectral`, which
+ * maps its vectors by contiguous row blocks (cmd_spectral.c) and keeps the
+ * electron split; phonon there is exit status 2. */
+static int choose_split(const app_ctx *ctx, const pl_kron *k, int *split, const char **how)
+{
+    const int cfg = ctx->cfg.spmv.kron_split, spectral = ctx->cmd_name && !strcmp(ctx->cmd_name, "spectral");
+    *split = PL_KRON_SPLIT_LEFT;
+    *how = cfg == 0 ? "auto" : "given";
+    if (ctx->size == 1) {
+        *how = "one rank";
+        return PL_OK;
+    }
+    if (cfg == 1) return PL_OK;
+    if (cfg == 2) {
+        PL_CHECK(!spectral, PL_ERR_INPUT, "phonon runs `solve` and `dos` so far; `spectral` needs electron or auto");
+        *split = PL_KRON_SPLIT_RIGHT;
+        return PL_OK;
+    }
+    if (spectral) {
+        *how = "auto, spectral";
+        return PL_OK;
+    }
+    PL_CALL(pl_kron_split_choose(k, ctx->size, split, NULL, NULL));
+    return PL_OK;
+}
+
+/* The halo of this rank's block (pl_kron_halo, the split choose_split
+ * gives) into *h; PL_ERR_MEM. */
 static int rank_halo(const app_ctx *ctx, const hh_mf *mf, pl_kron_halo_info *h)
 {
     pl_kron k;
     hh_mf_kron(mf, &k);
+    int split = PL_KRON_SPLIT_LEFT;
+    const char *how = NULL;
+    PL_CALL(choose_split(ctx, &k, &split, &how));
     pl_kron_halo_info *all = calloc((size_t)ctx->size, sizeof *all);
     PL_CHECK(all, PL_ERR_MEM, "out of host memory");
-    const int rc = pl_kron_halo(&k, ctx->size, PL_KRON_SPLIT_LEFT, all);
+    const int rc = pl_kron_halo(&k, ctx->size, split, all);
     if (rc == PL_OK) *h = all[ctx->rank];
     free(all);
     PL_CALL(rc);
@@ -148,6 +181,12 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
     PL_CALL(rc);
     pl_kron_halo_info h = {0};
     rc = rank_halo(ctx, mf, &h);
+    if (rc == PL_ERR_INPUT) { /* (kron_split = phonon refused: alike on every rank, one line) */
+        hh_mf_destroy(&mf);
+        rc = app_param_error(&ctx->cfg, "spmv", "kron_split", rc);
+        app_error_alike(ctx, rc);
+        return rc;
+    }
     const int gpu = app_backend_gpu_planned(ctx);
     /* the tables' plan, also under auto */
     app_mem_plan_compute_free(&ctx->cfg, N, h.rows, (double)h.halo_values, (double)h.send_values, gpu, &ctx->plan);
@@ -171,13 +210,44 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
 /* The operator from ctx->mf (then freed).  Collective (pl_op_create_kron
  * agrees on failure); *nnz: the non-zeros of this rank's rows (the caller
  * sums them). */
+/* The solve log (rank 0): the split in use, how it was chosen, the largest
+ * halo of both splits and the halo of every rank (pl_kron_halo). */
+static int log_split(const app_ctx *ctx, const pl_kron *k, int split, const char *how)
+{
+    const int P = ctx->size;
+    if (P == 1 || ctx->rank != 0) return PL_OK;
+    pl_kron_halo_info *h = calloc((size_t)P, sizeof *h);
+    int64_t lm = 0, rm = 0;
+    int s = 0;
+    PL_CHECK(h, PL_ERR_MEM, "out of host memory");
+    int rc = pl_kron_split_choose(k, P, &s, &lm, &rm);
+    if (rc == PL_OK) rc = pl_kron_halo(k, P, split, h);
+    if (rc == PL_OK) {
+        char list[1024] = "";
+        size_t o = 0;
+        for (int q = 0; q < P && o + 32 < sizeof list; q++)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%.3g", q ? " " : "", 8e-6 * (double)h[q].halo_values);
+        pl_info("matrix_free split: %s configurations (%s; largest halo %.3g MB by electron, %.3g MB by phonon "
+                "configurations), halo per rank: %s MB",
+                split == PL_KRON_SPLIT_RIGHT ? "phonon" : "electron", how, 8e-6 * (double)lm, 8e-6 * (double)rm,
+                list);
+    }
+    free(h);
+    PL_CALL(rc);
+    return PL_OK;
+}
+
 int app_free_op(app_ctx *ctx, const pl_op_options *oo, pl_backend *be, pl_op **op, int64_t *nnz)
 {
     hh_mf *mf = ctx->mf;
     PL_CHECK(mf, PL_ERR_INTERNAL, "matrix_free: no tables were built");
     pl_kron k;
     hh_mf_kron(mf, &k);
-    const int rc = pl_op_create_kron(&k, oo, be, ctx->comm, op);
+    pl_op_options o = *oo;
+    const char *how = NULL;
+    int rc = choose_split(ctx, &k, &o.kron_split, &how);
+    if (rc == PL_OK) rc = pl_op_create_kron(&k, &o, be, ctx->comm, op);
+    if (rc == PL_OK) rc = log_split(ctx, &k, o.kron_split, how);
     app_free_release(ctx);
     PL_CALL(rc);
     pl_op_info info;
@@ -212,15 +282,21 @@ static int print_halo(const app_ctx *ctx, const pl_kron *k)
     pl_kron_halo_info *h = calloc((size_t)P, sizeof *h), *r = calloc((size_t)P, sizeof *r);
     int rc = PL_OK;
     PL_CHECK_GOTO(h && r, PL_ERR_MEM, out, rc, "out of host memory");
+    int split = PL_KRON_SPLIT_LEFT;
+    const char *how = NULL;
+    PL_CALL_GOTO(choose_split(ctx, k, &split, &how), out, rc);
     PL_CALL_GOTO(pl_kron_halo(k, P, PL_KRON_SPLIT_LEFT, h), out, rc);
     PL_CALL_GOTO(pl_kron_halo(k, P, PL_KRON_SPLIT_RIGHT, r), out, rc);
-    printf("matrix_free_split: electron configurations (%d ranks)\n", P);
-    print_list("matrix_free_rows_per_rank", h, P, 0);
-    print_list("matrix_free_halo_rows_per_rank", h, P, 1);
-    print_list("matrix_free_halo_bytes_per_rank", h, P, 2);
-    print_list("matrix_free_send_bytes_per_rank", h, P, 3);
-    print_list("matrix_free_neighbors_per_rank", h, P, 4);
-    /* the split by phonon configurations, counted only (whole electron columns) */
+    const pl_kron_halo_info *c = split == PL_KRON_SPLIT_RIGHT ? r : h;
+    printf("matrix_free_split: %s configurations (%s, %d ranks)\n", split == PL_KRON_SPLIT_RIGHT ? "phonon" : "electron",
+           how, P);
+    print_list("matrix_free_rows_per_rank", c, P, 0);
+    print_list("matrix_free_halo_rows_per_rank", c, P, 1);
+    print_list("matrix_free_halo_bytes_per_rank", c, P, 2);
+    print_list("matrix_free_send_bytes_per_rank", c, P, 3);
+    print_list("matrix_free_neighbors_per_rank", c, P, 4);
+    /* both splits' halo, for the choice */
+    print_list("matrix_free_halo_bytes_per_rank_electron_split", h, P, 2);
     print_list("matrix_free_halo_bytes_per_rank_phonon_split", r, P, 2);
 out:
     free(h);
@@ -255,6 +331,11 @@ int app_free_info(app_ctx *ctx)
     hh_mf_destroy(&mf);
     PL_CALL(rc);
     return PL_OK;
+}
+
+const char *app_kron_split_name(int split)
+{
+    return split == PL_KRON_SPLIT_LEFT ? "electron" : split == PL_KRON_SPLIT_RIGHT ? "phonon" : "none";
 }
 
 int app_free_refill(app_ctx *ctx, pl_op *op)

@@ -23,7 +23,11 @@ int app_obs_wanted(const pl_config *cfg);
 int app_fetch_rows(MPI_Comm comm, int64_t row0, int64_t n, int nvec, const double *x, size_t ldx, int64_t a,
                    int64_t b, double *out, size_t ldo);
 /* Download nvec backend vectors V (op's permuted basis, column v at V + v
- * ld) into out (host, n_local x nvec, original order of this rank's block). */
+ * ld) into out (host, original order of this rank's contiguous block of
+ * pl_op_orig_block, n rows x nvec, column v at out + v n): n_local rows of
+ * the rank's own block, or for a matrix-free operator split by phonon
+ * configurations the electron split's block (moved between the ranks:
+ * collective then). */
 int app_vectors_original(pl_op *op, int nvec, const double *V, size_t ld, double *out);
 /* Observables of nvec eigenvectors (backend, op's basis).  Collective;
  * *seconds = the max over ranks. */

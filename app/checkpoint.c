@@ -152,14 +152,17 @@ void app_ckpt_free(app_ckpt *c)
 }
 
 /* The row blocks (row0, n) of all ranks on rank 0 (blocks[2 r], blocks[2 r
- * + 1]), this rank's info, and host buffers for one vector: perm (this
- * rank's rows, permuted) and orig (the longest block, original order).
- * Collective. */
+ * + 1]: the contiguous original blocks of pl_op_orig_block, which
+ * pl_op_to_original / from_original fill), this rank's info, and host
+ * buffers for one vector: perm (this rank's rows, permuted) and orig (the
+ * longest block, original order).  Collective. */
 static int slices(app_ckpt *c, int64_t **blocks, pl_op_info *info, double **perm, double **orig)
 {
     app_ctx *ctx = c->ctx;
     pl_op_get_info(c->op, info);
-    int64_t mine[2] = {info->row0, info->n_local}, n = info->n_local, nmax = n;
+    int64_t o0 = 0, on = 0;
+    pl_op_orig_block(c->op, &o0, &on);
+    int64_t mine[2] = {o0, on}, n = info->n_local, nmax = on;
     PL_MALLOC(*blocks, 2 * (size_t)ctx->size);
     PL_CHECK(MPI_Gather(mine, 2, MPI_INT64_T, *blocks, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Gather of the row blocks failed");
@@ -177,7 +180,6 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
 {
     app_ctx *ctx = c->ctx;
     pl_backend *be = pl_op_backend(c->op);
-    const int64_t *gidx = pl_op_global_index(c->op);
     pl_op_info info;
     int64_t *blocks = NULL;
     double *perm = NULL, *orig = NULL;
@@ -185,7 +187,8 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
     hid_t f = -1;
     double t0 = pl_wtime();
     PL_CALL_GOTO(slices(c, &blocks, &info, &perm, &orig), out, rc);
-    int64_t n = info.n_local;
+    int64_t n = info.n_local, o0 = 0, on = 0;
+    pl_op_orig_block(c->op, &o0, &on);
     if (ctx->rank == 0) {
         pl_ckpt_header h = {c->config_text, c->sweep_hash, c->point, ctx->size, info.n_global, st->method, st->nev,
                             st->ncv, st->which, st->nvec, st->hist_nev, st->nint, st->ndbl, st->nhist,
@@ -196,9 +199,9 @@ static int write_ckpt(app_ckpt *c, const lz_state *st)
     }
     for (int j = 0; j < st->nvec; j++) {
         PL_CALL_GOTO(be->download(be, perm, st->V + (size_t)j * st->ld, (size_t)n), out, rc);
-        for (int64_t p = 0; p < n; p++) orig[gidx[p] - info.row0] = perm[p];
+        PL_CALL_GOTO(pl_op_to_original(c->op, 1, perm, (size_t)n, orig, (size_t)on), out, rc);
         if (ctx->rank != 0) {
-            PL_CHECK_GOTO(MPI_Send(orig, (int)n, MPI_DOUBLE, 0, 300 + j, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
+            PL_CHECK_GOTO(MPI_Send(orig, (int)on, MPI_DOUBLE, 0, 300 + j, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
                           "MPI_Send of a basis block failed");
             continue;
         }
@@ -406,7 +409,6 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
 {
     app_ctx *ctx = c->ctx;
     pl_backend *be = pl_op_backend(c->op);
-    const int64_t *gidx = pl_op_global_index(c->op);
     memset(st, 0, sizeof *st);
     int64_t meta[10] = {0}, *blocks = NULL;
     double *orig = NULL, *perm = NULL;
@@ -471,7 +473,8 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
                   PL_ERR_MPI, out, rc, "MPI_Bcast of the checkpoint state failed");
     /* the basis: rank 0 reads each rank's rows of each vector and sends them */
     PL_CALL_GOTO(slices(c, &blocks, &info, &perm, &orig), out, rc);
-    int64_t n = info.n_local;
+    int64_t n = info.n_local, o0 = 0, on = 0;
+    pl_op_orig_block(c->op, &o0, &on);
     st->ld = n > 0 ? (size_t)n : 1;
     double *V = NULL;
     PL_CALL_GOTO(be->vec_alloc(be, st->ld * (size_t)st->nvec, &V), out, rc);
@@ -486,10 +489,10 @@ int app_ckpt_load(app_ckpt *c, lz_state *st)
                                   PL_ERR_MPI, out, rc, "MPI_Send of a basis block failed");
             }
         } else {
-            PL_CHECK_GOTO(MPI_Recv(orig, (int)n, MPI_DOUBLE, 0, 400 + j, ctx->comm, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+            PL_CHECK_GOTO(MPI_Recv(orig, (int)on, MPI_DOUBLE, 0, 400 + j, ctx->comm, MPI_STATUS_IGNORE) == MPI_SUCCESS,
                           PL_ERR_MPI, out, rc, "MPI_Recv of a basis block failed");
         }
-        for (int64_t p = 0; p < n; p++) perm[p] = orig[gidx[p] - info.row0];
+        PL_CALL_GOTO(pl_op_from_original(c->op, 1, orig, (size_t)on, perm, (size_t)n), out, rc);
         PL_CALL_GOTO(be->upload(be, V + (size_t)j * st->ld, perm, (size_t)n), out, rc);
     }
     {

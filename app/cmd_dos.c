@@ -51,6 +51,7 @@ static int dos_write(app_ctx *ctx, const solve_facts *f, const dos_out *d)
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "nnz", f->mi.nnz), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "backend", f->backend), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format", pl_config_enum_name("spmv", "format", f->format)), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_kron_split", app_kron_split_name(f->kron_split)), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "ranks", ctx->size), out, rc);
     const int64_t dN[1] = {d->N}, dP[1] = {d->P};
     PL_CALL_GOTO(pl_spectrum_write_array(sp, "dos", "moments", 1, dN, d->mu), out, rc);

@@ -112,8 +112,35 @@ out:
     return rc;
 }
 
+/* The matrix-free operator split by phonon configurations (strided rows):
+ * each vector downloaded whole, then moved into the contiguous blocks
+ * (pl_op_to_original: one all-to-all per vector).  Collective. */
+static int vectors_strided(pl_op *op, int nvec, const double *V, size_t ld, double *out)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    pl_backend *be = pl_op_backend(op);
+    int64_t o0 = 0, on = 0;
+    pl_op_orig_block(op, &o0, &on);
+    const size_t n = (size_t)info.n_local;
+    double *tmp = NULL;
+    int rc = PL_OK;
+    PL_MALLOC(tmp, n + 1);
+    for (int v = 0; v < nvec && rc == PL_OK; v++) {
+        rc = be->download(be, tmp, V + (size_t)v * ld, n);
+        int bad = rc != PL_OK, any = 0; /* every rank takes part in the move, or none */
+        if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, pl_op_comm(op)) != MPI_SUCCESS) any = 1;
+        if (any && rc == PL_OK) rc = PL_ERROR(PL_ERR_MPI, "downloading an eigenvector failed on another rank");
+        if (rc == PL_OK) rc = pl_op_to_original(op, 1, tmp, n, out + (size_t)v * (size_t)on, (size_t)on);
+    }
+    free(tmp);
+    PL_CALL(rc);
+    return PL_OK;
+}
+
 int app_vectors_original(pl_op *op, int nvec, const double *V, size_t ld, double *out)
 {
+    if (pl_op_kron_split(op) == PL_KRON_SPLIT_RIGHT) return vectors_strided(op, nvec, V, ld, out);
     pl_op_info info;
     pl_op_get_info(op, &info);
     pl_backend *be = pl_op_backend(op);
@@ -152,7 +179,11 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     pl_op_info info;
     pl_op_get_info(op, &info);
     pl_backend *be = pl_op_backend(op);
-    const int64_t n = info.n_local, row0 = info.row0, r1 = row0 + n;
+    /* the host side reads contiguous blocks of original rows (pl_op_orig_block:
+     * the operator's own, or the electron split's for a phonon split) */
+    int64_t row0 = 0, n = 0;
+    pl_op_orig_block(op, &row0, &n);
+    const int64_t nl = info.n_local, r1 = row0 + n;
     hh_model *m = NULL;
     double *x = NULL, *halo = NULL, *acc = NULL, *eh = NULL, *y = NULL;
     int rc = PL_OK;
@@ -163,7 +194,7 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     /* <psi|H|psi> on the backend */
     eh = malloc((((size_t)nvec + 1) + 1) * sizeof *eh);
     PL_CHECK_GOTO(eh, PL_ERR_MEM, out, rc, "out of host memory");
-    PL_CALL_GOTO(be->vec_alloc(be, (size_t)n + 1, &y), out, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)nl + 1, &y), out, rc);
     for (int v = 0; v < nvec; v++) {
         PL_CALL_GOTO(pl_op_apply(op, V + (size_t)v * ld, y), out, rc);
         PL_CALL_GOTO(pl_vec_dot(op, V + (size_t)v * ld, y, &eh[v]), out, rc);
@@ -228,8 +259,17 @@ int app_obs_write(void *arg, pl_spectrum *sp)
         PL_CALL(pl_spectrum_write_array(sp, g, "spin_correlation", 3, dm, o->spin_correlation));
         PL_CALL(pl_spectrum_write_array(sp, g, "electron_phonon_correlation", 3, dm, o->electron_phonon_correlation));
     }
-    PL_CALL(pl_spectrum_group_attr_string(sp, g, "correlations",
-                                          o->periodic ? "periodic: C[r] = (1/L) sum_i <A_i B_(i+r mod L)>, r = 0..L-1"
-                                                      : "open: C[i][j] = <A_i B_j>, i, j = 0..L-1"));
+    const char *how = o->periodic ? "periodic: C[r] = (1/L) sum_i <A_i B_(i+r mod L)>, r = 0..L-1"
+                                  : "open: C[i][j] = <A_i B_j>, i, j = 0..L-1";
+    if (o->lattice != HH_LATTICE_CHAIN) /* docs/models.md "Lattices" */
+        how = o->periodic ? "translations: C[r] = (1/L) sum_i <A_i B_(i+r)>, r = rx + lx ry, i + r the site "
+                            "(x + rx mod lx, y + ry mod ly)"
+                          : "no translation symmetry: C[i][j] = <A_i B_j>, i, j = 0..L-1";
+    PL_CALL(pl_spectrum_group_attr_string(sp, g, "correlations", how));
+    if (o->lattice != HH_LATTICE_CHAIN) {
+        PL_CALL(pl_spectrum_group_attr_string(sp, g, "lattice", hh_lattice_kind_name(o->lattice)));
+        PL_CALL(pl_spectrum_group_attr_double(sp, g, "lx", (double)o->lx)); /* 0: lattice = bonds */
+        PL_CALL(pl_spectrum_group_attr_double(sp, g, "ly", (double)o->ly));
+    }
     return PL_OK;
 }

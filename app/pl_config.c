@@ -73,6 +73,7 @@ static const key_desc keys[] = {
     {"spmv", "exchange", KT_ENUM, F(spmv, exchange), 0, "vector|overlap|task", 0, 0},
     {"spmv", "format", KT_ENUM, F(spmv, format), 0, "auto|pjds|compressed|matrix_free", 0, 0},
     {"spmv", "transport", KT_ENUM, F(spmv, transport), 0, "mpi|nccl|auto|ipc", 0, 0},
+    {"spmv", "kron_split", KT_ENUM, F(spmv, kron_split), 0, "auto|electron|phonon", 0, 0},
     {"spmv", "precision", KT_ENUM, F(spmv, precision), 0, "double|single", 0, 0},
     {"spmv", "repeats", KT_INT, F(spmv, repeats), 0, NULL, 0, 0},
     {"output", "file", KT_STR, F(output, file), SZ(output, file), NULL, 0, 0},

@@ -88,6 +88,9 @@ typedef struct pl_spmv_cfg {
     int format;              /* format: auto | pjds | compressed | matrix_free  */
                              /* = auto (docs/performance.md "Compressed         */
                              /* format"; matrix_free: hamiltonian/hh_mf.h)      */
+    int kron_split;          /* kron_split: auto | electron | phonon = auto:    */
+                             /* how format = matrix_free cuts the rows over     */
+                             /* ranks (app_free.c; spmv.h enum pl_kron_split)   */
     int blocks;              /* not a key: set by the caller when the operator  */
                              /* serves block products (SpMMV: dos, bench's      */
                              /* SpMMV rows); format = auto then keeps pJDS,     */

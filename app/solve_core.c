@@ -3,8 +3,8 @@
  * Lanczos or Krylov-Schur, write one HDF5 result file (docs/formats.md,
  * "HDF5 result schema"), print the eigenvalues and the summary.
  *
- * Eigenvectors: downloaded, un-permuted (scatter by global index: each rank
- * owns the contiguous original rows [row0, row0 + n)) and sent piece by
+ * Eigenvectors: downloaded, un-permuted (pl_op_to_original: each rank then
+ * holds the contiguous original rows of pl_op_orig_block) and sent piece by
  * piece to rank 0, which writes them as hyperslabs; the file is renamed into
  * place only when complete.  stdout: one `eigenvalue[i]: value  residual: r`
  * line per eigenpair (rank 0); stderr: progress at most once a second and a
@@ -73,12 +73,15 @@ static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spect
 {
     pl_op_info info;
     pl_op_get_info(op, &info);
-    const int64_t *gidx = pl_op_global_index(op);
-    int64_t n = info.n_local, row0 = info.row0;
+    /* the original rows [row0, row0 + no) this rank writes (pl_op_orig_block:
+     * its own block, or for the phonon split of a matrix-free operator the
+     * electron split's, moved by pl_op_to_original) */
+    int64_t n = info.n_local, row0 = 0, no = 0;
+    pl_op_orig_block(op, &row0, &no);
     int size = ctx->size, rank = ctx->rank, rc = PL_OK, wd = cplx ? 2 : 1;
-    int64_t mine[2] = {row0, n}, *blocks = NULL;
-    double *perm = NULL, *permi = NULL, *orig = NULL;
-    int64_t nmax = n;
+    int64_t mine[2] = {row0, no}, *blocks = NULL;
+    double *perm = NULL, *permi = NULL, *orig = NULL, *ore = NULL, *oim = NULL;
+    int64_t nmax = no;
     SOLVE_MPI(MPI_Allreduce(MPI_IN_PLACE, &nmax, 1, MPI_INT64_T, MPI_MAX, ctx->comm));
     PL_MALLOC(blocks, 2 * (size_t)size);
     PL_CHECK_GOTO(MPI_Gather(mine, 2, MPI_INT64_T, blocks, 2, MPI_INT64_T, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
@@ -100,15 +103,14 @@ static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spect
         }
         PL_CALL_GOTO(res->be->download(res->be, perm, res->vectors + (size_t)cr * res->ld, (size_t)n), out, rc);
         if (ci >= 0) PL_CALL_GOTO(res->be->download(res->be, permi, res->vectors + (size_t)ci * res->ld, (size_t)n), out, rc);
-        for (int64_t p = 0; p < n; p++) {
-            int64_t l = gidx[p] - row0;
-            PL_CHECK_GOTO(l >= 0 && l < n, PL_ERR_INTERNAL, out, rc, "global index %lld outside the block [%lld, %lld)",
-                          (long long)gidx[p], (long long)row0, (long long)(row0 + n));
-            orig[wd * l] = perm[p];
-            if (cplx) orig[wd * l + 1] = ci >= 0 ? sgn * permi[p] : 0.0;
+        PL_CALL_GOTO(pl_op_to_original(op, 1, perm, (size_t)n, ore, (size_t)no), out, rc);
+        if (ci >= 0) PL_CALL_GOTO(pl_op_to_original(op, 1, permi, (size_t)n, oim, (size_t)no), out, rc);
+        for (int64_t l = 0; l < no; l++) {
+            orig[wd * l] = ore[l];
+            if (cplx) orig[wd * l + 1] = ci >= 0 ? sgn * oim[l] : 0.0;
         }
         if (rank != 0) {
-            PL_CHECK_GOTO(MPI_Send(orig, (int)(wd * n), MPI_DOUBLE, 0, 100 + i, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out,
+            PL_CHECK_GOTO(MPI_Send(orig, (int)(wd * no), MPI_DOUBLE, 0, 100 + i, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, out,
                           rc, "MPI_Send of an eigenvector block failed");
             continue;
         }
@@ -129,6 +131,8 @@ out:
     free(perm);
     free(permi);
     free(orig);
+    free(ore);
+    free(oim);
     return rc;
 }
 
@@ -164,6 +168,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format", pl_config_enum_name("spmv", "format", f->format)),
                  out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_format_note", f->format_note), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_string(sp, "spmv_kron_split", app_kron_split_name(f->kron_split)), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "compressed_values", f->cmp_nval), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "compressed_offsets", f->cmp_noff), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "matrix_bytes", f->matrix_bytes), out, rc);
@@ -381,6 +386,7 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     f->sort_window = info.sort_window;
     f->transport = info.transport;
     f->format = info.format;
+    f->kron_split = pl_op_kron_split(*op);
     f->cmp_nval = info.cmp_nval;
     f->cmp_noff = info.cmp_noff;
     f->cmp_vbits = info.cmp_vbits;

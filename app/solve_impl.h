@@ -18,6 +18,7 @@ typedef struct solve_facts {
     double backend_wait_seconds; /* the build's wait for it (app_backend_finish) */
     int64_t sort_window;    /* the operator's, auto resolved */
     int format;             /* the operator's local format (PL_FORMAT_PJDS or _COMPRESSED) */
+    int kron_split;         /* matrix_free on several ranks: PL_KRON_SPLIT_LEFT or _RIGHT; -1: none */
     int64_t cmp_nval, cmp_noff; /* table sizes (max over ranks; -1: not counted) */
     int cmp_vbits, cmp_obits;
     double matrix_bytes;    /* sum over ranks of the operator's matrix bytes */

@@ -16,7 +16,10 @@ usage: check_kpm.py PJDS_BIN CASE [matrix_free] [MPIEXEC NP-FLAG FLAGS...]
   ranks    the same moments and density (1e-11) on 1, 2 and 3 ranks; with
            matrix_free (kpm.ranks.matrix_free) every run forces [spmv]
            format = matrix_free (several ranks: the block halo exchange and
-           be->kron_rem_spmm) and its file must name that format
+           be->kron_rem_spmm) and its file must name that format; with
+           phonon (kpm.ranks.phonon) also kron_split = phonon (the split by
+           phonon configurations, spmv/op_kron_right.c), each file of
+           several ranks naming it in spmv_kron_split
   formats  Holstein-Hubbard (normal basis, open), random vectors in blocks of
            4 and 2: [spmv] format = matrix_free (H from its Kronecker tables,
            the block products be->kron_spmm_aug) and format = pjds give the
@@ -62,6 +65,7 @@ def run(cmd):
 
 
 FORMAT = None  # "matrix_free": the HH runs force it
+SPLIT = None  # "phonon": [spmv] kron_split = phonon too (kpm.ranks.phonon)
 
 
 def run_dos(exe, cfg, out, args, fmt=None):
@@ -230,11 +234,18 @@ def case_ranks(exe, mpi, tmp):
         if np_ > 1 and not mpi:
             continue
         fmt = ["--set", "spmv.format=" + FORMAT] if FORMAT else []
+        if SPLIT:
+            fmt += ["--set", "spmv.kron_split=" + SPLIT]
         run(cmd + [exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out, "--set",
                    "kpm.moments=128", "--set", "kpm.random_vectors=6", "--set", "kpm.block=4"] + fmt)
         with h5py.File(out) as f:
             got = f.attrs["spmv_format"]
+            split = f.attrs["spmv_kron_split"]
         got = got.decode() if isinstance(got, bytes) else str(got)
+        split = split.decode() if isinstance(split, bytes) else str(split)
+        if SPLIT and split != (SPLIT if np_ > 1 else "none"):
+            print("FAIL: %d ranks ran with spmv_kron_split %s, expected %s" % (np_, split, SPLIT))
+            return 1
         if FORMAT and got != FORMAT:
             print("FAIL: %d ranks ran with spmv_format %s, expected %s" % (np_, got, FORMAT))
             return 1
@@ -251,7 +262,8 @@ def case_ranks(exe, mpi, tmp):
     if mpi and len(res) != 3:
         print("FAIL: %d runs, expected 3" % len(res))
         fail = 1
-    print("ranks%s: %d runs compared" % (" (" + FORMAT + ")" if FORMAT else "", len(res)))
+    print("ranks%s%s: %d runs compared" % (" (" + FORMAT + ")" if FORMAT else "", " (" + SPLIT + " split)" if SPLIT else "",
+                                          len(res)))
     return fail
 
 
@@ -286,8 +298,11 @@ def main():
     global FORMAT
     exe, case = sys.argv[1], sys.argv[2]
     mpi = sys.argv[3:]
+    global SPLIT
     if mpi[:1] == ["matrix_free"]:
         FORMAT, mpi = "matrix_free", mpi[1:]
+    if mpi[:1] == ["phonon"]:  # matrix_free split by phonon configurations
+        FORMAT, SPLIT, mpi = "matrix_free", "phonon", mpi[1:]
     with tempfile.TemporaryDirectory() as tmp:
         if case == "traces":
             return case_traces(exe, tmp)

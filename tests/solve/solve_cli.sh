@@ -15,9 +15,9 @@
 #                results and converged_reason = max_restarts written
 #   mpi NP MODE  NP ranks, exchange MODE: eigenvalues equal the 1-rank run,
 #                gathered eigenvectors pass the residual check
-#   matrix_free_mpi  format = matrix_free (and auto) on 2 and 3 ranks = one rank's eigenvalues,
-#                eigenvectors and observables; info's halo lines; more ranks than electron
-#                configurations: exit 2
+#   matrix_free_mpi  format = matrix_free (and auto, and kron_split = phonon) on 2 and 3 ranks =
+#                one rank's eigenvalues, eigenvectors and observables; the attribute
+#                spmv_kron_split; info's halo lines; more ranks than electron configurations: exit 2
 #   startup      the start-up (docs/operations.md, "Start-up"): a singleton with backend auto and
 #                cpu (MPI and the backend in threads of their own) and 2 ranks under MPIEXEC (MPI
 #                started at once): exit 0, the same eigenvalues, the `solve: phases:` line with wall
@@ -317,22 +317,32 @@ matrix_free_mpi)
     run_solve "one_$f" || die "one_$f: exit status $?: $(cat "$dir/one_$f.err")"
   done
   for np in 2 3; do
-    for f in matrix_free auto; do
+    for f in matrix_free auto phonon; do
       n="np${np}_$f"
-      mkcfg "$n" $'nev = 4\ntolerance = 1e-12' "format = $f" "eigenvectors = true"
+      if [ "$f" = phonon ]; then # the split by phonon configurations (spmv/op_kron_right.c)
+        mkcfg "$n" $'nev = 4\ntolerance = 1e-12' $'format = matrix_free\nkron_split = phonon' "eigenvectors = true"
+      elif [ "$f" = matrix_free ]; then # by electron configurations (spmv/op_kron_dist.c)
+        mkcfg "$n" $'nev = 4\ntolerance = 1e-12' $'format = matrix_free\nkron_split = electron' "eigenvectors = true"
+      else
+        mkcfg "$n" $'nev = 4\ntolerance = 1e-12' "format = $f" "eigenvectors = true"
+      fi
       sed -i "s/^phonon_basis = .*/phonon_basis = normal/; s/^boundary = .*/boundary = open/" "$dir/$n.ini"
       $MPIEXEC "$np" "$PJDS_BIN" solve "$dir/$n.ini" --quiet >"$dir/$n.out" 2>"$dir/$n.err" ||
         { die "$n: exit status $?: $(grep '^pjds-lanczos' "$dir/$n.err")"; continue; }
       "$SOLVE_CHECK" "$dir/$n.ini" "$dir/$n.h5" --dense --vectors --expect-nev 4 || die "$n: solve_check"
-      want=matrix_free
+      want=matrix_free split=any
       [ "$f" = auto ] && [ -n "${PJDS_SPMV_FORMAT:-}" ] && want=any # (the .compressed run forces a stored format)
-      "${PJDS_PYTHON:-/usr/bin/python3}" - "$dir/$n.h5" "$dir/one_matrix_free.h5" "$dir/one_pjds.h5" "$np" "$want" <<'PY' || die "$n: against one rank"
+      [ "$f" = matrix_free ] && split=electron
+      [ "$f" = phonon ] && split=phonon
+      "${PJDS_PYTHON:-/usr/bin/python3}" - "$dir/$n.h5" "$dir/one_matrix_free.h5" "$dir/one_pjds.h5" "$np" "$want" "$split" <<'PY' || die "$n: against one rank"
 import sys, h5py, numpy as np
 a, b, c = (h5py.File(p, "r") for p in sys.argv[1:4])
-np_, want = int(sys.argv[4]), sys.argv[5]
+np_, want, split = int(sys.argv[4]), sys.argv[5], sys.argv[6]
 d = lambda v: v.decode() if isinstance(v, bytes) else v
 assert int(a.attrs["ranks"]) == np_, a.attrs["ranks"]
 assert want == "any" or d(a.attrs["spmv_format"]) == want, a.attrs["spmv_format"]
+assert split == "any" or d(a.attrs["spmv_kron_split"]) == split, a.attrs["spmv_kron_split"]
+assert d(b.attrs["spmv_kron_split"]) == "none", b.attrs["spmv_kron_split"]
 assert int(a.attrs["nnz"]) == int(c.attrs["nnz"]), (int(a.attrs["nnz"]), int(c.attrs["nnz"]))
 ea, eb, ec = a["eigenvalues"][()], b["eigenvalues"][()], c["eigenvalues"][()]
 for e in (eb, ec):
@@ -358,10 +368,35 @@ def cmp(name, obj):
         n += 1
 a["observables"].visititems(cmp)
 assert n > 0
-print(f"{np_} ranks: eigenvalues, {k} isolated eigenvectors and {n} observables equal one rank's")
+print(f"{np_} ranks ({d(a.attrs['spmv_kron_split'])} split): eigenvalues, {k} isolated eigenvectors and {n} observables equal one rank's")
 PY
     done
   done
+  # the phonon split's checkpoint (vectors moved into contiguous blocks, app/checkpoint.c): SIGTERM inside
+  # the second cycle on 2 ranks (PJDS_TEST_SIGNAL_STEP), exit 3 with a checkpoint; --resume on 2 ranks gives
+  # one rank's eigenvalues to 1e-10; spectral refuses kron_split = phonon with exit 2 and one line
+  mkcfg ck $'nev = 4\ntolerance = 1e-12\nncv = 10' $'format = matrix_free\nkron_split = phonon' ""
+  sed -i "s/^phonon_basis = .*/phonon_basis = normal/; s/^boundary = .*/boundary = open/" "$dir/ck.ini"
+  PJDS_TEST_SIGNAL_STEP=14 $MPIEXEC 2 "$PJDS_BIN" solve "$dir/ck.ini" --quiet >"$dir/ck.out" 2>"$dir/ck.err"
+  st=$?
+  [ "$st" -eq 3 ] && [ -f "$dir/ck.h5.ckpt" ] || die "ck: exit status $st, checkpoint: $(ls "$dir" | grep ck)"
+  $MPIEXEC 2 "$PJDS_BIN" solve "$dir/ck.ini" --quiet --resume >"$dir/ck2.out" 2>"$dir/ck2.err" ||
+    die "ck: resume: $(grep '^pjds-lanczos' "$dir/ck2.err")"
+  "${PJDS_PYTHON:-/usr/bin/python3}" - "$dir/ck.h5" "$dir/one_matrix_free.h5" <<'PY' || die "ck: resumed eigenvalues"
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+ea, eb = a["eigenvalues"][()], b["eigenvalues"][()]
+r = np.max(np.abs(ea - eb) / np.maximum(np.abs(eb), 1.0))
+assert r <= 1e-10, (ea, eb, r)
+assert a.attrs["spmv_kron_split"] in (b"phonon", "phonon"), a.attrs["spmv_kron_split"]
+print(f"phonon split, resumed on 2 ranks: eigenvalues equal one rank's to {r:.1e}")
+PY
+  mkcfg sp $'nev = 1' $'format = matrix_free\nkron_split = phonon' ""
+  $MPIEXEC 2 "$PJDS_BIN" spectral "$dir/sp.ini" >"$dir/sp.out" 2>"$dir/sp.err"
+  st=$?
+  [ "$st" -eq 2 ] && [ "$(grep -c '^pjds-lanczos' "$dir/sp.err")" -eq 1 ] && grep -q 'kron_split' "$dir/sp.err" ||
+    die "sp: exit status $st: $(grep '^pjds-lanczos' "$dir/sp.err")"
+  no_files sp
   # info on 2 ranks: the halo of each rank; the bytes one rank sends are what the other receives
   $MPIEXEC 2 "$PJDS_BIN" info "$dir/np2_matrix_free.ini" >"$dir/info.out" 2>"$dir/info.err" || die "info: $(cat "$dir/info.err")"
   hb=$(sed -n 's/^matrix_free_halo_bytes_per_rank: //p' "$dir/info.out")
