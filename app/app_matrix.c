@@ -142,10 +142,17 @@ static int build_hh(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
 
 void app_hh_name(const pl_model_cfg *m, char *name, size_t n)
 {
+    char bc[128];
+    const hh_lattice *l = &m->lat;
+    if (m->lattice == HH_LATTICE_CHAIN) snprintf(bc, sizeof bc, "%s", pl_config_enum_name("model", "boundary", m->boundary));
+    else if (m->lattice == HH_LATTICE_BONDS) snprintf(bc, sizeof bc, "bonds(%d)", l->nbonds);
+    else
+        snprintf(bc, sizeof bc, "%s %dx%d %s,%s", hh_lattice_kind_name(m->lattice), l->lx, l->ly,
+                 pl_config_enum_name("model", "boundary", l->boundary_x),
+                 pl_config_enum_name("model", "boundary", l->boundary_y));
     snprintf(name, n, "holstein-hubbard L=%d up=%d down=%d M=%d %s %s t=%g U=%g w0=%g g=%g", m->sites, m->n_up,
-             m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis),
-             pl_config_enum_name("model", "boundary", m->boundary), m->hopping, m->hubbard_u, m->phonon_frequency,
-             m->coupling);
+             m->n_down, m->max_phonons, pl_config_enum_name("model", "phonon_basis", m->phonon_basis), bc, m->hopping,
+             m->hubbard_u, m->phonon_frequency, m->coupling);
 }
 
 static int bs_lengths_cb(void *arg, int64_t r0, int64_t r1, int32_t *len)

@@ -18,7 +18,8 @@ void app_hh_params(const pl_model_cfg *m, hh_params *p)
                      .coupling = m->coupling,
                      .max_phonons = m->max_phonons,
                      .phonon_basis = m->phonon_basis,
-                     .boundary = m->boundary};
+                     .boundary = m->boundary,
+                     .lattice = m->lattice == HH_LATTICE_CHAIN ? NULL : &m->lat};
 }
 
 void app_bs_params(const pl_model_cfg *m, bs_params *p)

@@ -43,6 +43,12 @@ static const key_desc keys[] = {
     {"model", "max_phonons", KT_INT, F(model, max_phonons), 0, NULL, 1, 0},
     {"model", "phonon_basis", KT_ENUM, F(model, phonon_basis), 0, "site|normal", 0, 0},
     {"model", "boundary", KT_ENUM, F(model, boundary), 0, "periodic|open", 0, 0},
+    {"model", "lattice", KT_ENUM, F(model, lattice), 0, "chain|ladder|square|triangular|bonds", 0, 0},
+    {"model", "lx", KT_INT, F(model, lx), 0, NULL, 0, 0},
+    {"model", "ly", KT_INT, F(model, ly), 0, NULL, 0, 0},
+    {"model", "boundary_x", KT_ENUM, F(model, boundary_x), 0, "periodic|open", 0, 0},
+    {"model", "boundary_y", KT_ENUM, F(model, boundary_y), 0, "periodic|open", 0, 0},
+    {"model", "bonds", KT_STR, F(model, bonds), SZ(model, bonds), NULL, 0, 0},
     {"model", "nx", KT_INT, F(model, nx), 0, NULL, 0, 0},
     {"model", "ny", KT_INT, F(model, ny), 0, NULL, 0, 0},
     {"model", "nz", KT_INT, F(model, nz), 0, NULL, 0, 0},
@@ -291,8 +297,27 @@ static int sweep_key_add(pl_config *cfg, const char *name, const char *value, in
 typedef struct parse_state {
     pl_config *cfg;
     int line;        /* current line, counted by the reader */
+    int indented;    /* the current line starts with white space */
+    int last_key;    /* the key set last (-1: none) */
     char err[512];
 } parse_state;
+
+/* [model] bonds continues on indented lines (libinih's multi-line values
+ * hand them over as the same key again): the parts joined by commas */
+static int bonds_continue(parse_state *st, int i, const char *value)
+{
+    char *b = st->cfg->model.bonds;
+    size_t n = strlen(b);
+    while (n > 0 && (b[n - 1] == ' ' || b[n - 1] == '\t')) n--;
+    const int comma = n > 0 && b[n - 1] == ',';
+    if (n + strlen(value) + 3 > sizeof st->cfg->model.bonds) {
+        snprintf(st->err, sizeof st->err, "[model] bonds: longer than %zu characters", sizeof st->cfg->model.bonds - 1);
+        return 0;
+    }
+    snprintf(b + n, sizeof st->cfg->model.bonds - n, "%s %s", comma ? "" : ",", value);
+    st->last_key = i;
+    return 1;
+}
 
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
@@ -312,6 +337,8 @@ static int handler(void *user, const char *section, const char *name, const char
         snprintf(st->err, sizeof st->err, "[%s] %s: unknown key", section, name);
         return 0;
     }
+    if (st->indented && i == st->last_key && !strcmp(section, "model") && !strcmp(name, "bonds"))
+        return bonds_continue(st, i, value);
     if (wh->line[i] > 0) {
         snprintf(st->err, sizeof st->err, "[%s] %s: key given twice (first on line %d)", section, name, wh->line[i]);
         return 0;
@@ -322,6 +349,7 @@ static int handler(void *user, const char *section, const char *name, const char
         return 0;
     }
     wh->line[i] = -2; /* placeholder, fixed below with the line number */
+    st->last_key = i;
     return 1;
 }
 
@@ -342,6 +370,7 @@ static char *reader(char *str, int num, void *stream)
         if (wh->line[i] == -2) wh->line[i] = lr->st->line;
     char *r = fgets(str, num, lr->f);
     if (r) lr->st->line++;
+    lr->st->indented = r && (r[0] == ' ' || r[0] == '\t');
     return r;
 }
 
@@ -372,7 +401,7 @@ int pl_config_read(pl_config *cfg, const char *path)
         if ((rc = append_text(cfg, buf))) { fclose(f); return rc; }
     }
     rewind(f);
-    parse_state st = {.cfg = cfg, .line = 0};
+    parse_state st = {.cfg = cfg, .line = 0, .last_key = -1};
     line_reader lr = {.f = f, .st = &st, .cfg = cfg};
     int err = ini_parse_stream(reader, &lr, handler, &st);
     for (size_t i = 0; i < NKEYS; i++) /* keys set on the last line */
@@ -451,6 +480,22 @@ static int bs_key(const key_desc *k)
     return 0;
 }
 
+/* The lattice keys (hamiltonian/lattice.h): whether the configured lattice
+ * uses [model] key k (1 for every other key).  The chain's dump has none of
+ * them, as before the lattices. */
+static int lattice_key_used(const pl_config *cfg, const key_desc *k)
+{
+    const int kind = cfg->model.lattice;
+    const int grid = kind == HH_LATTICE_LADDER || kind == HH_LATTICE_SQUARE || kind == HH_LATTICE_TRIANGULAR;
+    if (strcmp(k->section, "model")) return 1;
+    if (!strcmp(k->key, "lattice")) return kind != HH_LATTICE_CHAIN;
+    if (!strcmp(k->key, "boundary")) return kind != HH_LATTICE_BONDS; /* the default of boundary_x, boundary_y */
+    if (!strcmp(k->key, "lx") || !strcmp(k->key, "boundary_x")) return grid;
+    if (!strcmp(k->key, "ly") || !strcmp(k->key, "boundary_y")) return grid && kind != HH_LATTICE_LADDER;
+    if (!strcmp(k->key, "bonds")) return kind == HH_LATTICE_BONDS;
+    return 1;
+}
+
 /* Whether key k is used by the configured model type. */
 static int key_used(const pl_config *cfg, const key_desc *k)
 {
@@ -459,7 +504,7 @@ static int key_used(const pl_config *cfg, const key_desc *k)
     switch (cfg->model.type) {
     case PL_MODEL_HDF5: return 0;
     case PL_MODEL_BLOCK_STENCIL: return bs_key(k) != 0;
-    default: return bs_key(k) == 0;
+    default: return bs_key(k) == 0 && lattice_key_used(cfg, k);
     }
 }
 
@@ -470,17 +515,56 @@ static int key_used(const pl_config *cfg, const key_desc *k)
         return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, sec, key, w_, sizeof w_), m_); \
     } while (0)
 
+/* [model] lattice and its keys into cfg->model.lat (and sites); an input
+ * error of hamiltonian/lattice.c ("lx: ...") gets the place of its key. */
+static int resolve_lattice(pl_config *cfg)
+{
+    pl_model_cfg *m = &cfg->model;
+    static const char *const lkeys[] = {"lx", "ly", "boundary_x", "boundary_y", "bonds", "boundary"};
+    for (size_t i = 0; i < sizeof lkeys / sizeof lkeys[0]; i++)
+        if (is_set(cfg, "model", lkeys[i]) && !lattice_key_used(cfg, &keys[find_key("model", lkeys[i])]))
+            BAD("model", lkeys[i], "not used by lattice = %s", hh_lattice_kind_name(m->lattice));
+    if (m->lattice == HH_LATTICE_CHAIN) return PL_OK; /* the chain of sites and boundary (hh.c) */
+    if (!is_set(cfg, "model", "boundary_x")) m->boundary_x = m->boundary;
+    if (!is_set(cfg, "model", "boundary_y")) m->boundary_y = m->boundary;
+    const int given = is_set(cfg, "model", "sites");
+    hh_lattice_opts o = {.kind = m->lattice, .sites = given && m->lattice == HH_LATTICE_BONDS ? m->sites : 0,
+                         .lx = m->lx, .ly = m->ly, .boundary_x = m->boundary_x, .boundary_y = m->boundary_y,
+                         .bonds = m->bonds};
+    int rc = hh_lattice_build(&o, &m->lat);
+    if (rc == PL_ERR_INPUT) {
+        char msg[360], key[32] = "lattice";
+        snprintf(msg, sizeof msg, "%s", pl_error_message());
+        size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz_");
+        const char *rest = msg;
+        if (n > 0 && n < sizeof key && msg[n] == ':') {
+            snprintf(key, sizeof key, "%.*s", (int)n, msg);
+            if (find_key("model", key) >= 0) rest = msg + n + (msg[n + 1] == ' ' ? 2 : 1);
+            else snprintf(key, sizeof key, "lattice");
+        }
+        pl_error_clear();
+        BAD("model", key, "%s", rest);
+    }
+    PL_CALL(rc);
+    if (given && m->sites != m->lat.sites)
+        BAD("model", "sites", "%d, but lattice = %s has %d sites", m->sites, hh_lattice_kind_name(m->lattice), m->lat.sites);
+    m->sites = m->lat.sites;
+    return PL_OK;
+}
+
 int pl_config_check(pl_config *cfg)
 {
     PL_CHECK(cfg->where_, PL_ERR_MEM, "out of host memory");
     for (size_t i = 0; i < NKEYS; i++) {
         int need = cfg->model.type == PL_MODEL_HDF5            ? keys[i].required_h5
                    : cfg->model.type == PL_MODEL_BLOCK_STENCIL ? (!strcmp(keys[i].key, "type") || bs_key(&keys[i]) == 2)
-                                                               : keys[i].required_hh && key_used(cfg, &keys[i]);
+                                                               : keys[i].required_hh && key_used(cfg, &keys[i]) &&
+                                                                     (cfg->model.lattice == HH_LATTICE_CHAIN || strcmp(keys[i].key, "sites"));
         if (need && !is_set(cfg, keys[i].section, keys[i].key))
             return PL_ERROR(PL_ERR_INPUT, "%s: [%s] missing key '%s'", cfg->path[0] ? cfg->path : "config", keys[i].section, keys[i].key);
     }
     const pl_model_cfg *m = &cfg->model;
+    if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) PL_CALL(resolve_lattice(cfg));
     if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) {
         if (m->sites < 2) BAD("model", "sites", "%d sites: need at least 2", m->sites);
         if (m->sites > 62) BAD("model", "sites", "%d sites: at most 62 are supported", m->sites);
@@ -553,6 +637,11 @@ int pl_config_check(pl_config *cfg)
         if (cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD && (q->momentum < 0 || q->momentum >= cfg->model.sites))
             BAD("spectral", "momentum", "must be in 0..%d (sites - 1; q = 2 pi momentum / sites) (got %d)",
                 cfg->model.sites - 1, q->momentum);
+        if (cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD && cfg->model.lattice != HH_LATTICE_CHAIN &&
+            !cfg->model.lat.translation && q->momentum != 0)
+            BAD("spectral", "momentum", "%d: a momentum on a lattice without translation symmetry (lattice = %s%s; only "
+                "momentum = 0, the uniform sum, is defined)", q->momentum, hh_lattice_kind_name(cfg->model.lattice),
+                cfg->model.lattice == HH_LATTICE_BONDS ? "" : " with an open boundary");
     }
     if (!(cfg->output.checkpoint_interval >= 0))
         BAD("output", "checkpoint_interval", "must be >= 0 seconds, 0 = only on a signal (got %g)",

@@ -34,6 +34,16 @@ typedef struct pl_model_cfg {
     int max_phonons;         /* max_phonons: M >= 0 (required)                  */
     int phonon_basis;        /* phonon_basis: site | normal = site              */
     int boundary;            /* boundary: periodic | open = periodic            */
+    /* lattices (hamiltonian/lattice.h; docs/models.md "Lattices")                */
+    int lattice;             /* lattice: chain | ladder | square | triangular | */
+                             /* bonds = chain (enum hh_lattice_kind)            */
+    int lx, ly;              /* lx, ly: extent (ladder: lx, ly = 2; square,     */
+                             /* triangular: both >= 2)                          */
+    int boundary_x;          /* boundary_x, boundary_y: periodic | open =       */
+    int boundary_y;          /* boundary (ladder: x only)                       */
+    char bonds[2048];        /* bonds: "i-j[:factor], ..." (lattice = bonds)    */
+    hh_lattice lat;          /* not a key: the lattice, resolved by             */
+                             /* pl_config_check (sites = lat.sites)             */
     /* type = block-stencil (hamiltonian/bs.h; docs/models.md "Block-stencil") */
     int nx, ny, nz;          /* nx, ny, nz: grid points per direction (required) */
     int block_size;          /* block_size: b unknowns per point (required)     */

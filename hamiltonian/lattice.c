@@ -99,6 +99,7 @@ static int build_bonds(const hh_lattice_opts *o, hh_lattice *lat)
     int maxsite = -1, entry = 0;
     for (const char *s = o->bonds; *s;) {
         entry++;
+        while (isspace((unsigned char)*s)) s++;
         const char *start = s;
         size_t n = strcspn(s, ",");
         char text[64];
