@@ -100,6 +100,12 @@ int cmd_solve(app_ctx *ctx)
     pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",
             (long long)f.mi.rows, (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds, f.permute_seconds);
 
+    if (f.method == PL_METHOD_CHEBFD) { /* solve_chebfd.c: no checkpoints, a signal ends the run */
+        PL_CHECK_GOTO(mode != 1, PL_ERR_INPUT, out, rc, "%s: a checkpoint of method = chebfd cannot exist", ckpt);
+        app_signal_exit_phase("the chebfd solve", note);
+        rc = solve_chebfd(ctx, op, &f, replace);
+        goto out;
+    }
     PL_CALL_GOTO(app_ckpt_init(&ck, ctx, op, -1, ""), out, rc);
     if (mode == 1) {
         app_signal_exit_phase("the loading of the checkpoint", note);

@@ -42,6 +42,7 @@
 #include "app.h"
 #include "pl_error.h"
 #include "spmv.h"
+#include "solve_impl.h"
 
 /* bytes of a size string "123", "4.5G", "800M", "64k" (binary units); <0 bad */
 double app_parse_bytes(const char *s)
@@ -222,4 +223,38 @@ int app_mem_plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be) { return p
 int app_mem_plan_check_device(app_ctx *ctx, app_mem_plan *p, pl_backend *be)
 {
     return plan_check(ctx, p, be, 0);
+}
+
+int app_mem_check_search(app_ctx *ctx, pl_backend *be, double bytes, int nb)
+{
+    /* what is free now (the matrix and the context are in place): the GPU's
+     * free memory (capped by PJDS_DEVICE_MEMORY_LIMIT), else MemAvailable
+     * over the node's ranks (capped by PJDS_HOST_MEMORY_LIMIT, for tests) */
+    app_mem_plan p;
+    memset(&p, 0, sizeof p);
+    p.gpu = be && be->mem_info;
+    double avail = -1.0;
+    if (p.gpu) {
+        device_free(&p, be);
+        avail = p.device_avail;
+    } else {
+        avail = host_available();
+        if (avail >= 0 && ctx->local_size > 0) avail /= ctx->local_size;
+        const double cap = app_parse_bytes(getenv("PJDS_HOST_MEMORY_LIMIT"));
+        if (cap >= 0) avail = avail < 0 ? cap : fmin(avail, cap);
+    }
+    double v[2] = {bytes, avail >= 0 ? -avail : -INFINITY};
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allreduce of the search block's memory failed");
+    const double need = v[0], have = -v[1];
+    if (!isfinite(have) || need <= 0.9 * have) return PL_OK;
+    char nh[32], hh[32], where[1200];
+    fmt(need, nh, sizeof nh);
+    fmt(have, hh, sizeof hh);
+    ctx->error_collective = 1;
+    return PL_ERROR(PL_ERR_INPUT,
+                    "%s: the chebfd search block of %d vectors needs about %s of %s memory per rank, but %s is "
+                    "available: use a narrower interval (or smaller nev), more ranks, or a smaller search_size",
+                    pl_config_where(&ctx->cfg, "solver", "search_size", where, sizeof where), nb, nh,
+                    p.gpu ? "GPU" : "host", hh);
 }

@@ -18,7 +18,9 @@
  * PL_SORT_WINDOW_AUTO (-1; the only key of the kind is [spmv] sort_window);
  * KT_INT_AUTO: the same in an int, auto stored as PL_MAX_RESTARTS_AUTO (-1;
  * [solver] max_restarts) */
-enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO };
+/* KT_DBL_OPT: a finite double, NaN (the default) = not set, left out of the
+ * dump; KT_RANGE: two finite doubles "a, b" in a double[2], NaN = not set */
+enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO, KT_DBL_OPT, KT_RANGE };
 
 typedef struct key_desc {
     const char *section, *key;
@@ -66,13 +68,17 @@ static const key_desc keys[] = {
     {"solver", "nev", KT_INT, F(solver, nev), 0, NULL, 0, 0},
     {"solver", "which", KT_ENUM, F(solver, which), 0,
      "smallest|largest|largest_magnitude|smallest_real|largest_real|largest_imaginary", 0, 0},
-    {"solver", "method", KT_ENUM, F(solver, method), 0, "auto|lanczos|krylov-schur", 0, 0},
+    {"solver", "method", KT_ENUM, F(solver, method), 0, "auto|lanczos|krylov-schur|chebfd", 0, 0},
     {"solver", "tolerance", KT_DBL, F(solver, tolerance), 0, NULL, 0, 0},
     {"solver", "ncv", KT_INT, F(solver, ncv), 0, NULL, 0, 0},
     {"solver", "max_restarts", KT_INT_AUTO, F(solver, max_restarts), 0, NULL, 0, 0},
     {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
     {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
     {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
+    {"solver", "interval", KT_RANGE, F(solver, interval), 0, NULL, 0, 0},
+    {"solver", "target", KT_DBL_OPT, F(solver, target), 0, NULL, 0, 0},
+    {"solver", "filter_degree", KT_INT_AUTO, F(solver, filter_degree), 0, NULL, 0, 0},
+    {"solver", "search_size", KT_INT_AUTO, F(solver, search_size), 0, NULL, 0, 0},
     {"spmv", "backend", KT_ENUM, F(spmv, backend), 0, "auto|cpu|cuda", 0, 0},
     {"spmv", "chunk_height", KT_INT, F(spmv, chunk_height), 0, NULL, 0, 0},
     {"spmv", "sort_window", KT_I64_AUTO, F(spmv, sort_window), 0, NULL, 0, 0},
@@ -134,6 +140,10 @@ void pl_config_defaults(pl_config *cfg)
     cfg->solver.max_restarts = PL_MAX_RESTARTS_AUTO; /* scales with the problem: lanczos.h */
     cfg->solver.seed = 1;
     cfg->solver.verify = 1;
+    cfg->solver.interval[0] = cfg->solver.interval[1] = NAN; /* method = chebfd: not set */
+    cfg->solver.target = NAN;
+    cfg->solver.filter_degree = -1; /* auto */
+    cfg->solver.search_size = -1;   /* auto */
     cfg->spmv.chunk_height = 32;
     cfg->spmv.sort_window = PL_SORT_WINDOW_AUTO;
     cfg->spmv.transport = PL_TRANSPORT_AUTO;
@@ -230,6 +240,25 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
         *(uint64_t *)field = v;
         return 0;
     }
+    case KT_RANGE: {
+        double a = strtod(value, &end), b = NAN;
+        if (end != value && isfinite(a)) {
+            while (*end == ' ' || *end == '\t') end++;
+            if (*end == ',') {
+                const char *v2 = end + 1;
+                b = strtod(v2, &end);
+                if (end == v2) b = NAN;
+            }
+        }
+        if (!isfinite(a) || !isfinite(b) || *end || errno == ERANGE) {
+            snprintf(err, errlen, "'%s' is not two finite numbers 'a, b'", value);
+            return 1;
+        }
+        ((double *)field)[0] = a;
+        ((double *)field)[1] = b;
+        return 0;
+    }
+    case KT_DBL_OPT:
     case KT_DBL: {
         double v = strtod(value, &end);
         if (end == value || *end || errno == ERANGE || !isfinite(v)) { snprintf(err, errlen, "'%s' is not a finite number", value); return 1; }
@@ -499,6 +528,7 @@ static int lattice_key_used(const pl_config *cfg, const key_desc *k)
 /* Whether key k is used by the configured model type. */
 static int key_used(const pl_config *cfg, const key_desc *k)
 {
+    if (k->type == KT_DBL_OPT || k->type == KT_RANGE) return !isnan(*(const double *)((const char *)cfg + k->offset));
     if (!strcmp(k->section, "sweep")) return cfg->sweep.nkeys > 0;
     if (strcmp(k->section, "model") || !strcmp(k->key, "type")) return 1;
     switch (cfg->model.type) {
@@ -603,6 +633,19 @@ int pl_config_check(pl_config *cfg)
     if (s->ncv != 0 && s->ncv < s->nev + 2) BAD("solver", "ncv", "must be 0 (auto) or >= nev + 2 = %d (got %d)", s->nev + 2, s->ncv);
     if (s->max_restarts < 0 && s->max_restarts != PL_MAX_RESTARTS_AUTO)
         BAD("solver", "max_restarts", "must be >= 0 or auto (got %d)", s->max_restarts);
+    {
+        const int cheb = s->method == PL_METHOD_CHEBFD, has_iv = !isnan(s->interval[0]), has_t = !isnan(s->target);
+        if (has_iv && !cheb) BAD("solver", "interval", "only method = chebfd uses a window");
+        if (has_t && !cheb) BAD("solver", "target", "only method = chebfd uses a target");
+        if (has_iv && !(s->interval[0] < s->interval[1]))
+            BAD("solver", "interval", "[%g, %g] is empty or inverted (need a < b)", s->interval[0], s->interval[1]);
+        if (has_iv && has_t) BAD("solver", "target", "give either interval or target, not both");
+        if (cheb && !has_iv && !has_t && s->which != PL_WHICH_SMALLEST && s->which != PL_WHICH_LARGEST)
+            BAD("solver", "which", "method = chebfd needs interval, target, or which = smallest | largest");
+        if (s->filter_degree == 0 || s->filter_degree > 200000)
+            BAD("solver", "filter_degree", "must be in 1..200000 or auto (got %d)", s->filter_degree);
+        if (s->search_size == 0) BAD("solver", "search_size", "must be >= 1 or auto (got 0)");
+    }
     const pl_spmv_cfg *p = &cfg->spmv;
     if (p->chunk_height < 1 || p->chunk_height > 1024) BAD("spmv", "chunk_height", "must be in 1..1024 (got %d)", p->chunk_height);
     if (p->sort_window < 0 && p->sort_window != PL_SORT_WINDOW_AUTO)
@@ -701,7 +744,9 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
             else fprintf(f, "%lld\n", (long long)*(const int64_t *)field);
             break;
         case KT_U64: fprintf(f, "%llu\n", (unsigned long long)*(const uint64_t *)field); break;
+        case KT_DBL_OPT:
         case KT_DBL: fprintf(f, "%.17g\n", *(const double *)field); break;
+        case KT_RANGE: fprintf(f, "%.17g, %.17g\n", ((const double *)field)[0], ((const double *)field)[1]); break;
         case KT_BOOL: fprintf(f, "%s\n", *(const int *)field ? "true" : "false"); break;
         case KT_ENUM: fprintf(f, "%s\n", pl_config_enum_name(k->section, k->key, *(const int *)field)); break;
         case KT_STR: fprintf(f, "%s\n", field); break;

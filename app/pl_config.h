@@ -80,6 +80,12 @@ typedef struct pl_solver_cfg {
                              /* eigenvalues after convergence = true            */
     int reorthogonalization; /* reorthogonalization: partial | full = partial   */
                              /* (Lanczos; Krylov-Schur is always full)          */
+    /* method = chebfd (lanczos.h cf_*; docs/config.md): one of interval,     */
+    /* target (with nev), or which = smallest | largest (with nev)            */
+    double interval[2];      /* interval: a, b (a < b); NaN = not set           */
+    double target;           /* target: E; NaN = not set                        */
+    int filter_degree;       /* filter_degree: >= 1 or auto (-1) = auto         */
+    int search_size;         /* search_size: >= 1 or auto (-1) = auto           */
 } pl_solver_cfg;
 enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 }; /* app translates to enum lz_reorth */
 

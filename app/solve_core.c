@@ -89,7 +89,9 @@ static int write_vectors(app_ctx *ctx, pl_op *op, const lz_result *res, pl_spect
     perm = malloc(((size_t)n + 1) * sizeof *perm);
     permi = malloc(((size_t)n + 1) * sizeof *permi);
     orig = malloc(((size_t)wd * (size_t)nmax + 1) * sizeof *orig);
-    PL_CHECK_GOTO(perm && permi && orig, PL_ERR_MEM, out, rc, "out of host memory for the eigenvectors");
+    ore = malloc(((size_t)no + 1) * sizeof *ore);
+    oim = malloc(((size_t)no + 1) * sizeof *oim);
+    PL_CHECK_GOTO(perm && permi && orig && ore && oim, PL_ERR_MEM, out, rc, "out of host memory for the eigenvectors");
     if (rank == 0) PL_CALL_GOTO(pl_spectrum_vectors_create2(sp, res->nev, info.n_global, cplx), out, rc);
     for (int i = 0; i < res->nev; i++) {
         /* column of Re x and of Im x (-1: real) and the sign of Im x */
@@ -300,9 +302,12 @@ static int choose_method(app_ctx *ctx, const pl_csr *rows, solve_facts *f)
     PL_CHECK(!(sym == 0 && f->method == PL_METHOD_LANCZOS), PL_ERR_INPUT,
              "%s = lanczos: matrix %s is not symmetric; use krylov-schur or auto",
              pl_config_where(cfg, "solver", "method", where, sizeof where), f->mi.name);
+    PL_CHECK(!(sym == 0 && f->method == PL_METHOD_CHEBFD), PL_ERR_INPUT,
+             "%s = chebfd: matrix %s is not symmetric; chebfd needs a symmetric matrix (use krylov-schur or auto)",
+             pl_config_where(cfg, "solver", "method", where, sizeof where), f->mi.name);
     if (f->method == PL_METHOD_AUTO) f->method = sym == 1 ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
     /* symmetric problem: known symmetric, or lanczos forced on an unchecked matrix */
-    int symmetric = sym == 1 || f->method == PL_METHOD_LANCZOS;
+    int symmetric = sym == 1 || f->method == PL_METHOD_LANCZOS || f->method == PL_METHOD_CHEBFD;
     PL_CHECK(!(symmetric && cfg->solver.which == PL_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
              "%s = largest_imaginary: matrix %s is symmetric, so its eigenvalues are real; use largest_magnitude, "
              "largest or smallest",
@@ -439,6 +444,8 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
         const char *wn = getenv("PJDS_WARM_NOISE"); /* measurements only (docs/operations.md, "Sweeps") */
         if (wn && wn[0]) o.start_noise = atof(wn);
     }
+    PL_CHECK(f->method != PL_METHOD_CHEBFD, PL_ERR_INPUT,
+             "%s: [solver] method = chebfd runs in a single solve, not in a sweep", cfg->path);
     pl_op_reset_counters(op); /* the counters and per-product samples start here */
     double t0 = pl_wtime();
     int rc = f->method == PL_METHOD_LANCZOS ? lz_solve(op, &o, res) : ks_solve(op, &o, res);

@@ -77,6 +77,16 @@ typedef int (*solve_attr_fn)(void *arg, struct pl_spectrum *sp);
 int solve_write(app_ctx *ctx, const char *path, int replace, pl_op *op, const lz_result *res, solve_facts *f,
                 solve_attr_fn extra, void *extra_arg);
 
+/* [solver] method = chebfd (solve_chebfd.c): plan, memory check, solve,
+ * result file and report.  Collective. */
+int solve_chebfd(app_ctx *ctx, pl_op *op, solve_facts *f, int replace);
+/* PL_ERR_INPUT (one line naming [solver] search_size) when `bytes` (the
+ * chebfd search block of nb vectors, this rank) exceed 90 % of what is
+ * free: the GPU's free memory (PJDS_DEVICE_MEMORY_LIMIT caps it), else
+ * MemAvailable over the node's ranks (PJDS_HOST_MEMORY_LIMIT caps it, for
+ * tests).  mem_plan.c.  Collective. */
+int app_mem_check_search(app_ctx *ctx, pl_backend *be, double bytes, int nb);
+
 /* stdout eigenvalue lines and the stderr summary (rank 0). */
 void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, const char *path);
 

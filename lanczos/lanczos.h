@@ -28,8 +28,9 @@ enum pl_which {
     PL_WHICH_LARGEST_REAL = 4,
     PL_WHICH_LARGEST_IMAGINARY = 5
 };
-/* The eigensolver: auto = Lanczos for a symmetric operator, else Krylov-Schur. */
-enum pl_method { PL_METHOD_AUTO = 0, PL_METHOD_LANCZOS = 1, PL_METHOD_KRYLOV_SCHUR = 2 };
+/* The eigensolver: auto = Lanczos for a symmetric operator, else Krylov-Schur;
+ * chebfd: Chebyshev filter diagonalization (cf_* below; symmetric only). */
+enum pl_method { PL_METHOD_AUTO = 0, PL_METHOD_LANCZOS = 1, PL_METHOD_KRYLOV_SCHUR = 2, PL_METHOD_CHEBFD = 3 };
 
 /* Why the solver stopped (SLEPc EPSConvergedReason). */
 enum lz_reason {
@@ -347,3 +348,74 @@ void kpm_damping(int kind, double lambda, int N, double *g);
  * Can't fail. */
 void kpm_density(int N, const double *mu, const double *g, double a, double b, int P, double *energy, double *rho,
                  double *integral);
+
+/* ---- Chebyshev filter diagonalization (chebfd.c, chebfd_filter.c,
+ * chebfd_orth.c; docs/config.md "[solver] method = chebfd") ----
+ * All eigenpairs of a symmetric operator inside a window [a, b] (or the
+ * nev closest to a target, or the nev smallest / largest), using only
+ * block products: Pieper, Kreutzer, Alvermann, Galgon, Fehske, Hager,
+ * Lang, Wellein, J. Comput. Phys. 325 (2016) 226.  cf_plan: spectral
+ * bounds (kpm_bounds), the window, the filter degree, a stochastic KPM
+ * estimate of the count in the window and the search block size; then
+ * cf_solve: subspace iteration with the Jackson-damped Chebyshev
+ * expansion of the window's indicator through pl_op_apply_block_aug
+ * (R <= PL_SPMM_RMAX columns at a time), CholQR2 (fallback: SVQB with
+ * dropped directions refilled at random), Rayleigh-Ritz and locking. */
+enum cf_mode { CF_INTERVAL = 0, CF_TARGET = 1, CF_SMALLEST = 2, CF_LARGEST = 3 };
+typedef struct cf_options {
+    int mode;            /* enum cf_mode = interval                                 */
+    double a, b;         /* interval: the window, a < b                            */
+    double target;       /* target: the energy E                                   */
+    int nev;             /* target, smallest, largest: pairs wanted = 4            */
+    double tol;          /* residual <= tol * ||H|| (chebfd.c: from the bounds) = 1e-10 */
+    int degree;          /* filter degree, 0 = auto (chebfd_filter.c)              */
+    int search_size;     /* search block columns, 0 = auto                          */
+    int max_iter;        /* filter iterations, 0 = auto (CF_ITER_AUTO)              */
+    uint64_t seed;       /* start block and KPM vectors = 1                         */
+    int want_vectors;    /* keep the eigenvectors in the result = 0                 */
+    int quiet;           /* no progress lines = 0                                   */
+} cf_options;
+#define CF_ITER_AUTO 40
+/* Defaults as documented above.  Can't fail. */
+void cf_options_defaults(cf_options *o);
+
+/* What cf_plan decided (and cf_solve reports). */
+typedef struct cf_plan {
+    double emin, emax;      /* spectral bounds (Lanczos, widened)                 */
+    double a, b;            /* the window in use (target / smallest / largest:    */
+                            /* chosen from the KPM count)                         */
+    double est, est_err;    /* KPM estimate of the eigenvalues in [a, b] and its  */
+                            /* uncertainty (2 standard errors + the edge smear)   */
+    int degree;             /* filter degree in use                               */
+    int degree_auto;        /* 1: chosen by the rule                              */
+    int nb;                 /* search block columns                               */
+    int R;                  /* columns per block product (<= PL_SPMM_RMAX)        */
+    int kpm_moments, kpm_vectors; /* of the estimate (vectors 0: all unit vectors) */
+    int64_t kpm_products;   /* SpMV equivalents of the bounds and the estimate    */
+} cf_plan;
+
+/* Per-run facts beyond lz_result. */
+typedef struct cf_info {
+    int iterations;         /* filter iterations done                             */
+    int found;              /* converged pairs inside [a, b]                      */
+    int64_t spmmv;          /* vectors multiplied (SpMV equivalents): filter, RR, */
+                            /* residuals; the plan's KPM products not included    */
+    double orth;            /* largest measured max|V^T V - I| after the          */
+                            /* orthonormalisation of an iteration                 */
+    int svqb;               /* orthonormalisations that needed the SVQB fallback  */
+    char why[256];          /* "" when converged, else why it stopped             */
+} cf_info;
+
+/* Bounds, window, degree, estimate, block size.  PL_ERR_INPUT (message
+ * starting with the key: "interval", "target", "filter_degree",
+ * "search_size", "nev") for a window outside the bounds, an empty window,
+ * too many pairs for the matrix.  Collective. */
+int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p);
+/* Bytes of backend memory cf_solve allocates for plan p on this rank. */
+double cf_plan_bytes(const pl_op *op, const cf_plan *p);
+/* The iteration.  res: eigenvalues (interval: ascending; target: by
+ * distance to the target; smallest ascending; largest descending),
+ * explicit residuals, vectors (want_vectors), nconv = pairs returned that
+ * converged, iterations = SpMV equivalents, reason LZ_CONVERGED or
+ * LZ_MAX_RESTARTS (info->why says why).  Collective. */
+int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, cf_info *info);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """plot.py -- draw what a pjds-lanczos result file holds.
 
-usage: /usr/bin/python3 tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100]
+usage: /usr/bin/python3 tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100] [--window CHEBFD.h5]
 
 Panels, each drawn when the file has its data:
   sweep       eigenvalues against the swept parameter (sweep files: /points)
@@ -10,7 +10,10 @@ Panels, each drawn when the file has its data:
   phonons     phonon distribution P(n) of each eigenvector (/observables)
   correlations <n_0 n_r>, <S^z_0 S^z_r>, <n_0 x_r> (periodic) or the rows i = 0 (open)
   spectral    the spectral function A(w) with the sum rule (/spectral)
-  dos         the density of states of `dos` (/dos)
+  dos         the density of states of `dos` (/dos); with --window CHEBFD.h5 (a
+              result of [solver] method = chebfd) its window [window_lower,
+              window_upper] shaded, the eigenvalues found marked below the
+              curve, and the estimated and found counts in the legend
 The convergence panel shows what the solver tests: a pair has converged
 when its residual estimate <= tol * max(|theta|, normest) (docs/config.md, [solver]
 tolerance), so it plots estimate / max(|theta|, norm_estimate) against tol.
@@ -174,6 +177,31 @@ def draw_dos(ax, f):
     ax.set_title("KPM: N = %d moments, R = %d vectors, %s kernel" % (int(g.attrs["N"]), int(g.attrs["R"]), kern))
     ax.text(0.98, 0.95, "integral = %.6f" % g.attrs["integral"], transform=ax.transAxes, ha="right", va="top",
             fontsize=8)
+    if WINDOW:
+        w = WINDOW
+        ax.axvspan(w["a"], w["b"], color="tab:orange", alpha=0.25,
+                   label="chebfd window [%.6g, %.6g]: %d found, KPM estimate %.1f +- %.1f" %
+                   (w["a"], w["b"], w["found"], w["est"], w["err"]))
+        ax.plot(w["values"], np.zeros(len(w["values"])), "|", color="tab:red", ms=12, label="eigenvalues found")
+        ax.legend(loc="upper left", fontsize=7)
+
+
+WINDOW = None  # --window: the chebfd result's window, counts and eigenvalues
+
+
+def read_window(path):
+    """The window of a chebfd result file (None with a message when it has none)."""
+    try:
+        with h5py.File(path, "r") as f:
+            if "window_lower" not in f.attrs:
+                print("plot.py: %s: no chebfd window (attribute window_lower)" % path, file=sys.stderr)
+                return None
+            return {"a": float(f.attrs["window_lower"]), "b": float(f.attrs["window_upper"]),
+                    "found": int(f.attrs["found_count"]), "est": float(f.attrs["estimated_count"]),
+                    "err": float(f.attrs["estimated_count_error"]), "values": f["eigenvalues"][:]}
+    except OSError as e:
+        print("plot.py: %s: cannot open as HDF5 (%s)" % (path, e), file=sys.stderr)
+        return None
 
 
 DRAW = {"sweep": draw_sweep, "convergence": draw_convergence, "phonons": draw_phonons,
@@ -196,8 +224,14 @@ def main():
     ap.add_argument("file")
     ap.add_argument("--out", help="PNG file (default: FILE with .png)")
     ap.add_argument("--dpi", type=int, default=100)
+    ap.add_argument("--window", help="a chebfd result file: mark its window and eigenvalues on the DOS")
     a = ap.parse_args()
     plt = pyplot()  # first: without matplotlib nothing can be drawn
+    global WINDOW
+    if a.window:
+        WINDOW = read_window(a.window)
+        if WINDOW is None:
+            return 2
     try:
         f = h5py.File(a.file, "r")
     except OSError as e:

@@ -1,0 +1,256 @@
+/* chebfd_filter.c — the window filter of the Chebyshev filter
+ * diagonalization and the plan of a run (lanczos.h cf_plan_make;
+ * docs/config.md "[solver] method = chebfd").
+ *
+ * Filter: H~ = (H - c) / h maps the spectral bounds [emin, emax] onto
+ * [-1, 1]; the window [a, b] becomes [xlo, xhi].  Its indicator expands as
+ *   c_0 = (t_lo - t_hi) / pi,  c_k = 2 (sin k t_lo - sin k t_hi) / (pi k),
+ * t = acos x, damped with the Jackson kernel g_k of deg + 1 terms (kpm.c):
+ * a positive kernel, so the filter lies in [0, 1] and is monotone outside
+ * the window; its edge is smeared over about pi sqrt(1 - x^2) / deg.
+ *
+ * Degree rule (auto): deg = K_DEG sqrt(1 - x_e^2) / w_e, maximised over the
+ * window's edges x_e inside (-1, 1), w_e = the window's width in x for a
+ * window with two such edges and twice it for one (the search block's
+ * extra vectors lie on one side then), K_DEG = 16, at least 8, at most
+ * CF_DEG_MAX: the smear of the edge about a fifth of the room the extra
+ * vectors of the search block take outside it (a flat density of states
+ * and 0.6 x the count of extra vectors; 2.5 smear widths give a damping
+ * of about 1e-2 relative to the edge, i.e. 2 decades per iteration).
+ *
+ * Estimate: the Chebyshev moments of G groups of random vectors (kpm.c;
+ * all unit vectors up to CF_UNIT_MAX rows: the exact trace), M = 4 x the
+ * degree moments (a quarter of the filter's smear), Jackson-damped; the
+ * count of a group is N sum_k g_k c_k mu_k.  Its uncertainty: 2 standard
+ * errors of the group mean plus, for each inner edge, half the count the
+ * smoothed density puts within one smear width pi sqrt(1 - x^2) / M of it
+ * (the smoothed step counts those with weights between 0 and 1).
+ * Search block (auto): ceil(1.6 (est + err)) + 8 columns (at least nev + 8
+ * for target, smallest and largest), at most N. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chebfd_impl.h"
+#include "pl_error.h"
+
+#define K_DEG 16.0
+#define CF_DEG_MIN 8
+#define CF_DEG_MAX 200000
+#define CF_UNIT_MAX 2048     /* rows up to which the estimate takes every unit vector */
+#define CF_GROUPS 4          /* groups of random vectors                           */
+#define CF_GROUP_VECTORS 8   /* vectors per group                                   */
+#define CF_MOMENTS_FIRST 256 /* moments before the window is known                  */
+#define CF_EST_FACTOR 4      /* moments of the estimate per filter degree            */
+#define CF_MOMENTS_MAX 400000
+
+void cf_options_defaults(cf_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = CF_INTERVAL;
+    o->nev = 4;
+    o->tol = 1e-10;
+    o->seed = 1;
+}
+
+static double clamp1(double x) { return x < -1.0 ? -1.0 : (x > 1.0 ? 1.0 : x); }
+
+void cf_window_coef(double xlo, double xhi, int deg, double *c)
+{
+    const double pi = acos(-1.0), tl = acos(clamp1(xlo)), th = acos(clamp1(xhi));
+    double *g = malloc(((size_t)deg + 1) * sizeof *g);
+    if (g) kpm_damping(0, 0.0, deg + 1, g);
+    c[0] = (tl - th) / pi * (g ? g[0] : 1.0);
+    for (int k = 1; k <= deg; k++)
+        c[k] = 2.0 * (sin(k * tl) - sin(k * th)) / (pi * k) * (g ? g[k] : 1.0);
+    free(g);
+}
+
+int cf_degree_rule(double xlo, double xhi)
+{
+    xlo = clamp1(xlo);
+    xhi = clamp1(xhi);
+    const int inner = (xlo > -1.0) + (xhi < 1.0);
+    if (!inner) return CF_DEG_MIN;
+    const double w = (xhi - xlo) * (inner == 1 ? 2.0 : 1.0);
+    double d = 0.0;
+    if (xlo > -1.0) d = fmax(d, K_DEG * sqrt(1.0 - xlo * xlo) / w);
+    if (xhi < 1.0) d = fmax(d, K_DEG * sqrt(1.0 - xhi * xhi) / w);
+    if (!(d < CF_DEG_MAX)) return CF_DEG_MAX;
+    return d < CF_DEG_MIN ? CF_DEG_MIN : (int)ceil(d);
+}
+
+/* The moments of the estimate: G groups (1 with unit vectors) of M each. */
+typedef struct cf_mom {
+    int G, M, unit;
+    double *mu; /* G x M */
+    int64_t products;
+} cf_mom;
+
+static int moments(pl_op *op, const cf_options *o, double c, double h, int M, cf_mom *m)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    m->unit = info.n_global <= CF_UNIT_MAX;
+    m->G = m->unit ? 1 : CF_GROUPS;
+    m->M = M;
+    free(m->mu);
+    m->mu = malloc((size_t)m->G * (size_t)M * sizeof *m->mu);
+    PL_CHECK(m->mu, PL_ERR_MEM, "out of host memory for the KPM moments");
+    for (int g = 0; g < m->G; g++) {
+        kpm_options ko = {M, CF_GROUP_VECTORS, CF_GROUP_VECTORS, m->unit, o->seed * 7919u + 1000u * (uint64_t)g + 17u,
+                          h, c, 1};
+        if (m->unit) ko.block = (int)(info.n_global < PL_SPMM_RMAX ? info.n_global : PL_SPMM_RMAX);
+        kpm_stats st;
+        PL_CALL(kpm_moments(op, &ko, m->mu + (size_t)g * M, &st));
+        m->products += st.vector_products;
+    }
+    return PL_OK;
+}
+
+/* The smoothed count of [xlo, xhi] of group g's moments. */
+static double count_group(const cf_mom *m, int g, int64_t N, double xlo, double xhi, double *c)
+{
+    cf_window_coef(xlo, xhi, m->M - 1, c);
+    double s = 0.0;
+    for (int k = 0; k < m->M; k++) s += c[k] * m->mu[(size_t)g * m->M + k];
+    return s * (double)N;
+}
+
+/* Mean count over the groups and twice its standard error. */
+static void count_window(const cf_mom *m, int64_t N, double xlo, double xhi, double *c, double *est, double *se2)
+{
+    double s = 0.0, q = 0.0;
+    for (int g = 0; g < m->G; g++) {
+        const double v = count_group(m, g, N, xlo, xhi, c);
+        s += v;
+        q += v * v;
+    }
+    *est = s / m->G;
+    *se2 = m->G > 1 ? 2.0 * sqrt(fmax(q / m->G - *est * *est, 0.0) * m->G / (m->G - 1) / m->G) : 0.0;
+}
+
+/* The window of target / smallest / largest holding about goal eigenvalues
+ * (bisection on the smoothed count, monotone for the positive kernel). */
+static void choose_window(const cf_options *o, const cf_mom *m, int64_t N, double cen, double h, double goal,
+                          double *c, double *xlo, double *xhi)
+{
+    double lo = 0.0, hi = 2.0, est, se;
+    const double xt = (o->target - cen) / h;
+    for (int it = 0; it < 100; it++) {
+        const double r = 0.5 * (lo + hi);
+        double l = -1.0, u = 1.0;
+        if (o->mode == CF_SMALLEST) u = -1.0 + r;
+        else if (o->mode == CF_LARGEST) l = 1.0 - r;
+        else l = xt - r, u = xt + r;
+        count_window(m, N, l, u, c, &est, &se);
+        if (est < goal) lo = r;
+        else hi = r;
+    }
+    const double r = hi;
+    *xlo = -1.0;
+    *xhi = 1.0;
+    if (o->mode == CF_SMALLEST) *xhi = clamp1(-1.0 + r);
+    else if (o->mode == CF_LARGEST) *xlo = clamp1(1.0 - r);
+    else *xlo = clamp1(xt - r), *xhi = clamp1(xt + r);
+}
+
+static int check_window(const cf_options *o, cf_plan *p)
+{
+    if (o->mode == CF_INTERVAL) {
+        PL_CHECK(o->a < o->b, PL_ERR_INPUT, "interval: [%g, %g] is empty or inverted (need a < b)", o->a, o->b);
+        PL_CHECK(o->b > p->emin && o->a < p->emax, PL_ERR_INPUT,
+                 "interval: [%g, %g] lies outside the spectrum's bounds [%.6g, %.6g]", o->a, o->b, p->emin, p->emax);
+        p->a = o->a;
+        p->b = o->b;
+    }
+    if (o->mode == CF_TARGET)
+        PL_CHECK(o->target > p->emin && o->target < p->emax, PL_ERR_INPUT,
+                 "target: %g lies outside the spectrum's bounds [%.6g, %.6g]", o->target, p->emin, p->emax);
+    return PL_OK;
+}
+
+int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    const int64_t N = info.n_global;
+    PL_CHECK(o->mode == CF_INTERVAL || (o->nev >= 1 && o->nev < N), PL_ERR_INPUT,
+             "nev: %d must be >= 1 and < N = %lld", o->nev, (long long)N);
+    PL_CHECK(o->degree >= 0 && o->degree <= CF_DEG_MAX, PL_ERR_INPUT, "filter_degree: %d must be in 1..%d (0 = auto)",
+             o->degree, CF_DEG_MAX);
+    PL_CHECK(o->search_size >= 0 && o->search_size <= N, PL_ERR_INPUT,
+             "search_size: %d must be <= N = %lld (0 = auto)", o->search_size, (long long)N);
+    const int steps = N < 80 ? (int)N : 80;
+    PL_CALL(kpm_bounds(op, o->seed, steps, &p->emin, &p->emax));
+    p->kpm_products += steps + 1;
+    PL_CALL(check_window(o, p));
+    const double cen = 0.5 * (p->emax + p->emin), h = 0.5 * (p->emax - p->emin);
+    double xlo = (p->a - cen) / h, xhi = (p->b - cen) / h;
+    cf_mom m = {0, 0, 0, NULL, 0};
+    double *c = NULL, se = 0.0;
+    int rc = PL_OK, M = CF_MOMENTS_FIRST;
+    if (o->mode == CF_INTERVAL) M = CF_EST_FACTOR * (o->degree ? o->degree : cf_degree_rule(xlo, xhi));
+    if (M > CF_MOMENTS_MAX) M = CF_MOMENTS_MAX;
+    for (;;) {
+        M = M < 32 ? 32 : M + (M & 1);
+        free(c);
+        c = malloc(((size_t)M + 1) * sizeof *c);
+        PL_CHECK_GOTO(c, PL_ERR_MEM, out, rc, "out of host memory for the filter coefficients");
+        PL_CALL_GOTO(moments(op, o, cen, h, M, &m), out, rc);
+        if (o->mode != CF_INTERVAL) {
+            const double goal = 1.2 * o->nev + 4.0;
+            choose_window(o, &m, N, cen, h, goal, c, &xlo, &xhi);
+        }
+        p->degree_auto = o->degree == 0;
+        p->degree = o->degree ? o->degree : cf_degree_rule(xlo, xhi);
+        if (CF_EST_FACTOR * p->degree <= M || M >= CF_MOMENTS_MAX) break;
+        M = CF_EST_FACTOR * p->degree > CF_MOMENTS_MAX ? CF_MOMENTS_MAX : CF_EST_FACTOR * p->degree;
+    }
+    if (o->mode != CF_INTERVAL) {
+        p->a = xlo <= -1.0 ? p->emin : cen + h * xlo;
+        p->b = xhi >= 1.0 ? p->emax : cen + h * xhi;
+    }
+    count_window(&m, N, fmax(xlo, -1.0), fmin(xhi, 1.0), c, &p->est, &se);
+    {
+        /* the smear of the inner edges: the count within one width of each */
+        const double pi = acos(-1.0);
+        double edge = 0.0, e2 = 0.0;
+        for (int s = 0; s < 2; s++) {
+            const double x = s ? xhi : xlo;
+            if (x <= -1.0 || x >= 1.0) continue;
+            const double sw = pi * sqrt(1.0 - x * x) / m.M;
+            count_window(&m, N, fmax(x - sw, -1.0), fmin(x + sw, 1.0), c, &e2, &(double){0});
+            edge += 0.5 * fmax(e2, 0.0);
+        }
+        p->est_err = se + edge;
+    }
+    p->kpm_moments = m.M;
+    p->kpm_vectors = m.unit ? 0 : m.G * CF_GROUP_VECTORS;
+    p->kpm_products += m.products;
+    {
+        double want = ceil(1.6 * (fmax(p->est, 0.0) + p->est_err)) + 8.0;
+        if (o->mode != CF_INTERVAL && want < o->nev + 8) want = o->nev + 8;
+        if (o->search_size) want = o->search_size;
+        if (want > (double)N) want = (double)N;
+        PL_CHECK_GOTO(want < 2147483647.0, PL_ERR_INPUT, out, rc,
+                      "search_size: the window holds about %.3g eigenvalues, too many for one search block", p->est);
+        p->nb = (int)want;
+        const int chunks = (p->nb + PL_SPMM_RMAX - 1) / PL_SPMM_RMAX;
+        p->R = (p->nb + chunks - 1) / chunks;
+    }
+out:
+    free(c);
+    free(m.mu);
+    return rc;
+}
+
+double cf_plan_bytes(const pl_op *op, const cf_plan *p)
+{
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    const double n = (double)info.n_local + 1.0;
+    /* V, four row-major blocks of R, the gather tables */
+    return 8.0 * n * ((double)p->nb + 4.0 * p->R) + 4.0 * (n + (double)CF_SLAB * p->R);
+}
