@@ -249,6 +249,15 @@ int sweep_point_config(const pl_config *base, const sweep_def *d, int p, pl_conf
             return e;
         }
     }
+    /* what pl_config_check derives from the keys (the lattice of [model]
+     * lattice, lx, ..., and its sites) is the point's own */
+    if (out->model.type == PL_MODEL_HOLSTEIN_HUBBARD && out->model.lattice != HH_LATTICE_CHAIN) {
+        int e = pl_config_check(out);
+        if (e) {
+            pl_config_destroy(out);
+            return e;
+        }
+    }
     return PL_OK;
 }
 

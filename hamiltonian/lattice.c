@@ -168,6 +168,7 @@ int hh_lattice_build(const hh_lattice_opts *o, hh_lattice *lat)
 
 int hh_lattice_translate(const hh_lattice *lat, int i, int r)
 {
+    if (lat->kind == HH_LATTICE_BONDS) return i; /* no translations */
     const int lx = lat->lx, ly = lat->ly;
     const int x = i % lx, y = i / lx, rx = r % lx, ry = r / lx;
     return (x + rx) % lx + lx * ((y + ry) % ly);
@@ -180,6 +181,7 @@ double hh_lattice_phase(const hh_lattice *lat, int m, int j)
         const double q = two_pi * (double)m / (double)lat->sites;
         return q * j;
     }
+    if (lat->kind == HH_LATTICE_BONDS) return 0.0; /* no geometry: momentum 0 only (the uniform sum) */
     const int lx = lat->lx, ly = lat->ly, mx = m % lx, my = m / lx, x = j % lx, y = j / lx;
     return two_pi * ((double)((mx * x) % lx) / (double)lx + (double)((my * y) % ly) / (double)ly);
 }

@@ -66,11 +66,11 @@ int hh_lattice_chain(int L, int boundary, hh_lattice *lat);
 const char *hh_lattice_kind_name(int kind);
 
 /* Site i moved by the displacement r = rx + lx ry (periodic in both
- * directions: meaningful where lat->translation).  Can't fail. */
+ * directions: meaningful where lat->translation; bonds: i).  Can't fail. */
 int hh_lattice_translate(const hh_lattice *lat, int i, int r);
 /* The phase q . r_j of momentum index m = mx + lx my, q = (2 pi mx / lx,
- * 2 pi my / ly), at site j (chain: 2 pi m j / L, the chain's arithmetic).
- * Can't fail. */
+ * 2 pi my / ly), at site j (chain: 2 pi m j / L, the chain's arithmetic;
+ * bonds: 0, only m = 0 exists).  Can't fail. */
 double hh_lattice_phase(const hh_lattice *lat, int m, int j);
 /* Whether q = -q (mod the reciprocal lattice): the sin part vanishes. */
 int hh_lattice_self_conjugate(const hh_lattice *lat, int m);

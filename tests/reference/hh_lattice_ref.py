@@ -22,6 +22,10 @@ usage: hh_lattice_ref.py PJDS_BIN GROUP
          sign dropped differs, the C build equals the right one)
        | formats (ladder and a bond list: format = pjds, compressed and matrix_free agree)
        | ring (lattice = bonds with the ring's bonds equals lattice = chain)
+       | spectral (`spectral` on square and triangular tori against the Lehmann sum: density, phonon
+         displacement at momenta of the 2-D torus, the current along x)
+       | spectral2 (the same on a ladder and, at momentum 0, a bond list)
+       | sweep (a [sweep] of a value key and of lx on lattices)
        | bad (each bad input: exit 2, one line naming the key, no output file)
 Exit 0 = pass, 1 = fail."""
 import itertools
@@ -31,18 +35,25 @@ import subprocess
 import sys
 import tempfile
 
-import h5py
-import numpy as np
-import scipy.sparse as sp
+# small problems: one thread each for NumPy's BLAS and the C program (spinning thread pools on a
+# shared machine cost more than they give); the results do not depend on the thread count
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
 
 TOL = 1e-10
 
 
 # ---- lattices from their definition -------------------------------------------
 def grid_bonds(kind, lx, ly, bx, by):
-    """(a, b, t_factor, jx) of the lx x ly lattice, site x + lx y."""
+    """(a, b, jx) of the lx x ly lattice, site x + lx y; jx: the x component of a -> b (the
+    triangular lattice's a2 = (-1/2, sqrt(3)/2): its y bond -1/2, its diagonal a1 + a2 +1/2)"""
     if kind == "ladder":
         ly, by = 2, "open"
+    jy = -0.5 if kind == "triangular" else 0.0
     out = []
     for y in range(ly):
         for x in range(lx):
@@ -50,11 +61,11 @@ def grid_bonds(kind, lx, ly, bx, by):
             up = y + 1 < ly or by == "periodic"
             s = x + lx * y
             if right:
-                out.append((s, (x + 1) % lx + lx * y))
+                out.append((s, (x + 1) % lx + lx * y, 1.0))
             if up:
-                out.append((s, x + lx * ((y + 1) % ly)))
+                out.append((s, x + lx * ((y + 1) % ly), jy))
             if kind == "triangular" and right and up:
-                out.append((s, (x + 1) % lx + lx * ((y + 1) % ly)))
+                out.append((s, (x + 1) % lx + lx * ((y + 1) % ly), 1.0 + jy))
     return out, lx * ly
 
 
@@ -68,7 +79,7 @@ def translations(kind, lx, ly, bx, by):
 
 # ---- the dense model --------------------------------------------------------------
 class Ref:
-    def __init__(self, L, bonds, nu, nd, t, U, w0, g, M, basis, sign=True, seed=7):
+    def __init__(self, L, bonds, nu, nd, t, U, w0, g, M, basis, sign=True, seed=7, jx=None, geom=None):
         self.L, self.M, self.basis, self.w0, self.g = L, M, basis, w0, g
         nm = 2 * L
         dim = 1 << nm
@@ -94,6 +105,14 @@ class Ref:
             Hel = Hel + U * (n[i] @ n[i + L])
         R = lambda A: (P @ A @ P.T).toarray()
         self.Hel = R(Hel)
+        # the current's K = sum_{bonds a -> b, s} jx f (c+_b c_a - c+_a c_b)
+        K = sp.csr_matrix((dim, dim))
+        for (a, b, tf), w in zip(bonds, jx if jx is not None else [1.0] * len(bonds)):
+            for off in (0, L):
+                h = c[b + off].T @ c[a + off]
+                K = K + w * tf * (h - h.T)
+        self.Kel = R(K)
+        self.t, self.geom = t, geom
         self.ni = [np.diag(R(n[i] + n[i + L])) for i in range(L)]
         self.szi = [0.5 * np.diag(R(n[i] - n[i + L])) for i in range(L)]
         self.docc = np.diag(R(sum(n[i] @ n[i + L] for i in range(L))))
@@ -134,6 +153,26 @@ class Ref:
         self.Hkin = np.kron(self.Hel - U * np.diag(self.docc), Iph)
         self.Hg = Hg
         self.U = U
+
+    def op_parts(self, kind, m):
+        """the real parts C, S of O_q (docs/models.md "Spectral functions"), q . r_j from the lattice's
+        geometry (lx, ly): 2 pi (mx x / lx + my y / ly)"""
+        L, nph = self.L, self.nph
+        if kind == "current":
+            return [self.t * np.kron(self.Kel, np.eye(nph))]
+        lx, ly = self.geom or (L, 1)  # no geometry (bonds): momentum 0 only, every phase 0
+        ph = [2 * math.pi * ((m % lx) * (j % lx) / lx + (m // lx) * (j // lx) / ly) for j in range(L)]
+        parts = []
+        for trig in (np.cos, np.sin):
+            cj = trig(ph) / math.sqrt(L)
+            if np.max(np.abs(cj)) < 1e-12:
+                continue
+            if kind == "density":
+                parts.append(np.kron(np.diag(sum(cj[j] * self.ni[j] for j in range(L))), np.eye(nph)))
+            else:  # x_j = sum_k u_k(j) X_k (+ a constant, which q != 0 cancels)
+                xs = sum(cj[j] * sum(self.u[k, j] * self.X[k] for k in range(len(self.X))) for j in range(L))
+                parts.append(np.kron(np.eye(self.nel), xs))
+        return parts
 
     def observables(self, psi, trans):
         L, nph = self.L, self.nph
@@ -200,6 +239,11 @@ def solved(exe, tmp, keys, fmt=None):
         lam = f["eigenvalues"][:]
         obs = {k: f["observables"][k][:] for k in f["observables"]}
         how = f["observables"].attrs["correlations"]
+        used = f.attrs["spmv_format"]
+    used = used.decode() if isinstance(used, bytes) else str(used)
+    if fmt is not None and used != fmt:
+        print(f"FAIL: format = {fmt} asked, {used} ran")
+        sys.exit(1)
     return lam, obs, how
 
 
@@ -223,6 +267,7 @@ def model_of(keys):
         L = int(keys["sites"])
         b = [(i, i + 1) for i in range(L - 1)] + ([(L - 1, 0)] if bx == "periodic" else [])
         bonds, trans = [(a, c, 1.0) for a, c in b], translations("chain", L, 1, bx, "open")
+        jx, geom = [1.0] * len(b), (L, 1)
     elif kind == "bonds":
         bonds = []
         for e in keys["bonds"].split(","):
@@ -230,14 +275,16 @@ def model_of(keys):
             a, c = ab.split("-")
             bonds.append((int(a), int(c), float(tf) if tf else 1.0))
         L = int(keys.get("sites", 1 + max(max(a, c) for a, c, _ in bonds)))
-        trans = None
+        trans, jx, geom = None, [1.0] * len(bonds), None
     else:
         lx, ly = int(keys["lx"]), int(keys.get("ly", 2))
         b, L = grid_bonds(kind, lx, ly, bx, by)
-        bonds, trans = [(a, c, 1.0) for a, c in b], translations(kind, lx, ly, bx, by)
+        bonds, trans = [(a, c, 1.0) for a, c, _ in b], translations(kind, lx, ly, bx, by)
+        jx, geom = [w for _, _, w in b], (lx, ly if kind != "ladder" else 2)
     ref = Ref(L, bonds, int(keys["n_up"]), int(keys["n_down"]), float(keys.get("hopping", 1.0)),
               float(keys.get("hubbard_u", 0.0)), float(keys.get("phonon_frequency", 1.0)),
-              float(keys.get("coupling", 0.0)), int(keys["max_phonons"]), keys.get("phonon_basis", "site"))
+              float(keys.get("coupling", 0.0)), int(keys["max_phonons"]), keys.get("phonon_basis", "site"),
+              jx=jx, geom=geom)
     return ref, trans
 
 
@@ -312,6 +359,53 @@ def shrink(keys, ph):
     return k
 
 
+def check_spectral(exe, tmp, name, keys, kind, m):
+    """`spectral` against the Lehmann sum of the dense reference (the ground state nondegenerate)"""
+    ref, _ = model_of(keys)
+    ev, V = np.linalg.eigh(ref.H)
+    if ev[1] - ev[0] < 1e-6:
+        print(f"FAIL: {name}: degenerate ground state, pick another case")
+        return 1
+    eta = 0.1
+    cfg, out = os.path.join(tmp, "p.ini"), os.path.join(tmp, "p.h5")
+    config(cfg, keys, out, f"\n[spectral]\noperator = {kind}\nmomentum = {m}\nsteps = {min(400, len(ev))}\n"
+           f"broadening = {eta}\nomega_min = -1\nomega_max = 14\npoints = 1501\n")
+    run([exe, "spectral", cfg, "--overwrite", "--quiet"])
+    with h5py.File(out) as f:
+        w, I, norm = f["spectral"]["omega"][:], f["spectral"]["intensity"][:], f["spectral"].attrs["norm"]
+    want = np.zeros_like(w)
+    rnorm = 0.0
+    for O in ref.op_parts(kind, m):
+        phi = O @ V[:, 0]
+        rnorm += phi @ phi
+        amp = (V.T @ phi) ** 2
+        want += ((eta / math.pi) / ((w[:, None] + ev[0] - ev[None, :]) ** 2 + eta ** 2)) @ amp
+    peak = want.max()
+    e = float(np.max(np.abs(I - want)))
+    ok = peak > 0 and e <= 1e-6 * peak and abs(norm - rnorm) <= 1e-10 * max(1.0, rnorm)
+    print(f"{'ok' if ok else 'FAIL'}: {name}: spectral {kind} momentum {m}: norm {norm:.12g} (ref {rnorm:.12g}), "
+          f"deviation {e / peak:.1e} of the peak {peak:.3g}")
+    return 0 if ok else 1
+
+
+def check_sweep(exe, tmp, name, keys, key, values):
+    """a [sweep] over key on a lattice: each point's eigenvalues equal the reference's"""
+    cfg, out = os.path.join(tmp, "w.ini"), os.path.join(tmp, "w.h5")
+    config(cfg, keys, out, f"\n[sweep]\n{key} = {', '.join(str(v) for v in values)}\n")
+    run([exe, "solve", cfg, "--overwrite", "--quiet"])
+    worst, fail = 0.0, 0
+    with h5py.File(out) as f:
+        for p, v in enumerate(values):
+            lam = f[f"points/{p:04d}/eigenvalues"][:]
+            ref, _ = model_of(dict(keys, **{key: v}))
+            ev = np.linalg.eigvalsh(ref.H)
+            e = float(np.max(np.abs(lam - ev[: len(lam)])))
+            worst = max(worst, e)
+            fail |= e > TOL
+    print(f"{'FAIL' if fail else 'ok'}: {name}: sweep {key} = {values}: eigenvalues to {worst:.1e}")
+    return fail
+
+
 BAD = [  # (keys, the key the one-line message must name, a word of the reason)
     (dict(lattice="bonds", bonds="0-1, 1-7", sites=4), "[model] bonds", "does not exist"),
     (dict(lattice="bonds", bonds="0-1, 1-2, 2-0, 1-0"), "[model] bonds", "duplicates"),
@@ -373,8 +467,8 @@ def main():
                                ("bonds random", dict(lattice="bonds", bonds=RANDOM_BONDS, n_up=2, n_down=1,
                                                      hubbard_u=3.5, **PH["site"]))):
                 res = {}
+                fail |= check_case(exe, tmp, f"{name}", keys, "pjds")  # against the reference
                 for fmt in ("pjds", "compressed", "matrix_free"):
-                    fail |= check_case(exe, tmp, f"{name}", keys, fmt)
                     res[fmt] = solved(exe, tmp, keys, fmt)
                 for fmt in ("compressed", "matrix_free"):
                     d = np.max(np.abs(res["pjds"][0] - res[fmt][0]))
@@ -399,6 +493,30 @@ def main():
                     print(f"{'ok' if ok else 'FAIL'}: ring of {L}, {basis} {bc}: lattice = bonds vs chain: eigenvalues "
                           f"{d:.1e} (relative){', matrices identical' if same else ''}")
                     fail |= 0 if ok else 1
+        elif group == "spectral":
+            sq = dict(lattice="square", lx=2, ly=3, n_up=1, n_down=1, hubbard_u=3.0, **dict(PH["site"], max_phonons=1))
+            for kind, m in (("density", 1), ("density", 2), ("phonon_displacement", 3)):
+                fail |= check_spectral(exe, tmp, "square 2x3 periodic", sq, kind, m)
+            # the current along x: lx = 3 (on lx = 2 the two bonds of a pair carry opposite currents)
+            fail |= check_spectral(exe, tmp, "square 3x2 periodic", dict(sq, lx=3, ly=2), "current", 0)
+            tri = dict(lattice="triangular", lx=2, ly=3, n_up=1, n_down=1, hubbard_u=3.0,
+                       **dict(PH["normal"], max_phonons=1))
+            for kind, m in (("phonon_displacement", 4), ("density", 5), ("current", 0)):
+                fail |= check_spectral(exe, tmp, "triangular 2x3 periodic", tri, kind, m)
+        elif group == "spectral2":
+            lad = dict(lattice="ladder", lx=3, n_up=2, n_down=1, hubbard_u=4.0, max_phonons=0)
+            for kind, m in (("current", 0), ("density", 4)):
+                fail |= check_spectral(exe, tmp, "ladder 3x2 periodic", lad, kind, m)
+            bnd = dict(lattice="bonds", bonds=RANDOM_BONDS, n_up=2, n_down=1, hubbard_u=3.5,
+                       **dict(PH["site"], max_phonons=1))
+            for kind, m in (("current", 0), ("phonon_displacement", 0)):
+                fail |= check_spectral(exe, tmp, "bonds random", bnd, kind, m)
+        elif group == "sweep":
+            lad = dict(lattice="ladder", lx=3, n_up=2, n_down=1, hubbard_u=4.0, max_phonons=0)
+            fail |= check_sweep(exe, tmp, "ladder 3x2 periodic", dict(lad, **dict(PH["site"], max_phonons=1)), "hubbard_u",
+                                [1.0, 3.0])
+            fail |= check_sweep(exe, tmp, "square lx x 2", dict(lattice="square", lx=2, ly=2, n_up=1, n_down=1,
+                                                                hubbard_u=2.0, max_phonons=0), "lx", [2, 3])
         elif group == "bad":
             fail |= check_bad(exe, tmp)
         else:
