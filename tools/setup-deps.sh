@@ -37,3 +37,20 @@ if [ "${PJDS_BENCH_DEPS:-0}" = 1 ]; then
     $SUDO apt-get install -y -qq "${bench_missing[@]}" >/dev/null
   fi
 fi
+
+# A real single-node Slurm for tests/slurm (the job scripts of configs/slurm/ run unchanged against
+# it): munge and Slurm's daemons and clients.  The test starts its own daemons with a generated
+# configuration in a temporary directory; without them it reports skipped.
+slurm_pkgs=(munge slurmctld slurmd slurm-client)
+slurm_missing=()
+for p in "${slurm_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || slurm_missing+=("$p")
+done
+if ((${#slurm_missing[@]})); then
+  echo "setup: installing (tests/slurm) ${slurm_missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${slurm_missing[@]}" >/dev/null \
+    || echo "setup: Slurm packages did not install; tests/slurm reports skipped" >&2
+fi
