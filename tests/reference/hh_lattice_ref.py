@@ -239,6 +239,9 @@ def solved(exe, tmp, keys, fmt=None):
         lam = f["eigenvalues"][:]
         obs = {k: f["observables"][k][:] for k in f["observables"]}
         how = f["observables"].attrs["correlations"]
+        a = f["observables"].attrs
+        solved.attrs = {k: (a[k].decode() if isinstance(a[k], bytes) else (str(a[k]) if k == "lattice" else a[k]))
+                        for k in a}
         used = f.attrs["spmv_format"]
     used = used.decode() if isinstance(used, bytes) else str(used)
     if fmt is not None and used != fmt:
@@ -300,7 +303,20 @@ def check_case(exe, tmp, name, keys, fmt=None):
         print(f"FAIL: {name}: spectrum of the exported matrix: {len(mine)} vs {len(ev)} rows, max deviation {e_spec:.2e}, "
               f"asymmetry {asym:.1e}")
         fail = 1
+    # info (the memory plan included) on the lattice: the rows
+    cfg = os.path.join(tmp, "i.ini")
+    config(cfg, keys, os.path.join(tmp, "unused.h5"))
+    info = run([exe, "info", cfg]).stdout
+    rows = [l.split()[1] for l in info.splitlines() if l.startswith("rows:")]
+    if rows != [str(len(ev))] or "memory_host_bytes_per_rank" not in info:
+        print(f"FAIL: {name}: info says rows {rows}, the reference has {len(ev)}")
+        fail = 1
     lam, obs, how = solved(exe, tmp, keys, fmt)
+    kind = keys.get("lattice", "chain")
+    if kind != "chain" and (solved.attrs.get("lattice") != kind or
+                            solved.attrs.get("lx") != (0 if kind == "bonds" else int(keys["lx"]))):
+        print(f"FAIL: {name}: /observables attributes {solved.attrs}")
+        fail = 1
     e_lam = np.max(np.abs(lam - ev[: len(lam)]))
     if e_lam > TOL:
         print(f"FAIL: {name}: solve's eigenvalues {lam} vs {ev[:len(lam)]}")
@@ -359,7 +375,7 @@ def shrink(keys, ph):
     return k
 
 
-def check_spectral(exe, tmp, name, keys, kind, m):
+def check_spectral(exe, tmp, name, keys, kind, m, zero=False):
     """`spectral` against the Lehmann sum of the dense reference (the ground state nondegenerate)"""
     ref, _ = model_of(keys)
     ev, V = np.linalg.eigh(ref.H)
@@ -380,6 +396,10 @@ def check_spectral(exe, tmp, name, keys, kind, m):
         rnorm += phi @ phi
         amp = (V.T @ phi) ** 2
         want += ((eta / math.pi) / ((w[:, None] + ev[0] - ev[None, :]) ** 2 + eta ** 2)) @ amp
+    if zero:  # O psi0 = 0: the reference and the program agree on it
+        ok = rnorm < 1e-20 and norm == 0.0
+        print(f"{'ok' if ok else 'FAIL'}: {name}: spectral {kind} momentum {m}: norm {norm} (ref {rnorm:.1e})")
+        return 0 if ok else 1
     peak = want.max()
     e = float(np.max(np.abs(I - want)))
     ok = peak > 0 and e <= 1e-6 * peak and abs(norm - rnorm) <= 1e-10 * max(1.0, rnorm)
@@ -426,6 +446,10 @@ BAD = [  # (keys, the key the one-line message must name, a word of the reason)
 
 def check_bad(exe, tmp):
     fail = 0
+    # 257 bonds (the complete graph on 23 sites has 253; 24 sites: 276), 20 to an indented line
+    pairs = [f"{i}-{j}" for j in range(24) for i in range(j)][:257]
+    text = ",\n    ".join(", ".join(pairs[k:k + 20]) for k in range(0, len(pairs), 20))
+    BAD.append((dict(lattice="bonds", bonds=text), "[model] bonds", "more than 256 bonds"))
     for keys, key, why in BAD:
         keys = dict(keys, n_up=1, n_down=1, max_phonons=1)
         spec = keys.pop("spectral", None)
@@ -490,6 +514,17 @@ def main():
                     d = np.max(np.abs(ea - eb)) / max(1.0, np.max(np.abs(ea)))
                     same = basis == "site" and (A != B).nnz == 0
                     ok = d <= 1e-14 and (basis == "normal" or same)
+                    if basis == "site" and bc == "periodic":  # the list continued on an indented line
+                        cfg, m = os.path.join(tmp, "c.ini"), os.path.join(tmp, "c.h5")
+                        config(cfg, dict(base, lattice="bonds", bonds="0-1, 1-2,\n    2-3, 3-4\n    4-0"),
+                               os.path.join(tmp, "unused.h5"))
+                        run([exe, "export", cfg, m, "--overwrite", "--quiet"])
+                        with h5py.File(m) as f:
+                            n = int(f.attrs["rows"])
+                            C = sp.csr_matrix((f["values"][:], f["col_idx"][:], f["row_ptr"][:]), shape=(n, n))
+                        cont = C.shape == B.shape and (C != B).nnz == 0
+                        print(f"{'ok' if cont else 'FAIL'}: bonds on three lines (indented) give the same matrix")
+                        fail |= 0 if cont else 1
                     print(f"{'ok' if ok else 'FAIL'}: ring of {L}, {basis} {bc}: lattice = bonds vs chain: eigenvalues "
                           f"{d:.1e} (relative){', matrices identical' if same else ''}")
                     fail |= 0 if ok else 1
@@ -497,8 +532,9 @@ def main():
             sq = dict(lattice="square", lx=2, ly=3, n_up=1, n_down=1, hubbard_u=3.0, **dict(PH["site"], max_phonons=1))
             for kind, m in (("density", 1), ("density", 2), ("phonon_displacement", 3)):
                 fail |= check_spectral(exe, tmp, "square 2x3 periodic", sq, kind, m)
-            # the current along x: lx = 3 (on lx = 2 the two bonds of a pair carry opposite currents)
+            # the current along x: lx = 3 (on lx = 2 the two bonds of a pair carry opposite currents: norm 0)
             fail |= check_spectral(exe, tmp, "square 3x2 periodic", dict(sq, lx=3, ly=2), "current", 0)
+            fail |= check_spectral(exe, tmp, "square 2x3 periodic", sq, "current", 0, zero=True)
             tri = dict(lattice="triangular", lx=2, ly=3, n_up=1, n_down=1, hubbard_u=3.0,
                        **dict(PH["normal"], max_phonons=1))
             for kind, m in (("phonon_displacement", 4), ("density", 5), ("current", 0)):
