@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """plot.py -- draw what a pjds-lanczos result file holds.
 
-usage: /usr/bin/python3 tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100] [--window CHEBFD.h5]
+usage: tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100] [--window CHEBFD.h5]
 
 Panels, each drawn when the file has its data:
-  sweep       eigenvalues against the swept parameter (sweep files: /points)
+  sweep       eigenvalues against the first swept key, one line per value of the
+              further keys (sweep files: /sweep)
   convergence residual estimate / max(|theta|, normest) per restart cycle against tol
               (what the solver tests), log scale (/convergence)
   phonons     phonon distribution P(n) of each eigenvector (/observables)
@@ -19,15 +20,43 @@ when its residual estimate <= tol * max(|theta|, normest) (docs/config.md, [solv
 tolerance), so it plots estimate / max(|theta|, norm_estimate) against tol.
 Energies and frequencies are in units of the hopping t.  Needs numpy, h5py
 and matplotlib (python3-numpy python3-h5py python3-matplotlib, installed by
-tools/setup-deps.sh); without them it says which to install (one line, exit
-2).  Exit 2 for a file that is not a pjds-lanczos result or holds nothing to
+tools/setup-deps.sh): where the python3 that runs it lacks them, it runs
+itself again under the first python3 that has them (/usr/bin/python3, then
+the PATH); with none it says which to install (one line, exit 2).  Exit 2 for a file that is not a pjds-lanczos result or holds nothing to
 draw."""
 import argparse
+import os
 import sys
 
 
+def other_python():
+    """The first python3 other than this one that imports numpy, h5py and matplotlib, or None.
+    `tools/plot.py FILE` runs under whatever python3 is first on the PATH (a conda or pyenv one often
+    lacks these packages, while /usr/bin/python3 has them from tools/setup-deps.sh)."""
+    if os.environ.get("PJDS_PLOT_REEXEC"):
+        return None
+    seen = {os.path.abspath(sys.executable or "")}  # (not the real path: a venv links to the system python)
+    cands = ["/usr/bin/python3", "/usr/local/bin/python3"]
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        cands.append(os.path.join(d, "python3"))
+    for c in cands:
+        r = os.path.abspath(c)
+        if r in seen or not os.access(r, os.X_OK) or "'" in r:
+            continue
+        seen.add(r)
+        probe = os.popen("'%s' -c 'import numpy, h5py, matplotlib' 2>/dev/null && echo ok" % r).read()
+        if probe.strip() == "ok":
+            return c
+    return None
+
+
 def need(what, err):
-    """One line naming the missing package, exit status 2 (no traceback)."""
+    """Run again under a python3 that has the packages; else one line naming the missing package, exit
+    status 2 (no traceback)."""
+    alt = other_python()
+    if alt:
+        os.environ["PJDS_PLOT_REEXEC"] = "1"
+        os.execv(alt, [alt, os.path.abspath(__file__)] + sys.argv[1:])
     print("plot.py: needs %s (%s): install python3-%s (apt) or `pip install %s`, or run it with a python3 that has it "
           "(e.g. /usr/bin/python3)" % (what, err, what, what), file=sys.stderr)
     sys.exit(2)
@@ -58,19 +87,50 @@ def panels_of(f):
     return p
 
 
-def draw_sweep(ax, f):
-    g = f["sweep"]
+def sweep_order(f, g):
+    """The swept keys in the order of [sweep] (the first varies slowest in a grid), from the file's
+    sweep_definition; keys that take a single value are left out."""
     skip = ("eigenvalues", "residual_norms", "status", "rebuilt", "spmv_count", "solve_seconds")
-    keys = [k for k in g if k not in skip and len(np.unique(g[k][:])) > 1]
-    lam = g["eigenvalues"][:]
-    x = g[keys[0]][:] if keys else np.arange(lam.shape[0])
-    lam = np.real(lam)
-    for j in range(lam.shape[1]):
-        ax.plot(x, lam[:, j], "o-", ms=3, label="E%d" % j)
+    keys = [k for k in g if k not in skip and g[k].ndim == 1 and len(np.unique(g[k][:])) > 1]
+    text = f.attrs.get("sweep_definition", "")
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    order = []
+    if "[sweep]" in text:
+        for line in text.split("[sweep]", 1)[1].splitlines():
+            k = line.split("=", 1)[0].strip()
+            if k.startswith("["):
+                break
+            if k in keys and k not in order:
+                order.append(k)
+    return order + [k for k in keys if k not in order]
+
+
+def draw_sweep(ax, f):
+    """Eigenvalues against the first swept key; with further keys, one line per combination of their
+    values (line style), the colour naming the eigenvalue."""
+    g = f["sweep"]
+    keys = sweep_order(f, g)
+    lam = np.real(g["eigenvalues"][:])
+    n = lam.shape[0]
+    x = g[keys[0]][:] if keys else np.arange(n)
+    rest = [g[k][:] for k in keys[1:]]
+    combos = sorted(set(tuple(float(r[i]) for r in rest) for i in range(n))) if rest else [()]
+    styles = ["-", "--", ":", "-."]
+    markers = ["o", "s", "^", "v", "D", "x"]
+    colours = ["C%d" % (j % 10) for j in range(lam.shape[1])]
+    for c, combo in enumerate(combos):
+        sel = np.array([tuple(float(r[i]) for r in rest) == combo for i in range(n)]) if rest else np.ones(n, bool)
+        idx = np.where(sel)[0]
+        idx = idx[np.argsort(x[idx], kind="stable")]
+        tag = ", ".join("%s=%g" % (k, v) for k, v in zip(keys[1:], combo))
+        for j in range(lam.shape[1]):
+            label = ("E%d" % j if not tag else "E%d, %s" % (j, tag)) if (len(combos) * lam.shape[1] <= 12 or j == 0) \
+                else None
+            ax.plot(x[idx], lam[idx, j], styles[c % 4], marker=markers[c % 6], ms=3, color=colours[j], label=label)
     ax.set_xlabel(keys[0] if keys else "point")
     ax.set_ylabel("eigenvalue / t")
-    ax.set_title("eigenvalues along the sweep")
-    ax.legend(fontsize=7)
+    ax.set_title("eigenvalues along the sweep" + (" (one line per %s)" % ", ".join(keys[1:]) if keys[1:] else ""))
+    ax.legend(fontsize=6)
 
 
 def _modulus(a):

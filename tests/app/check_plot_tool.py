@@ -5,6 +5,10 @@ convergence panel.
 case missing: with a matplotlib (or h5py) that cannot be imported (a fake
   package raising ImportError first on PYTHONPATH) plot.py exits 2 with one
   line on stderr naming the package to install, and no traceback.
+case reexec: `tools/plot.py FILE` under a python3 without the packages runs
+  itself again under one that has them (case_reexec).
+case two_keys: a coupling x hubbard_u sweep is drawn as one line per
+  hubbard_u value and eigenvalue (case_two_keys).
 case convergence: the convergence panel plots what the solver tests, so the
   converged pairs sit at or below its line at tol: for a Lanczos solve (the
   quickstart model with M = 3, where a converged pair's absolute estimate
@@ -12,7 +16,7 @@ case convergence: the convergence panel plots what the solver tests, so the
   Krylov-Schur solve (complex Ritz values), plot.convergence_series gives
   estimate / max(|theta|, norm_estimate) <= tol for the nconv leading pairs
   of the last cycle.  Needs no matplotlib.
-usage: check_plot_tool.py missing|convergence PJDS_BIN SRC_DIR
+usage: check_plot_tool.py missing|convergence|reexec|two_keys PJDS_BIN SRC_DIR
 (exit 77 = skipped: no numpy/h5py)"""
 import os
 import subprocess
@@ -93,6 +97,74 @@ def case_convergence(d):
             check(above >= 1, "lanczos: expected a converged pair with absolute estimate > tol (test model changed?)")
 
 
+def case_reexec(d):
+    """`tools/plot.py FILE` (executable, no interpreter named) with a python3 first on the PATH that
+    lacks numpy, h5py and matplotlib (a venv without packages): plot.py runs itself again under a
+    python3 that has them and writes the PNG."""
+    check(os.access(plot, os.X_OK), "tools/plot.py is not executable")
+    venv = os.path.join(d, "venv")
+    p = subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], capture_output=True, text=True)
+    if p.returncode:
+        print("skipped: no venv module (%s)" % p.stderr.strip()[-200:])
+        sys.exit(77)
+    vpy = os.path.join(venv, "bin", "python3")
+    p = subprocess.run([vpy, "-c", "import numpy"], capture_output=True, text=True)
+    check(p.returncode != 0, "the venv's python3 imports numpy: the test would not test anything")
+    h5 = os.path.join(d, "q.h5")
+    p = subprocess.run([exe, "solve", os.path.join(src, "configs", "quickstart.ini"), "--quiet", "--set",
+                        "model.max_phonons=3", "--set", "spmv.backend=cpu", "--set", "output.file=" + h5],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "solve: exit %d %s" % (p.returncode, p.stderr[-300:]))
+    env = dict(os.environ)
+    env["PATH"] = os.path.join(venv, "bin") + os.pathsep + env.get("PATH", "")
+    env.pop("PJDS_PLOT_REEXEC", None)
+    png = os.path.join(d, "q.png")
+    p = subprocess.run([plot, h5, "--out", png], capture_output=True, text=True, env=env)
+    print("tools/plot.py FILE under a venv python3 without packages: exit %d, %s" % (p.returncode, p.stderr.strip()))
+    check(p.returncode == 0 and os.path.getsize(png) > 1000 if os.path.exists(png) else False,
+          "tools/plot.py FILE did not write the PNG (exit %d)" % p.returncode)
+
+
+def case_two_keys(d):
+    """A sweep over two keys (coupling x hubbard_u, grid): the sweep panel has one line per value of
+    hubbard_u and eigenvalue, each along all the couplings in increasing order (not one sawtooth line
+    through the points in file order)."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("skipped: no matplotlib")
+        sys.exit(77)
+    sys.path.insert(0, os.path.join(src, "tools"))
+    import plot as plot_mod
+    h5 = os.path.join(d, "sw.h5")
+    p = subprocess.run([exe, "solve", os.path.join(src, "tests", "sweep", "hh_sweep.ini"), "--quiet", "--set",
+                        "output.file=" + h5], capture_output=True, text=True)
+    check(p.returncode == 0, "sweep: exit %d %s" % (p.returncode, p.stderr[-300:]))
+    fig, ax = plt.subplots()
+    with h5py.File(h5, "r") as f:
+        plot_mod.draw_sweep(ax, f)
+        g = f["sweep"]
+        cpl, u, lam = g["coupling"][:], g["hubbard_u"][:], g["eigenvalues"][:]
+    nev, us, cs = lam.shape[1], sorted(set(u.tolist())), sorted(set(cpl.tolist()))
+    lines = ax.get_lines()
+    print("two-key sweep: %d points, %d lines (expected %d = %d values of hubbard_u x %d eigenvalues), x axis %r"
+          % (len(u), len(lines), len(us) * nev, len(us), nev, ax.get_xlabel()))
+    check(len(lines) == len(us) * nev, "%d lines, expected one per hubbard_u value and eigenvalue" % len(lines))
+    check(ax.get_xlabel() == "coupling", "x axis %r, expected the first swept key (coupling)" % ax.get_xlabel())
+    for ln in lines:
+        x, y = np.asarray(ln.get_xdata()), np.asarray(ln.get_ydata())
+        check(x.tolist() == cs, "a line does not run along every coupling in order: %r" % x.tolist())
+        # its values are one eigenvalue of one hubbard_u at each coupling
+        ok = any(all(any(abs(y[i] - lam[k, j]) < 1e-14 and cpl[k] == x[i] and u[k] == uu for k in range(len(u)))
+                     for i in range(len(x))) for uu in us for j in range(nev))
+        check(ok, "a line mixes points of different hubbard_u values or eigenvalues")
+    plt.close(fig)
+
+
 with tempfile.TemporaryDirectory() as d:
-    {"missing": case_missing, "convergence": case_convergence}[case](d)
+    {"missing": case_missing, "convergence": case_convergence, "reexec": case_reexec,
+     "two_keys": case_two_keys}[case](d)
 sys.exit(fail)
