@@ -313,6 +313,15 @@ static int choose_method(app_ctx *ctx, const pl_csr *rows, solve_facts *f)
              "largest or smallest",
              pl_config_where(cfg, "solver", "which", where, sizeof where), f->mi.name);
     f->cplx = !symmetric;
+    /* say what the choice rests on (a user cannot see it otherwise) */
+    const char *why = f->mi.symmetric_known ? (cfg->model.type == PL_MODEL_HDF5 ? "the file's symmetric attribute"
+                                                                                 : "the generator")
+                      : sym == -1 ? "not checked: [matrix] check_symmetry = false"
+                      : cfg->model.type == PL_MODEL_HDF5 ? "the numerical check, [matrix] check_symmetry"
+                                                         : "the generator";
+    pl_info("solve: matrix %s is %s (%s): method %s%s", f->mi.name,
+            sym == 1 ? "symmetric" : sym == 0 ? "nonsymmetric" : "of unknown symmetry", why,
+            pl_config_enum_name("solver", "method", f->method), cfg->solver.method == PL_METHOD_AUTO ? " (auto)" : "");
     return PL_OK;
 }
 
