@@ -4,7 +4,9 @@
 # and exchange mode (vector, overlap, task), on the quickstart model with
 # max_phonons = 12 (about 10^5 rows: halos in both directions), with the
 # matrix-free operator (format = matrix_free, what auto runs: its halo of
-# whole phonon rows, spmv/op_kron_dist.c) and the stored pJDS matrix
+# whole phonon rows, spmv/op_kron_dist.c), the matrix-free operator split
+# by phonon configurations (phonon: kron_split = phonon, its halo of whole
+# electron columns, spmv/op_kron_right.c) and the stored pJDS matrix
 # (PJDS_MULTI_FORMATS picks them).
 # With 2 or more GPUs: 2 ranks, one GPU each.  With one GPU: 2 and 3 ranks
 # share it (PJDS_SHARE_GPUS=1, a testing aid) for transports mpi and ipc
@@ -29,16 +31,18 @@ MPIEXEC=$2
 NP=$3
 FLAGS=$(echo "$4" | tr ';' ' ') # a CMake list arrives with semicolons
 BACKEND=${PJDS_MULTI_BACKEND:-cuda} # cpu: dry run of the script logic without GPUs
-FORMATS=${PJDS_MULTI_FORMATS:-matrix_free pjds}
+FORMATS=${PJDS_MULTI_FORMATS:-matrix_free phonon pjds}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export NCCL_NVLS_ENABLE=0 OMP_NUM_THREADS=2
 fail=0
-solve() { # tag nranks transport exchange format
+solve() { # tag nranks transport exchange format (matrix_free: split by electron, phonon: by phonon configurations)
+    f=$5 split=electron
+    [ "$5" = phonon ] && f=matrix_free split=phonon
     # shellcheck disable=SC2086
     $MPIEXEC $NP "$2" $FLAGS "$PJDS_BIN" solve "$PJDS_SRC/configs/quickstart.ini" --quiet --overwrite \
         --set spmv.backend="$BACKEND" --set model.max_phonons=12 --set spmv.transport="$3" --set spmv.exchange="$4" \
-        --set spmv.format="$5" --set output.file="$tmp/$1.h5" > "$tmp/$1.out" 2> "$tmp/$1.err"
+        --set spmv.format="$f" --set spmv.kron_split="$split" --set output.file="$tmp/$1.h5" > "$tmp/$1.out" 2> "$tmp/$1.err"
 }
 solve ref 1 mpi vector pjds
 rc=$?
