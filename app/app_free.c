@@ -5,15 +5,18 @@
  * "build" is the tables (milliseconds), the "upload" their copy to the
  * backend.  `solve` runs it, with or without a [sweep], on any number of
  * ranks (several: each rank a block of electron configurations with all
- * their phonon rows and a halo of whole phonon rows: spmv/op_kron_dist.c),
+ * their phonon rows and a halo of whole phonon rows: spmv/op_kron_dist.c,
+ * or a block of phonon configurations of every electron configuration and
+ * a halo of whole electron columns: spmv/op_kron_right.c; [spmv] kron_split
+ * chooses, auto by the smaller largest-rank halo: choose_split below),
  * and so do `spectral` for H (its operator O stays stored) and `dos` (its block
  * products: be->kron_spmm_aug on one rank, kron_spmm and kron_rem_spmm after
  * the block halo exchange on several) where format = matrix_free is given (auto
  * keeps a stored matrix for both: cmd_spectral.c, cmd_dos.c); every other
  * command that builds an operator (pjds-bench) refuses it with one line
- * (app_build_rows); `info` adds the tables' sizes and the halo of every
- * rank (both splits: pl_kron_halo) to the statistics of the matrix they
- * stand for. */
+ * (app_build_rows); `info` adds the tables' sizes, the split and the halo
+ * of every rank (both splits: pl_kron_halo) to the statistics of the
+ * matrix they stand for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

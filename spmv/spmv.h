@@ -519,10 +519,11 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *opt, pl_backend *be, M
  * from a copy of the tables (k may be freed afterwards).  Collective over
  * comm.  PL_ERR_INPUT when the backend has no matrix-free kernels (or,
  * on several ranks, no kron_rem_* slots) or there are more ranks than left
- * rows, PL_ERR_ARG when pl_kron_check fails.  Several ranks: the LEFT split
- * below (op_kron_dist.c), every rank given the same whole tables.
- * Rows in their original order: rank q holds rows [row0, row0 + n_local)
- * = [L_q n_right, L_q+1 n_right), pl_op_global_index is row0 + i; info:
+ * rows, PL_ERR_ARG when pl_kron_check fails.  Several ranks: the split of
+ * opt->kron_split below (LEFT: op_kron_dist.c, RIGHT: op_kron_right.c,
+ * AUTO: pl_kron_split_choose), every rank given the same whole tables.
+ * LEFT: rows in their original order, rank q holds rows [row0, row0 +
+ * n_local) = [L_q n_right, L_q+1 n_right), pl_op_global_index is row0 + i; info:
  * format = PL_FORMAT_MATRIX_FREE, nnz_local = the non-zeros of the rows of
  * the matrix it stands for (op_kron.c), n_halo / n_send as pl_kron_halo,
  * device_bytes = the tables (+ remote part and halo buffers),

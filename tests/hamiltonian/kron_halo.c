@@ -1,11 +1,13 @@
 /* kron_halo.c — the halo per rank of the matrix-free Holstein-Hubbard
  * operator on P ranks, from its tables alone (pl_kron_halo, spmv.h): no
  * rows, no MPI, no operator, so any P for any model that the tables fit
- * (hh9 at 8 ranks in a second).  For each P: the split pl_op_create_kron
- * uses (by electron configurations: whole phonon rows of the remote
- * configurations) rank by rank, rows, halo rows, bytes received and sent
- * per product, neighbours; then the largest rank of both splits (the split
- * by phonon configurations, whole electron columns, is counted only).
+ * (hh9 at 8 ranks in a second).  For each P: the split by electron
+ * configurations (whole phonon rows of the remote configurations,
+ * spmv/op_kron_dist.c) rank by rank, rows, halo rows, bytes received and
+ * sent per product, neighbours; then the largest rank of both splits (the
+ * split by phonon configurations, whole electron columns,
+ * spmv/op_kron_right.c) and the one [spmv] kron_split = auto takes
+ * (pl_kron_split_choose).
  * Checks that what the ranks send is what they receive (exit 1 if not).
  * Usage: kron_halo P[,P...] [L n_up n_down t U w0 g M site|normal periodic|open]
  * (default model: configs/hh7.ini).  Not a test of the operator
@@ -50,8 +52,11 @@ static int report(const pl_kron *k, int P)
     }
     printf("  max halo: %lld rows, %.1f MB (%.0f %% of the rank's x); total %.1f MB per product\n", (long long)lmax,
            mb(hmax), 100.0 * (double)hmax / (double)nmax, mb(hs));
-    printf("  split by phonon configurations (counted only): max halo %.1f MB, total %.1f MB per product\n",
-           mb(rmax), mb(rs));
+    int split = PL_KRON_SPLIT_LEFT;
+    if (pl_kron_split_choose(k, P, &split, NULL, NULL)) split = -1;
+    printf("  split by phonon configurations: max halo %.1f MB, total %.1f MB per product\n", mb(rmax), mb(rs));
+    printf("  kron_split = auto takes: %s configurations\n",
+           split == PL_KRON_SPLIT_RIGHT ? "phonon" : split == PL_KRON_SPLIT_LEFT ? "electron" : "(failed)");
     free(h);
     free(r);
     if (hs != ss || rs != rss) {
