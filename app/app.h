@@ -38,6 +38,8 @@ typedef struct app_ctx {
     struct app_backend_job *be_job; /* the backend being made (app_backend.c) */
     int resume;           /* solve --resume                                   */
     const char *points;   /* solve --points A-B | auto (NULL: all)            */
+    const char *export_group;  /* export --group PATH (NULL: "/")             */
+    const char *export_format; /* export --format hdf5 | petsc (NULL: hdf5)   */
     int build_terms;      /* app_build_rows: value terms for a sweep: the bit */
                           /* mask of the swept Hamiltonian terms (hh.h)      */
     int error_collective; /* the command's error was found by every rank alike */

@@ -58,7 +58,10 @@ static const command commands[] = {
      "Slurm job array run with --points, into OUT.h5.  A point finished in several inputs must agree.\n"},
     {"export", cmd_export, "write the configured matrix to an HDF5 matrix file", " FILE.h5",
      "Writes the configured matrix (generated or imported) in the pjds-lanczos HDF5 matrix schema\n"
-     "(docs/formats.md, \"HDF5 matrix schema\"), so other tools can load exactly the matrix we solve.\n"},
+     "(docs/formats.md, \"HDF5 matrix schema\"), so other tools can load exactly the matrix we solve.\n"
+     "The group also holds PETSc's and MATLAB's names jc, ir, data and MATLAB_sparse (links to the\n"
+     "same arrays for a symmetric matrix, a compressed-column copy otherwise), so PETSc's MatLoad\n"
+     "reads it; --format petsc writes PETSc's binary format instead (docs/formats.md, \"Export\").\n"},
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -85,6 +88,10 @@ static void command_help(const command *c)
     if (!strcmp(c->name, "solve") || !strcmp(c->name, "export") || !strcmp(c->name, "spectral") ||
         !strcmp(c->name, "dos"))
         printf("  --overwrite              replace an existing output file\n");
+    if (!strcmp(c->name, "export"))
+        printf("  --group PATH             the group the matrix goes to in FILE.h5 (default /; created)\n"
+               "  --format hdf5|petsc      hdf5 (default): the pjds schema plus PETSc's jc/ir/data view;\n"
+               "                           petsc: PETSc's binary format, which MatLoad reads\n");
     if (!strcmp(c->name, "solve"))
         printf("  --resume                 continue from the checkpoint, or the points of a sweep not yet done\n"
                "  --points A-B|auto        solve only sweep points A..B (0-based, inclusive); auto: this task's\n"
@@ -111,6 +118,11 @@ static int parse_args(int argc, char **argv, const command *c, app_ctx *ctx, cha
         else if (!strcmp(a, "--points") && !strcmp(c->name, "solve")) {
             PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--points needs A-B (sweep point indices) or auto");
             ctx->points = argv[++i];
+        }
+        else if ((!strcmp(a, "--group") || !strcmp(a, "--format")) && !strcmp(c->name, "export")) {
+            PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "export: %s needs a value (see pjds-lanczos export --help)", a);
+            if (a[2] == 'g') ctx->export_group = argv[++i];
+            else ctx->export_format = argv[++i];
         }
         else if (!strcmp(a, "--set")) {
             PL_CHECK(i + 1 < argc, PL_ERR_INPUT, "--set needs an argument section.key=value");

@@ -65,6 +65,8 @@ static const key_desc keys[] = {
     {"matrix", "group", KT_STR, F(matrix, group), SZ(matrix, group), NULL, 0, 0},
     {"matrix", "check_symmetry", KT_BOOL, F(matrix, check_symmetry), 0, NULL, 0, 0},
     {"matrix", "symmetry_tolerance", KT_DBL, F(matrix, symmetry_tolerance), 0, NULL, 0, 0},
+    {"matrix", "layout", KT_ENUM, F(matrix, layout), 0, "auto|pjds|petsc|matlab|csr|csc|coo", 0, 0},
+    {"matrix", "index_base", KT_ENUM, F(matrix, index_base), 0, "auto|0|1", 0, 0},
     {"solver", "nev", KT_INT, F(solver, nev), 0, NULL, 0, 0},
     {"solver", "which", KT_ENUM, F(solver, which), 0,
      "smallest|largest|largest_magnitude|smallest_real|largest_real|largest_imaginary", 0, 0},

@@ -63,6 +63,10 @@ typedef struct pl_matrix_cfg {
     char group[256];         /* group: group path inside the file = "/"         */
     int check_symmetry;      /* check_symmetry: true | false = true             */
     double symmetry_tolerance; /* symmetry_tolerance: relative = 1e-12          */
+    int layout;              /* layout: auto | pjds | petsc | matlab | csr | csc */
+                             /* | coo = auto (PL_H5M_LAYOUT_*, pl_h5matrix.h)   */
+    int index_base;          /* index_base: auto | 0 | 1 = auto (COO; the value */
+                             /* is the word's index: 0 auto, 1 -> 0, 2 -> 1)    */
 } pl_matrix_cfg;
 
 typedef struct pl_solver_cfg {

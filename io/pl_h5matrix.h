@@ -32,6 +32,29 @@
 
 #define PL_H5M_SCHEMA 1
 
+/* Layouts a group can hold (docs/formats.md, "Other HDF5 layouts"); the
+ * order is that of the config words of [matrix] layout. */
+enum {
+    PL_H5M_LAYOUT_AUTO = 0, /* detected from the names and attributes */
+    PL_H5M_LAYOUT_PJDS,     /* this project's schema 1 */
+    PL_H5M_LAYOUT_PETSC,    /* jc/ir/data + MATLAB_sparse, compressed column (as MATLAB) */
+    PL_H5M_LAYOUT_MATLAB,   /* the same, MATLAB v7.3 */
+    PL_H5M_LAYOUT_CSR,      /* SciPy/anndata/h5sparse: data, indices, indptr, shape */
+    PL_H5M_LAYOUT_CSC,      /* the same, compressed column */
+    PL_H5M_LAYOUT_COO,      /* row, col, val (or data) */
+    PL_H5M_LAYOUT_COUNT
+};
+/* "auto", "pjds", ... for a layout value */
+const char *pl_h5m_layout_name(int layout);
+
+/* What the caller asks of a file: a layout (PL_H5M_LAYOUT_AUTO = detect)
+ * and, for COO, the index base (-1 = from the file's attribute index_base,
+ * else detected from the index range). */
+typedef struct pl_h5m_opts {
+    int layout;
+    int index_base;
+} pl_h5m_opts;
+
 typedef struct pl_h5m_info {
     int64_t rows, cols;   /* matrix size (rows == cols, checked)                  */
     int64_t nnz_stored;   /* entries stored in the file (lower part only if lower) */
@@ -40,6 +63,8 @@ typedef struct pl_h5m_info {
     int col_bytes;        /* element size of col_idx in the file (4 or 8)         */
     char name[256];       /* attribute name, "" if absent (truncated if longer)   */
     char source[256];     /* attribute source, "" if absent                       */
+    int layout;           /* PL_H5M_LAYOUT_* found (never AUTO)                   */
+    int index_base;       /* COO: 0 or 1 (else 0)                                 */
 } pl_h5m_info;
 
 /* Open file/group and validate the metadata: schema version, attributes,
@@ -70,6 +95,7 @@ typedef struct pl_h5m_source {
     const char *file;
     const char *group;
     MPI_Comm comm;
+    const pl_h5m_opts *opts; /* NULL: detect the layout */
 } pl_h5m_source;
 int pl_h5m_row_lengths_fn(void *arg, int64_t r0, int64_t r1, int32_t *len);
 
@@ -83,6 +109,17 @@ int pl_h5m_row_lengths_fn(void *arg, int64_t r0, int64_t r1, int32_t *len);
  * Columns of each row come out sorted ascending. */
 int pl_h5m_read_rows(const char *file, const char *group, int64_t r0, int64_t r1, MPI_Comm comm,
                      pl_csr *out);
+
+/* The same three with the layout options (opts NULL = detect): the
+ * functions above pass NULL.  Row-oriented layouts (pjds full, CSR) read
+ * each rank's rows by hyperslab; lower, compressed-column and COO layouts
+ * are scanned in bounded blocks, each rank a share, and the entries routed
+ * to the owners of their rows (docs/formats.md gives the cost). */
+int pl_h5m_open_info_ex(const char *file, const char *group, const pl_h5m_opts *opts, pl_h5m_info *info);
+int pl_h5m_row_lengths_ex(const char *file, const char *group, const pl_h5m_opts *opts, int64_t r0, int64_t r1,
+                          int32_t *len, MPI_Comm comm);
+int pl_h5m_read_rows_ex(const char *file, const char *group, const pl_h5m_opts *opts, int64_t r0, int64_t r1,
+                        MPI_Comm comm, pl_csr *out);
 
 /* Largest asymmetry of the distributed matrix whose row blocks are `rows`
  * (disjoint, together covering all rows): *max_rel = max |a_ij - a_ji| /
@@ -105,6 +142,31 @@ int pl_h5m_asymmetry(const pl_csr *rows, MPI_Comm comm, double *max_rel, int64_t
  * matrix sits in it (intermediate groups are created). */
 int pl_h5m_write(const char *file, const char *group, const pl_csr *rows, int symmetric,
                  const char *name, const char *source, MPI_Comm comm, int overwrite);
+
+/* pl_h5m_write with PETSc's and MATLAB's names in the group as well
+ * (view): PL_H5M_VIEW_NONE: none (pl_h5m_write); PL_H5M_VIEW_LINKS: hard
+ * links jc -> row_ptr, ir -> col_idx, data -> values (no copy: right only
+ * when A == A^T exactly, which the caller guarantees); PL_H5M_VIEW_CSC: jc,
+ * ir, data hold the compressed columns (a copy, built by
+ * pl_h5m_transpose).  Both add the attribute MATLAB_sparse = N.  MATLAB's
+ * and PETSc's PETSC_VIEWER_HDF5_MAT reading take jc, ir, data as compressed
+ * columns: they read A in both cases. */
+enum { PL_H5M_VIEW_NONE = 0, PL_H5M_VIEW_LINKS, PL_H5M_VIEW_CSC };
+int pl_h5m_write_ex(const char *file, const char *group, const pl_csr *rows, int symmetric, const char *name,
+                    const char *source, MPI_Comm comm, int overwrite, int view);
+
+/* The rows of A^T of this rank's range (the row blocks of a tile [0, N)):
+ * entries routed to the owners of their columns with MPI_Alltoallv in
+ * rounds of bounded size.  Collective.  at is allocated here. */
+int pl_h5m_transpose(const pl_csr *a, MPI_Comm comm, pl_csr *at);
+
+/* Write the distributed matrix in PETSc's binary format (big-endian: int32
+ * class id 1211216, rows, cols, nnz, the row lengths (int32), the column
+ * indices (int32), the values (float64)), which PETSc's MatLoad reads.
+ * Rank 0 writes; the other ranks send their blocks in pieces of bounded
+ * size.  Temporary name and placement as pl_h5m_write.  PL_ERR_INPUT when N
+ * or nnz do not fit PETSc's 32-bit integers.  Collective. */
+int pl_petsc_write(const char *file, const pl_csr *rows, MPI_Comm comm, int overwrite);
 
 /* Test hook: entries per round of the streamed scans and exchanges
  * (default 1 << 20; n < 1 restores the default).  Not thread-safe. */

@@ -8,7 +8,8 @@ pkgs=(build-essential cmake pkg-config
       liblapacke-dev libopenblas-dev
       libinih-dev
       clang libclang-rt-14-dev libomp-14-dev
-      python3-numpy python3-scipy python3-h5py python3-matplotlib)
+      python3-numpy python3-scipy python3-h5py python3-matplotlib
+      python3-petsc4py-real python3-pandas python3-natsort)  # the last three: HDF5 layout tests (tests/h5matrix)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,6 +20,18 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Producers of HDF5 matrix layouts for tests/h5matrix/layouts.py (anndata's .h5ad, h5sparse), from PyPI
+# into /usr/local: --no-deps with pinned versions that work with Debian's numpy 1.24, scipy and h5py
+# (letting pip resolve anndata's dependencies replaces them with numpy 2, which breaks petsc4py);
+# the tests skip these producers when the install fails (no network)
+if ! /usr/bin/python3 -c "import anndata, h5sparse" 2>/dev/null; then
+  echo "setup: installing (pip) anndata h5sparse" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO /usr/bin/python3 -m pip install -q --break-system-packages --no-deps \
+    anndata==0.11.4 h5sparse==0.1.0 array-api-compat==1.16.0 \
+    || echo "setup: pip install of anndata/h5sparse failed; their layout tests are skipped" >&2
 fi
 
 # Optional: peer solvers for bench/nonsym_peer.py (SLEPc/PETSc Python bindings). Not needed by the

@@ -33,7 +33,7 @@ def main():
     bad = 0
     fdir = os.path.join(corpus, "fuzz")
     os.makedirs(fdir, exist_ok=True)
-    for base in ("ok_full.h5", "ok_lower.h5"):
+    for base in ("ok_full.h5", "ok_lower.h5", "ok_matlab_ns.h5", "ok_coo_ns.h5"):
         path = os.path.join(corpus, base)
         if not os.path.isfile(path):
             print(f"skipped: {path} missing", file=sys.stderr)

@@ -18,6 +18,11 @@ BASE = np.array([[4, 1, 0, 0, 2],
                  [0, 0, 1, 4, 1],
                  [2, 0, 0, 1, 4]], dtype=np.float64)
 
+# a nonsymmetric variant for the compressed-column and COO controls
+NONSYM = BASE.copy()
+NONSYM[0, 4] = 3.0
+NONSYM[3, 1] = -1.0
+
 
 def csr(a):
     rp, ci, va = [0], [], []
@@ -77,6 +82,20 @@ def main():
     d, at = parts(True)
     at.update({"storage": "lower", "name": "variable-length strings, as h5py writes str"})
     write(os.path.join(out, "ok_vlen.h5"), d, at)
+    # foreign layouts of the nonsymmetric NONSYM (test_h5m_corpus.c compares; a transposed read fails)
+    rp, ci, va = csr(NONSYM.T)  # compressed columns of NONSYM
+    with h5py.File(os.path.join(out, "ok_matlab_ns.h5"), "w", userblock_size=512) as f:
+        f["jc"], f["ir"], f["data"] = rp.astype(np.uint64), ci.astype(np.uint64), va
+        f.attrs["MATLAB_sparse"] = np.uint64(5)
+        f.attrs["MATLAB_class"] = np.bytes_("double")
+    with h5py.File(os.path.join(out, "ok_csc_ns.h5"), "w") as f:
+        f["indptr"], f["indices"], f["data"] = rp, ci, va
+        f.attrs["encoding-type"] = "csc_matrix"
+        f.attrs["shape"] = np.array([5, 5])
+    r, c = np.nonzero(NONSYM)
+    perm = np.random.default_rng(1).permutation(len(r))
+    with h5py.File(os.path.join(out, "ok_coo_ns.h5"), "w") as f:  # 1-based, no shape: both detected
+        f["row"], f["col"], f["val"] = r[perm] + 1, c[perm] + 1, NONSYM[r, c][perm]
 
     # not HDF5 / empty / truncated
     with open(os.path.join(out, "not_hdf5.h5"), "w") as f:

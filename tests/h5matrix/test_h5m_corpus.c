@@ -68,10 +68,15 @@ int main(int argc, char **argv)
     TU_CHECK(n > 0);
 
     /* controls: the 5 x 5 matrix of make_corpus.py */
-    static const double A[5][5] = {{4, 1, 0, 0, 2}, {1, 4, 1, 0, 0}, {0, 1, 4, 1, 0}, {0, 0, 1, 4, 1}, {2, 0, 0, 1, 4}};
-    const char *ok[] = {"ok_full.h5", "ok_lower.h5", "ok_unsorted.h5", "ok_vlen.h5"};
-    for (int c = 0; c < 4; c++)
+    static const double S[5][5] = {{4, 1, 0, 0, 2}, {1, 4, 1, 0, 0}, {0, 1, 4, 1, 0}, {0, 0, 1, 4, 1}, {2, 0, 0, 1, 4}};
+    /* NONSYM: S with (0, 4) = 3 and (3, 1) = -1, in MATLAB, SciPy CSC and 1-based COO layouts, read
+     * (with blocks of 2 entries: many scan rounds) as A, not A^T */
+    static const double NS[5][5] = {{4, 1, 0, 0, 3}, {1, 4, 1, 0, 0}, {0, 1, 4, 1, 0}, {0, -1, 1, 4, 1}, {2, 0, 0, 1, 4}};
+    const char *ok[] = {"ok_full.h5", "ok_lower.h5", "ok_unsorted.h5", "ok_vlen.h5", "ok_matlab_ns.h5", "ok_csc_ns.h5",
+                        "ok_coo_ns.h5"};
+    for (int c = 0; c < 7; c++)
         for (int small = 0; small < 2; small++) {
+            const double(*A)[5] = c < 4 ? S : NS;
             pl_h5m_set_block_entries(small ? 2 : 0);
             snprintf(path, sizeof path, "%s/%s", argv[1], ok[c]);
             pl_csr out;

@@ -65,7 +65,7 @@ static void one_matrix(const char *file, const char *group, const char *mtx, int
     /* row lengths on equal shares, as pl_partition_by_nnz calls them */
     int64_t a = N * rank / size, b = N * (rank + 1) / size;
     int32_t *len = malloc(sizeof(int32_t) * (size_t)(b - a + 1));
-    pl_h5m_source src = {file, group, MPI_COMM_WORLD};
+    pl_h5m_source src = {file, group, MPI_COMM_WORLD, NULL};
     TU_OK(pl_h5m_row_lengths_fn(&src, a, b, len));
     int64_t lsum = 0, bad = 0;
     for (int64_t r = a; r < b; r++) {
