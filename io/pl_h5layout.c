@@ -124,10 +124,11 @@ static int str_key(h5m_file *h, const char *name, int dset_too, char *buf, size_
     } else if (H5Tis_variable_str(t) > 0) {
         char *s = NULL;
         hid_t mt = H5Tcopy(H5T_C_S1);
-        if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0)
+        if (mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
+            H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) < 0)
             rc = H5M_BAD(h, "cannot read dataset '%s'", name);
         else snprintf(buf, cap, "%s", s ? s : "");
-        free(s);
+        if (s) H5free_memory(s);
         if (mt >= 0) H5Tclose(mt);
     } else {
         char tmp[64] = {0};

@@ -90,6 +90,9 @@ with h5py.File(h5, "w") as f:
     g = f.create_group("fmt_csc")  # SciPy dump with a format attribute
     g["data"], g["indices"], g["indptr"], g["shape"] = C.data, C.indices, C.indptr, np.array(C.shape)
     g.attrs["format"] = np.bytes_("csc")
+    g = f.create_group("fmt_dset_csc")  # format as a fixed-length string dataset (save_npz's key)
+    g["data"], g["indices"], g["indptr"], g["shape"] = C.data, C.indices, C.indptr, np.array(C.shape)
+    g.create_dataset("format", data=np.bytes_("csc"))
     g = f.create_group("h5s_csc")
     g["data"], g["indices"], g["indptr"] = C.data, C.indices, C.indptr
     g.attrs["h5sparse_format"] = "csc"
@@ -130,6 +133,8 @@ expect("COO not square", solve("coo_rect", h5, "/coo_rect"), ["not square (6 x 7
 expect("layout contradicts", solve("csr_on_csc", h5, "/h5s_csc", "csr"),
        ["layout = csr was asked for", "'h5sparse_format' = 'csc'"])
 expect("layout contradicts format", solve("csr_on_fmt", h5, "/fmt_csc", "csr"),
+       ["layout = csr was asked for", "'format' = 'csc'"])
+expect("layout contradicts format dataset", solve("csr_on_fmt_dset", h5, "/fmt_dset_csc", "csr"),
        ["layout = csr was asked for", "'format' = 'csc'"])
 expect("layout datasets missing", solve("coo_on_csc", h5, "/h5s_csc", "coo"), ["missing dataset 'row'"])
 expect("layout word", solve("badword", h5, "/h5s_csc", "petscc"), ["layout", "petscc"])

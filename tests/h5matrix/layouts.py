@@ -130,7 +130,7 @@ def write_layouts(A, d):
         g = f.create_group("csc")
         for k, v in (("data", C.data), ("indices", C.indices), ("indptr", C.indptr), ("shape", np.array(C.shape))):
             g.create_dataset(k, data=v)
-        g.create_dataset("format", data=np.bytes_("csc"))
+        g["format"] = "csc"  # a Python str: h5py writes a variable-length string
         g = f.create_group("coo0")
         g.create_dataset("row", data=Co.row.astype(np.int64))
         g.create_dataset("col", data=Co.col.astype(np.int64))
