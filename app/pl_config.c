@@ -496,6 +496,8 @@ static int is_set(const pl_config *cfg, const char *section, const char *key)
     return i >= 0 && ((where_t *)cfg->where_)->line[i] != 0;
 }
 
+int pl_config_is_set(const pl_config *cfg, const char *section, const char *key) { return is_set(cfg, section, key); }
+
 /* Which [model] keys belong to block-stencil: 0 = not one of its keys,
  * 1 = optional, 2 = required.  Every other [model] key except type belongs
  * to holstein-hubbard (required where its required_hh says so). */
@@ -511,22 +513,6 @@ static int bs_key(const key_desc *k)
     return 0;
 }
 
-/* The lattice keys (hamiltonian/lattice.h): whether the configured lattice
- * uses [model] key k (1 for every other key).  The chain's dump has none of
- * them, as before the lattices. */
-static int lattice_key_used(const pl_config *cfg, const key_desc *k)
-{
-    const int kind = cfg->model.lattice;
-    const int grid = kind == HH_LATTICE_LADDER || kind == HH_LATTICE_SQUARE || kind == HH_LATTICE_TRIANGULAR;
-    if (strcmp(k->section, "model")) return 1;
-    if (!strcmp(k->key, "lattice")) return kind != HH_LATTICE_CHAIN;
-    if (!strcmp(k->key, "boundary")) return kind != HH_LATTICE_BONDS; /* the default of boundary_x, boundary_y */
-    if (!strcmp(k->key, "lx") || !strcmp(k->key, "boundary_x")) return grid;
-    if (!strcmp(k->key, "ly") || !strcmp(k->key, "boundary_y")) return grid && kind != HH_LATTICE_LADDER;
-    if (!strcmp(k->key, "bonds")) return kind == HH_LATTICE_BONDS;
-    return 1;
-}
-
 /* Whether key k is used by the configured model type. */
 static int key_used(const pl_config *cfg, const key_desc *k)
 {
@@ -536,7 +522,7 @@ static int key_used(const pl_config *cfg, const key_desc *k)
     switch (cfg->model.type) {
     case PL_MODEL_HDF5: return 0;
     case PL_MODEL_BLOCK_STENCIL: return bs_key(k) != 0;
-    default: return bs_key(k) == 0 && lattice_key_used(cfg, k);
+    default: return bs_key(k) == 0 && (strcmp(k->section, "model") || pl_config_lattice_key_used(cfg, k->key));
     }
 }
 
@@ -546,43 +532,6 @@ static int key_used(const pl_config *cfg, const key_desc *k)
         snprintf(m_, sizeof m_, __VA_ARGS__);                                           \
         return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, sec, key, w_, sizeof w_), m_); \
     } while (0)
-
-/* [model] lattice and its keys into cfg->model.lat (and sites); an input
- * error of hamiltonian/lattice.c ("lx: ...") gets the place of its key. */
-static int resolve_lattice(pl_config *cfg)
-{
-    pl_model_cfg *m = &cfg->model;
-    static const char *const lkeys[] = {"lx", "ly", "boundary_x", "boundary_y", "bonds", "boundary"};
-    for (size_t i = 0; i < sizeof lkeys / sizeof lkeys[0]; i++)
-        if (is_set(cfg, "model", lkeys[i]) && !lattice_key_used(cfg, &keys[find_key("model", lkeys[i])]))
-            BAD("model", lkeys[i], "not used by lattice = %s", hh_lattice_kind_name(m->lattice));
-    if (m->lattice == HH_LATTICE_CHAIN) return PL_OK; /* the chain of sites and boundary (hh.c) */
-    if (!is_set(cfg, "model", "boundary_x")) m->boundary_x = m->boundary;
-    if (!is_set(cfg, "model", "boundary_y")) m->boundary_y = m->boundary;
-    const int given = is_set(cfg, "model", "sites");
-    hh_lattice_opts o = {.kind = m->lattice, .sites = given && m->lattice == HH_LATTICE_BONDS ? m->sites : 0,
-                         .lx = m->lx, .ly = m->ly, .boundary_x = m->boundary_x, .boundary_y = m->boundary_y,
-                         .bonds = m->bonds};
-    int rc = hh_lattice_build(&o, &m->lat);
-    if (rc == PL_ERR_INPUT) {
-        char msg[360], key[32] = "lattice";
-        snprintf(msg, sizeof msg, "%s", pl_error_message());
-        size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz_");
-        const char *rest = msg;
-        if (n > 0 && n < sizeof key && msg[n] == ':') {
-            snprintf(key, sizeof key, "%.*s", (int)n, msg);
-            if (find_key("model", key) >= 0) rest = msg + n + (msg[n + 1] == ' ' ? 2 : 1);
-            else snprintf(key, sizeof key, "lattice");
-        }
-        pl_error_clear();
-        BAD("model", key, "%s", rest);
-    }
-    PL_CALL(rc);
-    if (given && m->sites != m->lat.sites)
-        BAD("model", "sites", "%d, but lattice = %s has %d sites", m->sites, hh_lattice_kind_name(m->lattice), m->lat.sites);
-    m->sites = m->lat.sites;
-    return PL_OK;
-}
 
 int pl_config_check(pl_config *cfg)
 {
@@ -596,7 +545,7 @@ int pl_config_check(pl_config *cfg)
             return PL_ERROR(PL_ERR_INPUT, "%s: [%s] missing key '%s'", cfg->path[0] ? cfg->path : "config", keys[i].section, keys[i].key);
     }
     const pl_model_cfg *m = &cfg->model;
-    if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) PL_CALL(resolve_lattice(cfg));
+    if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) PL_CALL(pl_config_resolve_lattice(cfg)); /* pl_config_lattice.c */
     if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) {
         if (m->sites < 2) BAD("model", "sites", "%d sites: need at least 2", m->sites);
         if (m->sites > 62) BAD("model", "sites", "%d sites: at most 62 are supported", m->sites);

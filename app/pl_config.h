@@ -221,6 +221,16 @@ const char *pl_config_enum_words(const char *section, const char *key);
  * memory. */
 char *pl_config_result_text(const pl_config *cfg, int with_sweep);
 
+/* Whether [section] key was set (file or --set).  Can't fail. */
+int pl_config_is_set(const pl_config *cfg, const char *section, const char *key);
+/* The lattice keys (pl_config_lattice.c): whether [model] lattice uses the
+ * [model] key (1 for the keys of every lattice), and pl_config_check's step
+ * that builds cfg->model.lat from them (sites = its sites; PL_ERR_INPUT
+ * naming the key: a key the lattice does not use, what
+ * hamiltonian/lattice.c refuses, sites that disagree). */
+int pl_config_lattice_key_used(const pl_config *cfg, const char *key);
+int pl_config_resolve_lattice(pl_config *cfg);
+
 /* Name of an enum value as written in the INI file. */
 const char *pl_config_enum_name(const char *section, const char *key, int value);
 

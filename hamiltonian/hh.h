@@ -126,7 +126,8 @@ int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *
 void hh_obs_free(hh_obs *o);
 
 /* ---- operators of `spectral` (hh_ops.c; docs/models.md "Spectral functions") ----
- * kind = HH_OP_* (the order of [spectral] operator), q = 2 pi momentum / L.
+ * kind = HH_OP_* (the order of [spectral] operator), q = 2 pi momentum / L
+ * (a lattice: hh_lattice_phase; momentum != 0 without translations: PL_ERR_INPUT).
  * A q-resolved operator is C + i S (cos and sin parts, part 0 and 1);
  * hh_op_parts says how many parts are non-zero (1 for momentum 0 and L/2
  * and for the current, else 2).  hh_op_check: PL_ERR_INPUT with a [spectral]

@@ -1,18 +1,22 @@
 /* hh_ops.c — the operators O of `pjds-lanczos spectral` as CSR rows
  * (hh.h "operators"; docs/models.md "Spectral functions").
  *
- * q = 2 pi m / L.  The complex operators O_q = L^-1/2 sum_j e^{iqj} o_j are
- * written as C + i S with the real parts C = L^-1/2 sum_j cos(qj) o_j and
- * S = L^-1/2 sum_j sin(qj) o_j.  For a real symmetric H and a real ground
+ * q = 2 pi m / L on the chain; on a lattice q . r_j = hh_lattice_phase
+ * (2 pi (mx x / lx + my y / ly), m = mx + lx my; a bond list: momentum 0
+ * only, hh_op_check refuses others where the lattice has no translations).
+ * The complex operators O_q = L^-1/2 sum_j e^{iq.r_j} o_j are written as
+ * C + i S with the real parts C = L^-1/2 sum_j cos(q.r_j) o_j and
+ * S = L^-1/2 sum_j sin(q.r_j) o_j.  For a real symmetric H and a real ground
  * state, <psi|O_q^+ G O_q|psi> = <C psi|G|C psi> + <S psi|G|S psi> (the
  * cross terms cancel because G is symmetric), so the spectrum is the sum of
- * two real recursions; S = 0 for m = 0 and m = L/2.
+ * two real recursions; S = 0 where q = -q (m = 0 and m = L/2 on the chain).
  *   phonon_displacement: o_j = x_j = b_j + b_j^+, in the normal basis
  *     x_j = sum_k u_k(j) x_k (the removed uniform mode has no weight at
  *     q != 0; q = 0 is refused there, its spectrum is analytic);
  *   density: o_j = n_j (diagonal);
- *   current: j = -i t sum_{i,s} (c+_{i+1 s} c_{i s} - h.c.) = -i t K with K
- *     real antisymmetric; the phase -i drops out of <j psi|G|j psi>, so the
+ *   current: j = -i t sum_{bonds a -> b, s} w_ab (c+_{b s} c_{a s} - h.c.) =
+ *     -i t K with K real antisymmetric, w_ab = jx f_ab (the x component of
+ *     a -> b times the bond's hopping factor; the chain: 1); the phase -i drops out of <j psi|G|j psi>, so the
  *     rows are those of t K (one part, no momentum). */
 #include <math.h>
 #include <stdlib.h>

@@ -501,6 +501,18 @@ def main():
                     print(f"{'ok' if ok else 'FAIL'}: {name}: {fmt} vs pjds: eigenvalues {d:.1e}, observables {do:.1e}")
                     fail |= 0 if ok else 1
         elif group == "ring":
+            # the chain's resolved configuration (what checkpoints and sweep files hash) names no lattice key
+            cfg, out = os.path.join(tmp, "q.ini"), os.path.join(tmp, "q.h5")
+            config(cfg, dict(sites=4, n_up=1, n_down=1, max_phonons=1), out)
+            run([exe, "solve", cfg, "--overwrite", "--quiet"])
+            with h5py.File(out) as f:
+                t = f.attrs["config_resolved"]
+            t = t.decode() if isinstance(t, bytes) else str(t)
+            model = t.split("[model]")[1].split("[")[0]
+            extra = [l for l in model.splitlines() if l.split(" = ")[0] in ("lattice", "lx", "ly", "boundary_x",
+                                                                             "boundary_y", "bonds")]
+            print(f"{'FAIL' if extra else 'ok'}: a chain's resolved [model] has no lattice keys {extra}")
+            fail |= 1 if extra else 0
             for basis in ("site", "normal"):
                 for bc in ("periodic", "open"):
                     # site: identical matrices; normal: other modes (Householder), the same spectrum (a small N:
