@@ -113,6 +113,14 @@ const char *app_kron_split_name(int split);
  * when unknown (an hdf5 matrix with check_symmetry = false).  require = 1
  * (method = lanczos): a failed check is PL_ERR_INPUT.  Collective. */
 int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info *mi, int require, int *symmetric);
+/* Rank 0, writing a result: the unit of its energies ("t" for a generated
+ * Holstein-Hubbard model), its provenance (config path, an input matrix
+ * file's absolute path and CRC-32) and whether it gets dimension scales
+ * (scales = 0 for a sweep's point files: netCDF readers cannot follow the
+ * sweep file's external links to scales in another file);
+ * app_provenance.c. */
+struct pl_spectrum;
+int app_describe_output(const app_ctx *ctx, struct pl_spectrum *sp, int scales);
 
 /* The backend of [spmv] backend (app_backend.c); the GPU is picked by the
  * node-local rank, and more ranks on a node than GPUs is PL_ERR_INPUT

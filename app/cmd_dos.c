@@ -40,6 +40,7 @@ static int dos_write(app_ctx *ctx, const solve_facts *f, const dos_out *d)
     PL_CHECK(resolved, PL_ERR_MEM, "out of host memory");
     int rc = PL_OK;
     PL_CALL_GOTO(pl_spectrum_create(cfg->output.file, &sp), out, rc);
+    PL_CALL_GOTO(app_describe_output(ctx, sp, 1), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "program", "pjds-lanczos"), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "version", PL_VERSION), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "command", "dos"), out, rc);

@@ -99,6 +99,7 @@ int cmd_solve(app_ctx *ctx)
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
     pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",
             (long long)f.mi.rows, (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds, f.permute_seconds);
+    if (f.method_note[0]) pl_info("%s", f.method_note);
 
     if (f.method == PL_METHOD_CHEBFD) { /* solve_chebfd.c: no checkpoints, a signal ends the run */
         PL_CHECK_GOTO(mode != 1, PL_ERR_INPUT, out, rc, "%s: a checkpoint of method = chebfd cannot exist", ckpt);

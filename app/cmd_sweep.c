@@ -385,6 +385,7 @@ static int solve_point(sweep_run *r, int p, int *status)
         goto out;
     }
     point_attrs pa = {r, p, rebuilt, warm, refill};
+    f.point_file = 1; /* reached through an external link of the sweep file: no dimension scales */
     PL_CALL_GOTO(solve_write(ctx, disk, 1, r->op, &res, &f, write_point_attrs, &pa), out, rc);
     if (ck.written || p == r->ckpt_point) app_ckpt_remove(ctx, ck.path);
     *status = res.reason == LZ_CONVERGED ? PL_POINT_CONVERGED : PL_POINT_NOT_CONVERGED;

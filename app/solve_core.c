@@ -254,6 +254,7 @@ int solve_write(app_ctx *ctx, const char *path, int replace, pl_op *op, const lz
     f->t_write0 = pl_wtime();
     if (ctx->rank == 0) {
         rc = pl_spectrum_create(path, &sp);
+        if (rc == PL_OK) rc = app_describe_output(ctx, sp, !f->point_file);
         if (rc == PL_OK && f->cplx)
             rc = pl_spectrum_write_results_complex(sp, res->nev, res->eigenvalues, res->eigenvalues_imag, res->residuals);
         else if (rc == PL_OK)
@@ -319,7 +320,8 @@ static int choose_method(app_ctx *ctx, const pl_csr *rows, solve_facts *f)
                       : sym == -1 ? "not checked: [matrix] check_symmetry = false"
                       : cfg->model.type == PL_MODEL_HDF5 ? "the numerical check, [matrix] check_symmetry"
                                                          : "the generator";
-    pl_info("solve: matrix %s is %s (%s): method %s%s", f->mi.name,
+    /* printed by cmd_solve.c once the operator stands (bad input stays one line) */
+    snprintf(f->method_note, sizeof f->method_note, "solve: matrix %.200s is %s (%s): method %s%s", f->mi.name,
             sym == 1 ? "symmetric" : sym == 0 ? "nonsymmetric" : "of unknown symmetry", why,
             pl_config_enum_name("solver", "method", f->method), cfg->solver.method == PL_METHOD_AUTO ? " (auto)" : "");
     return PL_OK;

@@ -11,6 +11,8 @@
 /* What one solve learned, for the attributes and the summary. */
 typedef struct solve_facts {
     app_matrix_info mi;
+    char method_note[480]; /* "solve: matrix ... is symmetric (...): method ..." (choose_method) */
+    int point_file;        /* a sweep's point file (cmd_sweep.c): written without dimension scales */
     pjds_stats st;
     int64_t stored_entries; /* sum over ranks of the operator's stored entries */
     double permute_seconds, solve_seconds, t_write0;

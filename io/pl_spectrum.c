@@ -10,6 +10,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pl_spectrum.h"
 
+#include "pl_describe.h"
+
 #include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -29,6 +31,8 @@ struct pl_spectrum {
     int vec_complex; /* /eigenvectors has the complex compound type */
     int nev;
     int64_t N;
+    char energy_units[64]; /* units of the energies (pl_spectrum_set_units) */
+    int no_scales;         /* descriptions only, no dimension scales     */
 };
 
 /* Why a write failed, when the system said so: a full disk, a quota or a
@@ -333,6 +337,7 @@ int pl_spectrum_commit(pl_spectrum **psp, int replace)
     if (sp->vec >= 0 && H5Dclose(sp->vec) < 0)
         rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to close /eigenvectors", sp->tmp);
     sp->vec = -1;
+    if (rc == PL_OK) rc = pl_h5_describe(sp->file, sp->energy_units, !sp->no_scales, sp->tmp);
     if (rc == PL_OK && H5Fflush(sp->file, H5F_SCOPE_GLOBAL) < 0)
         rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, "%s: HDF5 failed to flush the file", sp->tmp);
     herr_t e = H5Fclose(sp->file);
@@ -360,4 +365,17 @@ void pl_spectrum_abort(pl_spectrum **psp)
     unlink(sp->tmp);
     free(sp);
     *psp = NULL;
+}
+
+void pl_spectrum_set_units(pl_spectrum *sp, const char *energy_units, int scales)
+{
+    if (!sp) return;
+    snprintf(sp->energy_units, sizeof sp->energy_units, "%s", energy_units ? energy_units : "");
+    sp->no_scales = !scales;
+}
+
+int pl_spectrum_provenance(pl_spectrum *sp, const char *config_path, const char *matrix_path)
+{
+    PL_CHECK(sp, PL_ERR_ARG, "pl_spectrum_provenance: no writer");
+    return pl_h5_provenance(sp->file, config_path, matrix_path, sp->tmp);
 }

@@ -69,6 +69,17 @@ int pl_spectrum_write_array(pl_spectrum *sp, const char *group, const char *name
 int pl_spectrum_group_attr_double(pl_spectrum *sp, const char *group, const char *name, double value);
 int pl_spectrum_group_attr_string(pl_spectrum *sp, const char *group, const char *name, const char *value);
 
+/* Self-description (pl_describe.h): the unit of the energies ("t" for a
+ * Holstein-Hubbard model; default "matrix units") that pl_spectrum_commit
+ * writes as the `units` of the energy datasets when it attaches the
+ * dimension scales (scales = 1, the default) and descriptions to every
+ * dataset. */
+void pl_spectrum_set_units(pl_spectrum *sp, const char *energy_units, int scales);
+/* Provenance attributes of the root group (pl_h5_provenance): time, commit,
+ * host, absolute config path; matrix_path (an input matrix file, or NULL):
+ * its absolute path, size and CRC-32. */
+int pl_spectrum_provenance(pl_spectrum *sp, const char *config_path, const char *matrix_path);
+
 /* Close the file and move it to its final path (pl_place_file): replace =
  * 1 (--overwrite) renames over an existing file; replace = 0 never replaces
  * one that appeared since the caller's check, and then fails with

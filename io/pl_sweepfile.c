@@ -11,6 +11,7 @@
 
 #include "pl_build.h"
 #include "pl_error.h"
+#include "pl_describe.h"
 #include "pl_h5util.h"
 #include "pl_place.h"
 
@@ -135,6 +136,7 @@ static int write_all(hid_t f, const char *tmp, const pl_sweep_summary *s, const 
     PL_CALL(pl_h5_attr_string(f, "config_resolved", s->config ? s->config : "", tmp));
     PL_CALL(pl_h5_attr_int(f, "npoints", s->npoints, tmp));
     PL_CALL(pl_h5_attr_int(f, "finalised", finalised, tmp));
+    PL_CALL(pl_h5_provenance(f, NULL, NULL, tmp)); /* time, commit, host (each point's file names its config) */
     hsize_t P = (hsize_t)s->npoints, d2[2] = {P, (hsize_t)s->ncols};
     double *col = malloc(((size_t)P + 1) * sizeof *col);
     PL_CHECK(col, PL_ERR_MEM, "out of host memory");
@@ -176,7 +178,10 @@ static int write_all(hid_t f, const char *tmp, const pl_sweep_summary *s, const 
     PL_CALL(pl_h5_write(f, "/sweep/spmv_count", H5T_NATIVE_INT64, 1, &P, s->spmvs, tmp));
     PL_CALL(pl_h5_write(f, "/sweep/solve_seconds", H5T_NATIVE_DOUBLE, 1, &P, s->seconds, tmp));
     PL_CALL(write_points(f, tmp, s, src));
-    return PL_OK;
+    /* a generated Holstein-Hubbard sweep is in units of the hopping t (its
+     * definition says the model type), any other in the matrix's units */
+    const int hh = s->definition && strstr(s->definition, "type = holstein-hubbard");
+    return pl_h5_describe(f, hh ? "t" : "matrix units", 1, tmp);
 }
 
 int pl_sweepfile_write(const char *path, const pl_sweep_summary *s, const pl_point_src *src, int finalised,

@@ -67,3 +67,19 @@ if ((${#slurm_missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${slurm_missing[@]}" >/dev/null \
     || echo "setup: Slurm packages did not install; tests/slurm reports skipped" >&2
 fi
+
+# Readers of the result files for tests/app/check_describe.py (xarray through h5netcdf: the dimension
+# scales of docs/formats.md "Self-description"); the test reports skipped without them.
+py_pkgs=(python3-xarray python3-h5netcdf)
+py_missing=()
+for p in "${py_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || py_missing+=("$p")
+done
+if ((${#py_missing[@]})); then
+  echo "setup: installing (tests) ${py_missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${py_missing[@]}" >/dev/null \
+    || echo "setup: python3-xarray/python3-h5netcdf did not install; tests/app describe checks report skipped" >&2
+fi
