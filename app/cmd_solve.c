@@ -95,6 +95,7 @@ int cmd_solve(app_ctx *ctx)
                           note);
     ctx->free_ok = 1; /* [spmv] format = matrix_free: tables instead of rows (app_free.c) */
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
+    if (f.method == PL_METHOD_CHEBFD) ctx->cfg.spmv.blocks = 1; /* block products: format = auto keeps pJDS */
     app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
     pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s, permute/upload %.2f s",

@@ -131,6 +131,7 @@ int solve_chebfd(app_ctx *ctx, pl_op *op, solve_facts *f, int replace)
     PL_CALL(app_mem_check_search(ctx, pl_op_backend(op), cf_plan_bytes(op, &c.plan), c.plan.nb));
     PL_CALL_GOTO(cf_solve(op, &o, &c.plan, &res, &c.info), out, rc);
     f->solve_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
+    f->device_used = app_max_over_ranks(ctx, c.info.device_used);
     pl_op_timings ot;
     pl_op_timings_get(op, &ot);
     f->spmv_count = res.iterations;

@@ -247,6 +247,11 @@ int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, c
     const double t0 = pl_wtime();
     cf_ws w;
     PL_CALL(ws_init(&w, op, o, p));
+    if (w.be->mem_info) { /* every block is allocated now: the device's peak in use */
+        int dev = 0;
+        size_t fr = 0, tot = 0;
+        if (w.be->mem_info(w.be, &dev, &fr, &tot) == PL_OK) info->device_used = (double)(tot - fr);
+    }
     const int max_iter = o->max_iter > 0 ? o->max_iter : CF_ITER_AUTO, deg = p->degree < 1 ? 1 : p->degree;
     const double cen = 0.5 * (p->emax + p->emin), h = 0.5 * (p->emax - p->emin);
     /* ||H|| from the bounds without their 1 % margins (kpm_bounds), and the

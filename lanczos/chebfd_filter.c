@@ -9,18 +9,20 @@
  * a positive kernel, so the filter lies in [0, 1] and is monotone outside
  * the window; its edge is smeared over about pi sqrt(1 - x^2) / deg.
  *
- * Degree rule (auto): deg = K_DEG sqrt(1 - x_e^2) / w_e, maximised over the
- * window's edges x_e inside (-1, 1), w_e = the window's width in x for a
- * window with two such edges and twice it for one (the search block's
- * extra vectors lie on one side then), K_DEG = 16, at least 8, at most
- * CF_DEG_MAX: the smear of the edge about a fifth of the room the extra
- * vectors of the search block take outside it (a flat density of states
- * and 0.6 x the count of extra vectors; 2.5 smear widths give a damping
- * of about 1e-2 relative to the edge, i.e. 2 decades per iteration).
+ * Degree rule (auto): the search block's extra columns (nb - est) hold the
+ * eigenvalues just outside the window, an equal share beyond each inner
+ * edge x_e (an edge inside (-1, 1)); d_e is the room (in x) in which the
+ * smoothed count beyond the edge reaches that share; degree = 2 pi
+ * sqrt(1 - x_e^2) / d_e, the largest over the inner edges (the filter's
+ * smear pi sqrt(1 - x^2) / deg is half the room), and at least the width
+ * rule cf_degree_rule: 16 sqrt(1 - x_e^2) / w, w the window's width in x
+ * (twice it for one inner edge); at least 8, at most CF_DEG_MAX.
  *
  * Estimate: the Chebyshev moments of G groups of random vectors (kpm.c;
- * all unit vectors up to CF_UNIT_MAX rows: the exact trace), M = 4 x the
- * degree moments (a quarter of the filter's smear), Jackson-damped; the
+ * all unit vectors up to CF_UNIT_MAX rows: the exact trace, with at most
+ * CF_UNIT_MOMENTS moments), M = 4 x the degree moments (a quarter of the
+ * filter's smear; recomputed once when the degree comes out above M / 3),
+ * Jackson-damped; the
  * count of a group is N sum_k g_k c_k mu_k.  Its uncertainty: 2 standard
  * errors of the group mean plus, for each inner edge, half the count the
  * smoothed density puts within one smear width pi sqrt(1 - x^2) / M of it
@@ -35,13 +37,16 @@
 #include "pl_error.h"
 
 #define K_DEG 16.0
+#define K_ROOM 6.2832 /* 2 pi */
 #define CF_DEG_MIN 8
 #define CF_DEG_MAX 200000
 #define CF_UNIT_MAX 2048     /* rows up to which the estimate takes every unit vector */
+#define CF_UNIT_MOMENTS 512  /* ... with at most this many moments (N M / 2 products)  */
 #define CF_GROUPS 4          /* groups of random vectors                           */
 #define CF_GROUP_VECTORS 8   /* vectors per group                                   */
 #define CF_MOMENTS_FIRST 256 /* moments before the window is known                  */
 #define CF_EST_FACTOR 4      /* moments of the estimate per filter degree            */
+#define CF_EST_ENOUGH 3      /* ... recomputed only when fewer than 3 per degree      */
 #define CF_MOMENTS_MAX 400000
 
 void cf_options_defaults(cf_options *o)
@@ -92,6 +97,7 @@ static int moments(pl_op *op, const cf_options *o, double c, double h, int M, cf
     pl_op_info info;
     pl_op_get_info(op, &info);
     m->unit = info.n_global <= CF_UNIT_MAX;
+    if (m->unit && M > CF_UNIT_MOMENTS) M = CF_UNIT_MOMENTS;
     m->G = m->unit ? 1 : CF_GROUPS;
     m->M = M;
     free(m->mu);
@@ -155,6 +161,69 @@ static void choose_window(const cf_options *o, const cf_mom *m, int64_t N, doubl
     else *xlo = clamp1(xt - r), *xhi = clamp1(xt + r);
 }
 
+/* The estimate of [xlo, xhi] and its uncertainty: 2 standard errors plus,
+ * per inner edge, half the count within one smear width of it. */
+static void estimate(const cf_mom *m, int64_t N, double xlo, double xhi, double *c, double *est, double *err)
+{
+    const double pi = acos(-1.0);
+    double se = 0.0, edge = 0.0, e2 = 0.0, d = 0.0;
+    count_window(m, N, fmax(xlo, -1.0), fmin(xhi, 1.0), c, est, &se);
+    for (int s = 0; s < 2; s++) {
+        const double x = s ? xhi : xlo;
+        if (x <= -1.0 || x >= 1.0) continue;
+        const double sw = pi * sqrt(1.0 - x * x) / m->M;
+        count_window(m, N, fmax(x - sw, -1.0), fmin(x + sw, 1.0), c, &e2, &d);
+        edge += 0.5 * fmax(e2, 0.0);
+    }
+    *err = se + edge;
+}
+
+/* Search block: ceil(1.6 (est + err)) + 8 (target, smallest, largest: at
+ * least nev + 8), or search_size; at most N; R = equal blocks <= 64. */
+static int block_size(const cf_options *o, int64_t N, cf_plan *p)
+{
+    double want = ceil(1.6 * (fmax(p->est, 0.0) + p->est_err)) + 8.0;
+    if (o->mode != CF_INTERVAL && want < o->nev + 8) want = o->nev + 8;
+    if (o->search_size) want = o->search_size;
+    if (want > (double)N) want = (double)N;
+    PL_CHECK(want < 2147483647.0, PL_ERR_INPUT,
+             "search_size: the window holds about %.3g eigenvalues, too many for one search block", p->est);
+    p->nb = (int)want;
+    const int chunks = (p->nb + PL_SPMM_RMAX - 1) / PL_SPMM_RMAX;
+    p->R = (p->nb + chunks - 1) / chunks;
+    return PL_OK;
+}
+
+/* The auto degree from the density of states: the extra columns of the
+ * search block (extra = nb - est) hold the eigenvalues just outside the
+ * window, extra / (inner edges) beyond each inner edge x_e, in a room d_e
+ * (in x) where the smoothed count beyond the edge reaches that; degree =
+ * K_ROOM sqrt(1 - x_e^2) / d_e, the largest over the inner edges: the
+ * filter's smear pi sqrt(1 - x^2) / deg half of d_e; at least the width
+ * rule (cf_degree_rule), which a cluster of eigenvalues just outside an
+ * edge needs (the room then is small, but the count misjudges it). */
+static int degree_dos(const cf_mom *m, int64_t N, double xlo, double xhi, double extra, double *c)
+{
+    const int inner = (xlo > -1.0) + (xhi < 1.0), width = cf_degree_rule(xlo, xhi);
+    if (!inner || !(extra > 0)) return width;
+    const double share = fmax(extra / inner, 1.0);
+    double deg = width, est, se;
+    for (int s = 0; s < 2; s++) {
+        const double x = s ? xhi : xlo;
+        if (x <= -1.0 || x >= 1.0) continue;
+        double lo = 0.0, hi = s ? 1.0 - x : x + 1.0; /* the room up to the spectrum's end */
+        for (int it = 0; it < 60; it++) {
+            const double d = 0.5 * (lo + hi);
+            count_window(m, N, s ? x : x - d, s ? x + d : x, c, &est, &se);
+            if (est < share) lo = d;
+            else hi = d;
+        }
+        deg = fmax(deg, K_ROOM * sqrt(1.0 - x * x) / hi);
+    }
+    if (!(deg < CF_DEG_MAX)) return CF_DEG_MAX;
+    return deg < CF_DEG_MIN ? CF_DEG_MIN : (int)ceil(deg);
+}
+
 static int check_window(const cf_options *o, cf_plan *p)
 {
     if (o->mode == CF_INTERVAL) {
@@ -189,57 +258,37 @@ int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p)
     const double cen = 0.5 * (p->emax + p->emin), h = 0.5 * (p->emax - p->emin);
     double xlo = (p->a - cen) / h, xhi = (p->b - cen) / h;
     cf_mom m = {0, 0, 0, NULL, 0};
-    double *c = NULL, se = 0.0;
+    double *c = NULL;
     int rc = PL_OK, M = CF_MOMENTS_FIRST;
     if (o->mode == CF_INTERVAL) M = CF_EST_FACTOR * (o->degree ? o->degree : cf_degree_rule(xlo, xhi));
     if (M > CF_MOMENTS_MAX) M = CF_MOMENTS_MAX;
-    for (;;) {
+    /* at most two passes: the degree of the first moments, the estimate
+     * again with 4 x that many moments if they were fewer than 3 x (not
+     * the degree again: finer moments shrink the uncertainty, hence the
+     * block and the room, and would raise the degree without end) */
+    for (int pass = 0; pass < 2; pass++) {
         M = M < 32 ? 32 : M + (M & 1);
         free(c);
         c = malloc(((size_t)M + 1) * sizeof *c);
         PL_CHECK_GOTO(c, PL_ERR_MEM, out, rc, "out of host memory for the filter coefficients");
         PL_CALL_GOTO(moments(op, o, cen, h, M, &m), out, rc);
-        if (o->mode != CF_INTERVAL) {
-            const double goal = 1.2 * o->nev + 4.0;
-            choose_window(o, &m, N, cen, h, goal, c, &xlo, &xhi);
+        if (o->mode != CF_INTERVAL) choose_window(o, &m, N, cen, h, 1.2 * o->nev + 4.0, c, &xlo, &xhi);
+        estimate(&m, N, xlo, xhi, c, &p->est, &p->est_err);
+        PL_CALL_GOTO(block_size(o, N, p), out, rc);
+        if (pass == 0) {
+            p->degree_auto = o->degree == 0;
+            p->degree = o->degree ? o->degree : degree_dos(&m, N, xlo, xhi, p->nb - fmax(p->est, 0.0), c);
         }
-        p->degree_auto = o->degree == 0;
-        p->degree = o->degree ? o->degree : cf_degree_rule(xlo, xhi);
-        if (CF_EST_FACTOR * p->degree <= M || M >= CF_MOMENTS_MAX) break;
+        if (CF_EST_ENOUGH * p->degree <= m.M || m.M >= CF_MOMENTS_MAX || (m.unit && m.M >= CF_UNIT_MOMENTS)) break;
         M = CF_EST_FACTOR * p->degree > CF_MOMENTS_MAX ? CF_MOMENTS_MAX : CF_EST_FACTOR * p->degree;
     }
     if (o->mode != CF_INTERVAL) {
         p->a = xlo <= -1.0 ? p->emin : cen + h * xlo;
         p->b = xhi >= 1.0 ? p->emax : cen + h * xhi;
     }
-    count_window(&m, N, fmax(xlo, -1.0), fmin(xhi, 1.0), c, &p->est, &se);
-    {
-        /* the smear of the inner edges: the count within one width of each */
-        const double pi = acos(-1.0);
-        double edge = 0.0, e2 = 0.0;
-        for (int s = 0; s < 2; s++) {
-            const double x = s ? xhi : xlo;
-            if (x <= -1.0 || x >= 1.0) continue;
-            const double sw = pi * sqrt(1.0 - x * x) / m.M;
-            count_window(&m, N, fmax(x - sw, -1.0), fmin(x + sw, 1.0), c, &e2, &(double){0});
-            edge += 0.5 * fmax(e2, 0.0);
-        }
-        p->est_err = se + edge;
-    }
     p->kpm_moments = m.M;
     p->kpm_vectors = m.unit ? 0 : m.G * CF_GROUP_VECTORS;
     p->kpm_products += m.products;
-    {
-        double want = ceil(1.6 * (fmax(p->est, 0.0) + p->est_err)) + 8.0;
-        if (o->mode != CF_INTERVAL && want < o->nev + 8) want = o->nev + 8;
-        if (o->search_size) want = o->search_size;
-        if (want > (double)N) want = (double)N;
-        PL_CHECK_GOTO(want < 2147483647.0, PL_ERR_INPUT, out, rc,
-                      "search_size: the window holds about %.3g eigenvalues, too many for one search block", p->est);
-        p->nb = (int)want;
-        const int chunks = (p->nb + PL_SPMM_RMAX - 1) / PL_SPMM_RMAX;
-        p->R = (p->nb + chunks - 1) / chunks;
-    }
 out:
     free(c);
     free(m.mu);

@@ -403,6 +403,8 @@ typedef struct cf_info {
     double orth;            /* largest measured max|V^T V - I| after the          */
                             /* orthonormalisation of an iteration                 */
     int svqb;               /* orthonormalisations that needed the SVQB fallback  */
+    double device_used;     /* device memory in use with every block allocated    */
+                            /* (total - free; 0 for a host backend)               */
     char why[256];          /* "" when converged, else why it stopped             */
 } cf_info;
 
