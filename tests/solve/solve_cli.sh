@@ -398,7 +398,9 @@ PY
     die "sp: exit status $st: $(grep '^pjds-lanczos' "$dir/sp.err")"
   no_files sp
   # info on 2 ranks: the halo of each rank; the bytes one rank sends are what the other receives
-  $MPIEXEC 2 "$PJDS_BIN" info "$dir/np2_matrix_free.ini" >"$dir/info.out" 2>"$dir/info.err" || die "info: $(cat "$dir/info.err")"
+  mkcfg inf $'nev = 4' "format = matrix_free" "" # (kron_split = auto)
+  sed -i "s/^phonon_basis = .*/phonon_basis = normal/; s/^boundary = .*/boundary = open/" "$dir/inf.ini"
+  $MPIEXEC 2 "$PJDS_BIN" info "$dir/inf.ini" >"$dir/info.out" 2>"$dir/info.err" || die "info: $(cat "$dir/info.err")"
   hb=$(sed -n 's/^matrix_free_halo_bytes_per_rank: //p' "$dir/info.out")
   sb=$(sed -n 's/^matrix_free_send_bytes_per_rank: //p' "$dir/info.out")
   set -- $hb $sb
@@ -406,6 +408,16 @@ PY
     die "info: halo '$hb', sent '$sb': $(grep matrix_free_ "$dir/info.out")"
   grep -Eq '^matrix_free_halo_bytes_per_rank_phonon_split: [1-9][0-9]* [1-9][0-9]*$' "$dir/info.out" ||
     die "info: no phonon-split halo"
+  # kron_split = auto: the split of the smaller largest-rank halo, and the per-rank lines are that split's
+  el=$(sed -n 's/^matrix_free_halo_bytes_per_rank_electron_split: //p' "$dir/info.out")
+  ph=$(sed -n 's/^matrix_free_halo_bytes_per_rank_phonon_split: //p' "$dir/info.out")
+  sp=$(sed -n 's/^matrix_free_split: //p' "$dir/info.out")
+  want=$(echo "$el|$ph" | awk -F'|' '{n = split($1, a, " "); split($2, b, " "); ma = 0; mb = 0
+                                        for (i = 1; i <= n; i++) { if (a[i] + 0 > ma) ma = a[i] + 0; if (b[i] + 0 > mb) mb = b[i] + 0 }
+                                        print (mb < ma ? "phonon" : "electron")}')
+  [ "$want" = phonon ] && lst=$ph || lst=$el
+  case "$sp" in "$want configurations (auto, 2 ranks)") ;; *) die "info: split '$sp', expected $want (halos '$el' / '$ph')" ;; esac
+  [ "$hb" = "$lst" ] || die "info: halo '$hb' is not the $want split's '$lst'"
   # more ranks than electron configurations (L = 2 filled by 2 up electrons: one): exit 2, one line, no file
   mkcfg mr $'nev = 1' "format = matrix_free" ""
   sed -i "s/^sites = .*/sites = 2/; s/^n_up = .*/n_up = 2/; s/^n_down = .*/n_down = 0/" "$dir/mr.ini"
