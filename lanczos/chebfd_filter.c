@@ -28,7 +28,8 @@
  * smoothed density puts within one smear width pi sqrt(1 - x^2) / M of it
  * (the smoothed step counts those with weights between 0 and 1).
  * Search block (auto): ceil(1.6 (est + err)) + 8 columns (at least nev + 8
- * for target, smallest and largest), at most N. */
+ * for target, smallest and largest), rounded up to whole blocks of 32 (a
+ * power of two below 32), at most N. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@
 #define CF_EST_FACTOR 4      /* moments of the estimate per filter degree            */
 #define CF_EST_ENOUGH 3      /* ... recomputed only when fewer than 3 per degree      */
 #define CF_MOMENTS_MAX 400000
+#define CF_BLOCK 32          /* columns per block product (block_size)                */
 
 void cf_options_defaults(cf_options *o)
 {
@@ -179,18 +181,25 @@ static void estimate(const cf_mom *m, int64_t N, double xlo, double xhi, double 
 }
 
 /* Search block: ceil(1.6 (est + err)) + 8 (target, smallest, largest: at
- * least nev + 8), or search_size; at most N; R = equal blocks <= 64. */
+ * least nev + 8) rounded up to whole blocks of CF_BLOCK = 32 columns, or
+ * search_size; at most N.  R = 32: the fused step of the CUDA backend
+ * covers R = 2, 4, 8, 16, 32 only (spmm_kernels.cu; any other R composes
+ * the step from spmm, scal, axpy: the first iteration of the HMEp window
+ * of bench/chebfd_bench.sh on an H100 took 45.9 s with R = 53, 43.5 s with
+ * R = 32); the CPU's covers R <= 64. */
 static int block_size(const cf_options *o, int64_t N, cf_plan *p)
 {
     double want = ceil(1.6 * (fmax(p->est, 0.0) + p->est_err)) + 8.0;
     if (o->mode != CF_INTERVAL && want < o->nev + 8) want = o->nev + 8;
+    /* whole blocks of CF_BLOCK columns (a power of two below it for a small block) */
+    if (want > CF_BLOCK) want = ceil(want / CF_BLOCK) * CF_BLOCK;
+    else want = exp2(ceil(log2(fmax(want, 2.0))));
     if (o->search_size) want = o->search_size;
     if (want > (double)N) want = (double)N;
     PL_CHECK(want < 2147483647.0, PL_ERR_INPUT,
              "search_size: the window holds about %.3g eigenvalues, too many for one search block", p->est);
     p->nb = (int)want;
-    const int chunks = (p->nb + PL_SPMM_RMAX - 1) / PL_SPMM_RMAX;
-    p->R = (p->nb + chunks - 1) / chunks;
+    p->R = p->nb < CF_BLOCK ? p->nb : CF_BLOCK;
     return PL_OK;
 }
 
