@@ -50,6 +50,7 @@ typedef struct app_ctx {
     int have_plan;
     const char *cmd_name; /* the command being run (main.c)                   */
     int free_ok;          /* the command runs [spmv] format = matrix_free     */
+    struct pl_file_sum *msum; /* rank 0: the imported matrix file's checksum, in its thread (app_provenance.c) */
                           /* (solve and its sweeps, spectral; app_free.c)    */
     void *mf;             /* its tables (hh_mf) until the operator is made    */
 } app_ctx;
@@ -121,6 +122,11 @@ int app_check_symmetric(app_ctx *ctx, const pl_csr *rows, const app_matrix_info 
  * app_provenance.c. */
 struct pl_spectrum;
 int app_describe_output(const app_ctx *ctx, struct pl_spectrum *sp, int scales);
+/* Rank 0, after the import has opened the matrix file: start its checksum
+ * in a thread (it runs beside the solve); app_sums_end joins and frees it
+ * (main, at the end).  Both can be called on any rank; only rank 0 sums. */
+int app_matrix_sum_start(app_ctx *ctx, const char *path);
+void app_sums_end(app_ctx *ctx);
 
 /* The backend of [spmv] backend (app_backend.c); the GPU is picked by the
  * node-local rank, and more ranks on a node than GPUs is PL_ERR_INPUT

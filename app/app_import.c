@@ -22,6 +22,7 @@ int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
     PL_CHECK(MPI_Allreduce(&any, &anyg, 1, MPI_INT, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Allreduce failed");
     if (anyg) return app_error_alike(ctx, orc ? orc : PL_ERROR(PL_ERR_INPUT, "another rank could not open %s", m->file));
+    PL_CALL(app_matrix_sum_start(ctx, m->file)); /* provenance: the file's CRC-32, beside the run */
     if (info.layout != PL_H5M_LAYOUT_PJDS)
         pl_info("matrix %s: layout %s%s (%lld x %lld, %lld stored entries%s)", m->file, pl_h5m_layout_name(info.layout),
                 m->layout == PL_H5M_LAYOUT_AUTO ? " (detected)" : "", (long long)info.rows, (long long)info.cols,

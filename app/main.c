@@ -229,6 +229,7 @@ int main(int argc, char **argv)
         }
     }
     int status = mpi_failed ? 1 : finish(&ctx, rc, in_setup);
+    app_sums_end(&ctx);
     pl_debug("%s: %.3f s from the start to the end of the command, %.3f s since the process start", cmd->name,
              pl_wtime() - ctx.t_start, app_wall_seconds(&ctx));
     free(sets);

@@ -253,33 +253,49 @@ out:
     return rc;
 }
 
-/* zlib's CRC-32 of a whole file, read in 4 MiB pieces. */
-static int file_crc32(const char *path, unsigned long *crc, long long *bytes)
+/* zlib's CRC-32 of a whole file, read in 4 MiB pieces (in its thread:
+ * no error state is set here, the result goes back through s->rc). */
+static void *sum_thread(void *arg)
 {
-    FILE *f = fopen(path, "rb");
-    PL_CHECK(f, PL_ERR_IO, "%s: cannot open for its checksum: %s", path, strerror(errno));
-    unsigned char *buf = malloc(1 << 22);
-    if (!buf) {
-        fclose(f);
-        return PL_ERROR(PL_ERR_MEM, "out of host memory (checksum of %s)", path);
-    }
+    pl_file_sum *s = arg;
+    FILE *f = fopen(s->path, "rb");
+    unsigned char *buf = f ? malloc(1 << 22) : NULL;
+    s->rc = !f ? PL_ERR_IO : !buf ? PL_ERR_MEM : PL_OK;
     uLong c = crc32(0L, Z_NULL, 0);
     long long total = 0;
     size_t got;
-    while ((got = fread(buf, 1, 1 << 22, f)) > 0) {
+    while (s->rc == PL_OK && (got = fread(buf, 1, 1 << 22, f)) > 0) {
         c = crc32(c, buf, (uInt)got);
         total += (long long)got;
     }
-    const int bad = ferror(f);
+    if (s->rc == PL_OK && ferror(f)) s->rc = PL_ERR_IO;
     free(buf);
-    fclose(f);
-    PL_CHECK(!bad, PL_ERR_IO, "%s: read error during its checksum", path);
-    *crc = c;
-    *bytes = total;
+    if (f) fclose(f);
+    s->crc = c;
+    s->bytes = total;
+    return NULL;
+}
+
+int pl_file_sum_start(pl_file_sum *s, const char *path)
+{
+    memset(s, 0, sizeof *s);
+    PL_CHECK(realpath(path, s->path), PL_ERR_IO, "%s: cannot resolve its path: %s", path, strerror(errno));
+    const int e = pthread_create(&s->th, NULL, sum_thread, s);
+    PL_CHECK(e == 0, PL_ERR_INTERNAL, "cannot start the checksum thread of %s: %s", path, strerror(e));
+    s->started = 1;
     return PL_OK;
 }
 
-int pl_h5_provenance(hid_t file, const char *config_path, const char *matrix_path, const char *fname)
+int pl_file_sum_finish(pl_file_sum *s)
+{
+    if (!s->started) return PL_OK;
+    pthread_join(s->th, NULL);
+    s->started = 0;
+    PL_CHECK(s->rc == PL_OK, s->rc, "%s: cannot read it for its checksum", s->path);
+    return PL_OK;
+}
+
+int pl_h5_provenance(hid_t file, const char *config_path, const pl_file_sum *sum, const char *fname)
 {
     char buf[PATH_MAX + 64];
     time_t now = time(NULL);
@@ -294,15 +310,10 @@ int pl_h5_provenance(hid_t file, const char *config_path, const char *matrix_pat
     char abs[PATH_MAX];
     const char *cp = config_path && *config_path && realpath(config_path, abs) ? abs : (config_path ? config_path : "");
     PL_CALL(pl_h5_attr_string(file, "config_file_absolute", cp, fname));
-    if (matrix_path && *matrix_path) {
-        PL_CHECK(realpath(matrix_path, abs), PL_ERR_IO, "%s: cannot resolve its path: %s", matrix_path,
-                 strerror(errno));
-        unsigned long crc = 0;
-        long long bytes = 0;
-        PL_CALL(file_crc32(abs, &crc, &bytes));
-        snprintf(buf, sizeof buf, "%08lx", crc & 0xffffffffUL);
-        PL_CALL(pl_h5_attr_string(file, "matrix_file_absolute", abs, fname));
-        PL_CALL(pl_h5_attr_int(file, "matrix_file_bytes", bytes, fname));
+    if (sum && sum->path[0] && !sum->started && sum->rc == PL_OK) {
+        snprintf(buf, sizeof buf, "%08lx", sum->crc & 0xffffffffUL);
+        PL_CALL(pl_h5_attr_string(file, "matrix_file_absolute", sum->path, fname));
+        PL_CALL(pl_h5_attr_int(file, "matrix_file_bytes", sum->bytes, fname));
         PL_CALL(pl_h5_attr_string(file, "matrix_file_crc32", buf, fname));
     }
     return PL_OK;

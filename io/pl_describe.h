@@ -27,12 +27,30 @@
 #define PL_DESCRIBE_COORD_MAX 1048576
 int pl_h5_describe(hid_t file, const char *energy_units, int scales, const char *fname);
 
+/* The checksum of an input file, computed in a thread of its own while the
+ * run goes on (an imported matrix of gigabytes takes seconds to read
+ * again; the write must not wait for it): pl_file_sum_start opens nothing
+ * yet and starts the thread (zlib's CRC-32 of the whole file, in 4 MiB
+ * pieces); pl_file_sum_finish joins it and returns its status (PL_ERR_IO
+ * naming the file).  Finish once per start; a sum never started finishes
+ * with PL_OK and path "". */
+#include <pthread.h>
+typedef struct pl_file_sum {
+    char path[4096]; /* absolute path ("" when none) */
+    unsigned long crc;
+    long long bytes;
+    int rc, started;
+    pthread_t th;
+} pl_file_sum;
+int pl_file_sum_start(pl_file_sum *s, const char *path);
+int pl_file_sum_finish(pl_file_sum *s);
+
 /* Root attributes: created_utc (ISO 8601), program_commit (the build's git
  * commit, "unknown" outside a checkout), host, config_file_absolute (the
- * absolute path of config_path, "" when NULL), and where matrix_path is
- * not NULL: matrix_file_absolute, matrix_file_bytes and matrix_file_crc32
- * (zlib's CRC-32 of the whole file, 8 hex digits; read once, linear in the
- * file size).  PL_ERR_HDF5 / PL_ERR_IO naming the file on failure. */
-int pl_h5_provenance(hid_t file, const char *config_path, const char *matrix_path, const char *fname);
+ * absolute path of config_path, "" when NULL), and where sum is not NULL
+ * and names a file (finished: pl_file_sum_finish): matrix_file_absolute,
+ * matrix_file_bytes and matrix_file_crc32 (8 hex digits).  PL_ERR_HDF5
+ * naming the file on failure. */
+int pl_h5_provenance(hid_t file, const char *config_path, const pl_file_sum *sum, const char *fname);
 
 #endif

@@ -374,8 +374,8 @@ void pl_spectrum_set_units(pl_spectrum *sp, const char *energy_units, int scales
     sp->no_scales = !scales;
 }
 
-int pl_spectrum_provenance(pl_spectrum *sp, const char *config_path, const char *matrix_path)
+int pl_spectrum_provenance(pl_spectrum *sp, const char *config_path, const struct pl_file_sum *matrix_sum)
 {
     PL_CHECK(sp, PL_ERR_ARG, "pl_spectrum_provenance: no writer");
-    return pl_h5_provenance(sp->file, config_path, matrix_path, sp->tmp);
+    return pl_h5_provenance(sp->file, config_path, matrix_sum, sp->tmp);
 }

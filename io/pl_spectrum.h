@@ -76,9 +76,10 @@ int pl_spectrum_group_attr_string(pl_spectrum *sp, const char *group, const char
  * dataset. */
 void pl_spectrum_set_units(pl_spectrum *sp, const char *energy_units, int scales);
 /* Provenance attributes of the root group (pl_h5_provenance): time, commit,
- * host, absolute config path; matrix_path (an input matrix file, or NULL):
- * its absolute path, size and CRC-32. */
-int pl_spectrum_provenance(pl_spectrum *sp, const char *config_path, const char *matrix_path);
+ * host, absolute config path; matrix_sum (an input matrix file's finished
+ * checksum, or NULL): its absolute path, size and CRC-32. */
+struct pl_file_sum;
+int pl_spectrum_provenance(pl_spectrum *sp, const char *config_path, const struct pl_file_sum *matrix_sum);
 
 /* Close the file and move it to its final path (pl_place_file): replace =
  * 1 (--overwrite) renames over an existing file; replace = 0 never replaces
