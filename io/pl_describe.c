@@ -27,15 +27,8 @@
 
 #include "pl_build.h"
 #include "pl_error.h"
+#include "pl_h5_check.h"
 #include "pl_h5util.h"
-
-#define DW(call, ...)                                                                                    \
-    do {                                                                                                 \
-        if ((int64_t)(call) < 0) {                                                                       \
-            rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, __VA_ARGS__);                   \
-            goto out;                                                                                    \
-        }                                                                                                \
-    } while (0)
 
 /* units: "E" = energy (the caller's unit), "1/E" its inverse, else as written */
 typedef struct ds_desc {
@@ -143,9 +136,9 @@ static int scale_get(hid_t file, const char *dim, hsize_t n, hid_t *scale, const
     char name[160];
     snprintf(name, sizeof name, "%s", dim);
     if (H5Lexists(file, name, H5P_DEFAULT) > 0) {
-        DW(d = H5Dopen2(file, name, H5P_DEFAULT), "%s: HDF5 failed to open dataset /%s", fname, name);
+        H5W(d = H5Dopen2(file, name, H5P_DEFAULT), "%s: HDF5 failed to open dataset /%s", fname, name);
         hsize_t len = 0;
-        DW(space = H5Dget_space(d), "%s: HDF5 failed to read the shape of /%s", fname, name);
+        H5W(space = H5Dget_space(d), "%s: HDF5 failed to read the shape of /%s", fname, name);
         const int r = H5Sget_simple_extent_ndims(space);
         if (r == 1) H5Sget_simple_extent_dims(space, &len, NULL);
         if (r == 1 && len == n && H5DSis_scale(d) > 0) goto done;
@@ -155,12 +148,12 @@ static int scale_get(hid_t file, const char *dim, hsize_t n, hid_t *scale, const
         space = d = -1;
         snprintf(name, sizeof name, "%s_%llu", dim, (unsigned long long)n);
         if (H5Lexists(file, name, H5P_DEFAULT) > 0) {
-            DW(d = H5Dopen2(file, name, H5P_DEFAULT), "%s: HDF5 failed to open dataset /%s", fname, name);
+            H5W(d = H5Dopen2(file, name, H5P_DEFAULT), "%s: HDF5 failed to open dataset /%s", fname, name);
             goto done;
         }
     }
-    DW(space = H5Screate_simple(1, &n, NULL), "%s: HDF5 failed to create the dataspace of /%s", fname, name);
-    DW(d = H5Dcreate2(file, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+    H5W(space = H5Screate_simple(1, &n, NULL), "%s: HDF5 failed to create the dataspace of /%s", fname, name);
+    H5W(d = H5Dcreate2(file, name, H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
        "%s: HDF5 failed to create dimension scale /%s", fname, name);
     const char *cm = getenv("PJDS_DESCRIBE_COORD_MAX"); /* tests: a dimension without values on a small N */
     if (n <= (cm && *cm ? (hsize_t)strtoull(cm, NULL, 10) : (hsize_t)PL_DESCRIBE_COORD_MAX)) {
@@ -169,13 +162,13 @@ static int scale_get(hid_t file, const char *dim, hsize_t n, hid_t *scale, const
         for (hsize_t i = 0; i < n; i++) ix[i] = (int64_t)i;
         herr_t e = n ? H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ix) : 0;
         free(ix);
-        DW(e, "%s: HDF5 failed to write dimension scale /%s", fname, name);
-        DW(H5DSset_scale(d, name), "%s: HDF5 failed to make /%s a dimension scale", fname, name);
+        H5W(e, "%s: HDF5 failed to write dimension scale /%s", fname, name);
+        H5W(H5DSset_scale(d, name), "%s: HDF5 failed to make /%s a dimension scale", fname, name);
     } else {
         char marker[96];
         snprintf(marker, sizeof marker, "This is a netCDF dimension but not a netCDF variable.%10llu",
                  (unsigned long long)n);
-        DW(H5DSset_scale(d, marker), "%s: HDF5 failed to make /%s a dimension scale", fname, name);
+        H5W(H5DSset_scale(d, marker), "%s: HDF5 failed to make /%s a dimension scale", fname, name);
     }
 done:
     *scale = d;
@@ -193,9 +186,9 @@ static int describe_one(hid_t file, const char *path, const char *eunits, int sc
     int rc = PL_OK;
     hid_t d = -1, space = -1, sc = -1;
     hsize_t dims[8];
-    DW(d = H5Dopen2(file, path, H5P_DEFAULT), "%s: HDF5 failed to open dataset /%s", fname, path);
+    H5W(d = H5Dopen2(file, path, H5P_DEFAULT), "%s: HDF5 failed to open dataset /%s", fname, path);
     if (H5DSis_scale(d) > 0) goto out;
-    DW(space = H5Dget_space(d), "%s: HDF5 failed to read the shape of /%s", fname, path);
+    H5W(space = H5Dget_space(d), "%s: HDF5 failed to read the shape of /%s", fname, path);
     const int rank = H5Sget_simple_extent_ndims(space);
     if (rank < 1 || rank > 8) goto out; /* scalars: no axes */
     H5Sget_simple_extent_dims(space, dims, NULL);
@@ -216,8 +209,8 @@ static int describe_one(hid_t file, const char *path, const char *eunits, int sc
     for (int a = 0; a < rank && scales; a++) {
         PL_CALL_GOTO(scale_get(file, names[a], dims[a], &sc, fname), out, rc);
         const htri_t at = H5DSis_attached(d, sc, (unsigned)a);
-        DW(at, "%s: HDF5 failed to check the dimension scale of /%s", fname, path);
-        if (!at) DW(H5DSattach_scale(d, sc, (unsigned)a), "%s: HDF5 failed to attach /%s to axis %d of /%s", fname,
+        H5W(at, "%s: HDF5 failed to check the dimension scale of /%s", fname, path);
+        if (!at) H5W(H5DSattach_scale(d, sc, (unsigned)a), "%s: HDF5 failed to attach /%s to axis %d of /%s", fname,
                     names[a], a, path);
         H5Dclose(sc);
         sc = -1;

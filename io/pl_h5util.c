@@ -6,21 +6,7 @@
 #include <string.h>
 
 #include "pl_error.h"
-
-#define H5W(call, ...)                                                                                   \
-    do {                                                                                                 \
-        if ((int64_t)(call) < 0) {                                                                       \
-            rc = pl_error_set(PL_ERR_HDF5, __FILE__, __LINE__, __func__, __VA_ARGS__);                   \
-            goto out;                                                                                    \
-        }                                                                                                \
-    } while (0)
-#define H5R(call, ...)                                                                                   \
-    do {                                                                                                 \
-        if ((int64_t)(call) < 0) {                                                                       \
-            rc = pl_error_set(PL_ERR_INPUT, __FILE__, __LINE__, __func__, __VA_ARGS__);                  \
-            goto out;                                                                                    \
-        }                                                                                                \
-    } while (0)
+#include "pl_h5_check.h"
 
 static void close_id(hid_t id, herr_t (*fn)(hid_t))
 {
