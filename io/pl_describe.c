@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "pl_build.h"
+#include "pl_commit.h"
 #include "pl_error.h"
 #include "pl_h5_check.h"
 #include "pl_h5util.h"
