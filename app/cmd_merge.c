@@ -56,6 +56,7 @@ static int merge(app_ctx *ctx)
     m.hash = strdup(in[0].hash);
     m.definition = strdup(in[0].definition);
     m.config = strdup(in[0].config);
+    m.config_path = in[0].config_path ? strdup(in[0].config_path) : NULL; /* (optional: NULL writes "") */
     src = calloc((size_t)P + 1, sizeof *src);
     from = malloc(((size_t)P + 1) * sizeof *from);
     PL_CHECK_GOTO(m.hash && m.definition && m.config && src && from, PL_ERR_MEM, done, rc, "out of host memory");

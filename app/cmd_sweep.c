@@ -254,6 +254,11 @@ static int open_summary(sweep_run *r)
                 for (size_t i = 0; i < (size_t)r->d.npoints * r->d.nkeys; i++) r->s.values[i] = r->d.num[i];
             }
         }
+        /* the configuration file of this run (a resumed file keeps its own when it has one) */
+        if (rc == PL_OK && (!r->s.config_path || !r->s.config_path[0]) && ctx->cfg_path) {
+            free(r->s.config_path);
+            if (!(r->s.config_path = strdup(ctx->cfg_path))) rc = PL_ERROR(PL_ERR_MEM, "out of host memory");
+        }
         if (rc == PL_OK && mkdir(r->dir, 0777) != 0 && errno != EEXIST)
             rc = PL_ERROR(PL_ERR_INPUT, "%s: cannot create the directory of the per-point files: %s", r->dir,
                           strerror(errno));

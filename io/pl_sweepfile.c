@@ -68,6 +68,7 @@ void pl_sweep_summary_free(pl_sweep_summary *s)
     free(s->hash);
     free(s->definition);
     free(s->config);
+    free(s->config_path);
     memset(s, 0, sizeof *s);
 }
 
@@ -136,7 +137,7 @@ static int write_all(hid_t f, const char *tmp, const pl_sweep_summary *s, const 
     PL_CALL(pl_h5_attr_string(f, "config_resolved", s->config ? s->config : "", tmp));
     PL_CALL(pl_h5_attr_int(f, "npoints", s->npoints, tmp));
     PL_CALL(pl_h5_attr_int(f, "finalised", finalised, tmp));
-    PL_CALL(pl_h5_provenance(f, NULL, NULL, tmp)); /* time, commit, host (each point's file names its config) */
+    PL_CALL(pl_h5_provenance(f, s->config_path, NULL, tmp)); /* time, commit, host, the config file */
     hsize_t P = (hsize_t)s->npoints, d2[2] = {P, (hsize_t)s->ncols};
     double *col = malloc(((size_t)P + 1) * sizeof *col);
     PL_CHECK(col, PL_ERR_MEM, "out of host memory");
@@ -295,6 +296,9 @@ static int read_all(hid_t f, const char *path, pl_sweep_summary *s, int *finalis
     PL_CALL(pl_h5_attr_get_string(f, "sweep_hash", &s->hash, path));
     PL_CALL(pl_h5_attr_get_string(f, "sweep_definition", &s->definition, path));
     PL_CALL(pl_h5_attr_get_string(f, "config_resolved", &s->config, path));
+    /* written since 2026-11-26; an older file has none */
+    if (H5Aexists(f, "config_file_absolute") > 0)
+        PL_CALL(pl_h5_attr_get_string(f, "config_file_absolute", &s->config_path, path));
     return PL_OK;
 }
 

@@ -35,6 +35,7 @@ typedef struct pl_sweep_summary {
     char *hash;            /* sweep_hash                                                       */
     char *definition;      /* sweep_definition (the text hashed)                               */
     char *config;          /* the whole resolved configuration of the run                      */
+    char *config_path;     /* the configuration file as given (written as its absolute path), or NULL */
 } pl_sweep_summary;
 
 /* Allocate the arrays for npoints x nkeys and ncols (NaN / 0 / -1 filled). */

@@ -141,6 +141,9 @@ def case_sweep(d):
           f"sweep dims {ds['eigenvalues'].dims}, {ds['coupling'].dims}")
     root = xr.open_dataset(h5, engine="h5netcdf")
     check("created_utc" in root.attrs, "sweep file: created_utc")
+    cfg = os.path.realpath(os.path.join(SRC, "tests", "sweep", "hh_sweep.ini"))
+    check(root.attrs.get("config_file_absolute") == cfg,
+          f"sweep file: config_file_absolute {root.attrs.get('config_file_absolute')!r}, expected {cfg}")
     g = xr.open_dataset(h5, engine="h5netcdf", group="points/0004", phony_dims="sort")
     ev = np.asarray(g["eigenvalues"])
     check(ev.shape == (4,) and np.allclose(ev, np.asarray(ds["eigenvalues"])[4]),
