@@ -83,3 +83,17 @@ if ((${#py_missing[@]})); then
   $SUDO apt-get install -y -qq --no-install-recommends "${py_missing[@]}" >/dev/null \
     || echo "setup: python3-xarray/python3-h5netcdf did not install; tests/app describe checks report skipped" >&2
 fi
+
+# Optional: cuDSS, NVIDIA's sparse direct solver (the GPU factorisation of [solver] factorization = cudss,
+# factor/fact_cudss.c), from PyPI's nvidia-cudss-cu13 wheel into /usr/local's dist-packages (its
+# nvidia/cu13/{include,lib}), where factor/cudss.cmake looks for it; the build then compiles the back-end
+# in.  Only with a CUDA 13 toolkit (nvcc); 161 MB, so PJDS_NO_CUDSS=1 skips it.  A failed install is a
+# warning: the build goes on without cuDSS and says so.
+if [ "${PJDS_NO_CUDSS:-0}" != 1 ] && { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }; then
+  if ! ls /usr/local/lib/python3*/dist-packages/nvidia/cu13/lib/libcudss.so.* >/dev/null 2>&1; then
+    echo "setup: installing (pip) nvidia-cudss-cu13 (optional GPU factorisation)" >&2
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO /usr/bin/python3 -m pip install -q --break-system-packages --no-deps nvidia-cudss-cu13==1.0.0.35 \
+      || echo "setup: warning: pip install of nvidia-cudss-cu13 failed; the build goes on without cuDSS" >&2
+  fi
+fi
