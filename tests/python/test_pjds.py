@@ -19,6 +19,7 @@ Usage (run with the python of the ctest virtual environment, tests/python/CMakeL
   test_pjds.py mpi        under mpirun: eigsh (rdb800l's symmetric part), eigs (rdb800l) and
                           holstein_hubbard distributed over the ranks equal LAPACK, SciPy and
                           one rank (whole eigenvectors on every rank)
+  test_pjds.py readme     the 10-line session of README.md's "Python" section (doctest)
   test_pjds.py cupy       CuPy sparse input on the GPU: CuPy arrays back, equal to SciPy (gpu)
 Exit 0 pass, 1 fail, 77 skipped (a reason is printed)."""
 import os
@@ -346,6 +347,35 @@ def run_mpi():
     check(np.max(np.abs(wd - ws)) < 1e-10, f"rank {rank}: holstein_hubbard over {size} ranks = one rank")
 
 
+def run_readme():
+    """the session of README.md's "Python" section, run by doctest in a folder where the app
+    wrote quickstart.h5 (configs/quickstart.ini on the CPU)"""
+    import doctest
+    src, binary = os.environ.get("PJDS_SRC", ""), os.environ.get("PJDS_BIN", "")
+    if not os.path.exists(binary):
+        skip("PJDS_BIN not set")
+    text = open(os.path.join(src, "README.md"), encoding="utf-8").read()
+    section = text[text.index("\n## Python\n"):]
+    block = section[section.index("```python\n") + 10:]
+    block = block[:block.index("```")]
+    lines = block.strip("\n").count("\n") + 1
+    check(lines == 10, f"the README session has {lines} lines (10 promised)")
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as d:
+        os.chdir(d)
+        try:
+            subprocess.run([binary, "solve", "--quiet", "--set", "spmv.backend=cpu",
+                            os.path.join(src, "configs", "quickstart.ini")], check=True, stdout=subprocess.DEVNULL)
+            test = doctest.DocTestParser().get_doctest(block, {}, "README.md Python", "README.md", 0)
+            runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+            runner.run(test)
+            res = runner.summarize(verbose=False)
+        finally:
+            os.chdir(cwd)
+    check(res.failed == 0 and res.attempted == block.count(">>>"), f"README session: {res.attempted} examples, "
+          f"{res.failed} failed")
+
+
 def run_cupy():
     try:
         import cupy
@@ -370,6 +400,6 @@ def run_cupy():
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "scipy"
     {"scipy": run_scipy, "errors": run_errors, "model": run_model, "read": run_read, "discovery": run_discovery,
-     "mpi": run_mpi, "cupy": run_cupy}[mode]()
+     "mpi": run_mpi, "cupy": run_cupy, "readme": run_readme}[mode]()
     print(f"{mode}: {'FAILED ' + str(len(FAIL)) if FAIL else 'passed'}")
     sys.exit(1 if FAIL else 0)
