@@ -9,7 +9,8 @@ pkgs=(build-essential cmake pkg-config
       libinih-dev
       clang libclang-rt-14-dev libomp-14-dev
       python3-numpy python3-scipy python3-h5py python3-matplotlib
-      python3-petsc4py-real python3-pandas python3-natsort)  # the last three: HDF5 layout tests (tests/h5matrix)
+      python3-petsc4py-real python3-pandas python3-natsort  # these three: HDF5 layout tests (tests/h5matrix)
+      python3-pip python3-venv python3-setuptools python3-wheel)  # the Python package (python/, tests/python)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

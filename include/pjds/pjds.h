@@ -277,6 +277,41 @@ PJDS_API pjds_status pjds_result_eigenvector(const pjds_result *res, int i, doub
  * Not collective.  Can't fail. */
 PJDS_API void pjds_result_free(pjds_result **res);
 
+/* ---- MPI for bindings (Python's ctypes, other FFIs) ----------------------
+ * A caller that cannot reach MPI itself lets the library start it and hand
+ * out the communicators.  C programs keep calling MPI directly. */
+typedef enum pjds_comm_kind { PJDS_COMM_WORLD = 0, PJDS_COMM_SELF = 1 } pjds_comm_kind;
+/* Initialise MPI with MPI_Init_thread (MPI_THREAD_MULTIPLE requested, as
+ * the app) unless it is initialised already (by the caller, mpi4py, ...).
+ * *initialized_here (may be NULL) = 1 when this call initialised it.
+ * Without a launcher (mpirun, srun) MPI starts as a singleton: one rank.
+ * Not collective (MPI_Init_thread itself is, under a launcher).  Errors:
+ * PJDS_ERR_MPI when MPI was finalized already or MPI_Init_thread failed. */
+PJDS_API pjds_status pjds_mpi_init(int *initialized_here);
+/* MPI_Finalize, only when pjds_mpi_init initialised MPI and it is not
+ * finalized yet (else nothing).  Free every matrix first.  Collective over
+ * MPI_COMM_WORLD.  Errors: PJDS_ERR_MPI. */
+PJDS_API pjds_status pjds_mpi_finalize(void);
+/* sizeof(MPI_Comm) of the MPI the library was built with (8 for Open MPI's
+ * pointer handles, 4 for MPICH's int handles), so a binding passes the
+ * handle as the right type.  Can't fail. */
+PJDS_API int pjds_mpi_comm_bytes(void);
+/* MPI_COMM_WORLD or MPI_COMM_SELF into *comm.  Not collective.
+ * PJDS_ERR_ARG for NULL comm or another kind. */
+PJDS_API pjds_status pjds_mpi_comm(pjds_comm_kind kind, MPI_Comm *comm);
+/* This process's rank in comm and comm's size.  Not collective.
+ * PJDS_ERR_ARG for NULL; PJDS_ERR_MPI before MPI is initialised. */
+PJDS_API pjds_status pjds_mpi_comm_rank_size(MPI_Comm comm, int *rank, int *size);
+/* Eigenvector i whole (all N rows, original order) on every rank of comm,
+ * which must be the communicator of the matrix solved (each rank passes
+ * its own res): real part into re[N], imaginary part into im[N] (im may
+ * be NULL), as pjds_result_eigenvector gives each rank's block.
+ * Collective over comm.  Errors: PJDS_ERR_ARG as pjds_result_eigenvector,
+ * on every rank; PJDS_ERR_OVERFLOW for N > INT_MAX; PJDS_ERR_MEM;
+ * PJDS_ERR_MPI. */
+PJDS_API pjds_status pjds_result_eigenvector_all(const pjds_result *res, MPI_Comm comm, int i, double *re,
+                                                 double *im);
+
 #ifdef __cplusplus
 }
 #endif
