@@ -6,10 +6,10 @@
  * most M = [model] max_phonons.  Each M's space holds the one before, so the
  * lowest eigenvalue E0(M) cannot rise with M (variational).
  *
- * Check: the weight of an eigenvector on the states with exactly M phonons
+ * Check: the ground state's weight on the states with exactly M phonons
  * (the last entry of its phonon distribution, observables) says how much of
  * it presses against the cut-off; above [model] cutoff_warn the run warns
- * once and records it (M = 0: no check, the weight is the whole state).
+ * once and records it (M = 0: no warning, the weight is the whole state).
  *
  * Search (max_phonons = auto): the solve path of `solve` and of a sweep's
  * rebuilt point (solve_build, solve_make_op, solve_run) at M = start,
@@ -185,24 +185,20 @@ int app_cutoff_search(app_ctx *ctx, pl_backend **be, app_cutoff *c)
 
 void app_cutoff_check(const app_ctx *ctx, const hh_obs *o, app_cutoff *c)
 {
-    if (!o->buf || o->nvec < 1 || !o->phonon_distribution) return;
+    /* the ground state: which = smallest returns it first (other ends of the
+     * spectrum have none to check) */
+    if (!o->buf || o->nvec < 1 || !o->phonon_distribution || ctx->cfg.solver.which != PL_WHICH_SMALLEST) return;
     const int M = o->M;
     c->checked = 1;
     c->max_phonons = M;
     c->threshold = ctx->cfg.model.cutoff_warn;
-    c->weight = -1.0;
-    for (int v = 0; v < o->nvec; v++) {
-        const double w = o->phonon_distribution[(size_t)v * (size_t)(M + 1) + (size_t)M];
-        if (w > c->weight) {
-            c->weight = w;
-            c->vector = v;
-        }
-    }
+    c->vector = 0;
+    c->weight = o->phonon_distribution[(size_t)c->vector * (size_t)(M + 1) + (size_t)M];
     c->exceeded = M > 0 && c->weight > c->threshold;
     if (c->exceeded)
-        pl_warn("[model] max_phonons = %d may be too small: eigenvector %d has weight %.3g on the states with M "
-                "phonons, above cutoff_warn = %g (docs/models.md \"Phonon cut-off\"); raise max_phonons, or set "
-                "max_phonons = auto",
+        pl_warn("[model] max_phonons = %d may be too small: the ground state (eigenvector %d) has weight %.3g on the "
+                "states with M phonons, above cutoff_warn = %g (docs/models.md \"Phonon cut-off\"); raise max_phonons, "
+                "or set max_phonons = auto",
                 M, c->vector, c->weight, c->threshold);
 }
 

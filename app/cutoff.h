@@ -25,8 +25,8 @@ typedef struct app_cutoff {
     /* the check of the returned eigenvectors */
     int checked;         /* observables were computed                       */
     int max_phonons;     /* M                                               */
-    double weight;       /* max over the eigenvectors of P(n = M)           */
-    int vector;          /* the eigenvector with that weight                */
+    double weight;       /* the ground state's P(n = M)                     */
+    int vector;          /* the ground state's eigenpair (0)                */
     double threshold;    /* [model] cutoff_warn                             */
     int exceeded;        /* weight > threshold (and M > 0): warned          */
 } app_cutoff;
@@ -41,9 +41,10 @@ int app_cutoff_command(const app_ctx *ctx, const char *cmd);
  * here when NULL; kept for the final solve).  Nothing when max_phonons is
  * a number.  Collective. */
 int app_cutoff_search(app_ctx *ctx, struct pl_backend **be, app_cutoff *c);
-/* The weight at n = M of the eigenvectors' phonon distribution against
- * [model] cutoff_warn: one warning line on stderr (rank 0) when it exceeds
- * it.  Can't fail. */
+/* The weight at n = M of the ground state's phonon distribution (the
+ * first eigenvector of which = smallest; no check for another which)
+ * against [model] cutoff_warn: one warning line on stderr (rank 0) when it
+ * exceeds it and M > 0.  Can't fail. */
 void app_cutoff_check(const app_ctx *ctx, const hh_obs *obs, app_cutoff *c);
 /* Rank 0: the attributes cutoff_* and the group /max_phonons_search. */
 int app_cutoff_write(const app_cutoff *c, struct pl_spectrum *sp);

@@ -10,7 +10,8 @@ usage: check_cutoff.py PJDS_BIN CASE
              attributes cutoff_weight (= the reference) and cutoff_exceeded;
              no warning with cutoff_warn above the weight
   converged  1 electron, g = 1, M = 6: weight 9e-6, no warning; the normal
-             basis: cutoff_weight is the largest P(n = M) of the eigenpairs
+             basis: the ground state's weight, M = 2 warns, M = 6 does not;
+             which = largest: no check
   auto       max_phonons = auto: M = start, start + 1, ... with E0 falling
              (variational), every step but the last >= max_phonons_tol, the
              last below it; the final solve, a direct solve at that M and the
@@ -156,17 +157,20 @@ def case_converged(exe, tmp):
               % (f.attrs["cutoff_weight"], w))
         check(f.attrs["cutoff_exceeded"] == 0, "converged: cutoff_exceeded")
         check("max_phonons_search" not in f, "converged: a search group without auto")
-    # the normal basis, 4 eigenpairs: the largest weight of any of them
-    p = run(exe, cfg, out, "model.phonon_basis=normal", "solver.nev=4", "model.max_phonons=3")
-    check(p.returncode == 0, "normal: exit %d: %s" % (p.returncode, p.stderr[-800:]))
+    # the normal basis, 3 pairs: the ground state's weight (pair 0), M = 2 warns, M = 6 does not
+    for M, warn in ((2, 1), (6, 0)):
+        p = run(exe, cfg, out, "model.phonon_basis=normal", "solver.nev=3", "model.max_phonons=%d" % M)
+        check(p.returncode == 0, "normal: exit %d: %s" % (p.returncode, p.stderr[-800:]))
+        with h5py.File(out) as f:
+            d = f["observables/phonon_distribution"][:]
+            check(f.attrs["cutoff_weight"] == d[0, -1] and f.attrs["cutoff_weight_eigenpair"] == 0,
+                  "normal: cutoff_weight %r, distribution %r" % (f.attrs["cutoff_weight"], d[:, -1]))
+            check(f.attrs["cutoff_exceeded"] == warn and len(warnings(p)) == warn and (d[0, -1] > 1e-3) == warn,
+                  "normal M = %d: weight %g, warnings %r" % (M, d[0, -1], warnings(p)))
+    # which = largest returns no ground state: no check, no attributes
+    p = run(exe, cfg, out, "solver.which=largest", "model.max_phonons=2")
     with h5py.File(out) as f:
-        d = f["observables/phonon_distribution"][:]
-        k = int(np.argmax(d[:, -1]))
-        check(f.attrs["cutoff_weight"] == d[k, -1] and f.attrs["cutoff_weight_eigenpair"] == k,
-              "normal: cutoff_weight %r (pair %r), distribution %r" % (f.attrs["cutoff_weight"],
-                                                                       f.attrs["cutoff_weight_eigenpair"], d[:, -1]))
-        check((f.attrs["cutoff_exceeded"] == 1) == (d[k, -1] > 1e-3) and
-              (len(warnings(p)) == 1) == (d[k, -1] > 1e-3), "normal: the warning against the weight")
+        check(p.returncode == 0 and not warnings(p) and "cutoff_weight" not in f.attrs, "which = largest: checked")
 
 
 def auto_run(exe, tmp, name, extra, env=None):
