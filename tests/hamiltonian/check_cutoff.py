@@ -139,6 +139,12 @@ def case_warn(exe, tmp):
         check(a["cutoff_exceeded"] == 1 and a["cutoff_warn"] == 1e-3, "warn: cutoff_exceeded/cutoff_warn")
         check(abs(f["observables/phonon_distribution"][0, -1] - a["cutoff_weight"]) < 1e-15,
               "warn: cutoff_weight is not the distribution's P(n = M)")
+    # configs/quickstart.ini's coupling, 0.5: below the default threshold (docs/models.md)
+    e0, w = reference(4, 2, 2, 4.0, 0.5, 6)
+    p = run(exe, cfg, out, "model.coupling=0.5")
+    with h5py.File(out) as f:
+        check(p.returncode == 0 and not warnings(p) and abs(f.attrs["cutoff_weight"] - w) < 1e-8 and w < 1e-3,
+              "warn: g = 0.5: weight %r (reference %r), warnings %r" % (f.attrs["cutoff_weight"], w, warnings(p)))
     p = run(exe, cfg, out, "model.cutoff_warn=0.05")
     check(p.returncode == 0 and not warnings(p), "warn: cutoff_warn = 0.05 still warns: %r" % warnings(p))
     with h5py.File(out) as f:
