@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "pl_error.h"
+#include "pl_spectrum.h"
 #include "app_obs.h"
+#include "cutoff.h"
 #include "solve_impl.h"
 
 /* --resume: 1 = continue from the checkpoint, 0 = start afresh, -1 = the
@@ -37,6 +39,21 @@ static int resume_mode(app_ctx *ctx, const char *ckpt, int *mode)
     int done = ctx->rank == 0 && access(ctx->cfg.output.file, F_OK) == 0;
     PL_CHECK(MPI_Bcast(&done, 1, MPI_INT, 0, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI, "MPI_Bcast failed");
     if (done) *mode = -1;
+    return PL_OK;
+}
+
+/* The result's extras: the observables and the phonon cut-off (cutoff.c). */
+typedef struct solve_out {
+    app_obs_out *ao;
+    const app_cutoff *cut;
+    int obs;
+} solve_out;
+
+static int write_extras(void *arg, pl_spectrum *sp)
+{
+    const solve_out *o = arg;
+    if (o->obs) PL_CALL(app_obs_write(o->ao, sp));
+    PL_CALL(app_cutoff_write(o->cut, sp));
     return PL_OK;
 }
 
@@ -60,6 +77,8 @@ int cmd_solve(app_ctx *ctx)
     memset(&ck, 0, sizeof ck);
     app_obs_out ao;
     memset(&ao, 0, sizeof ao);
+    app_cutoff cut;
+    memset(&cut, 0, sizeof cut);
     int rc = PL_OK, mode = 0;
 
     char ckpt[1200];
@@ -72,13 +91,15 @@ int cmd_solve(app_ctx *ctx)
             return PL_OK;
         }
         if (mode == 0) pl_info("solve --resume: no checkpoint %s; starting afresh", ckpt);
-        if (mode == 1) {
-            int e = app_ckpt_precheck(ctx, ckpt, -1, "");
-            ctx->error_collective = e != PL_OK;
-            PL_CALL(e);
-        }
     }
     if (mode == 0) PL_CALL(app_check_output_path(ctx, cfg->output.file));
+    /* [model] max_phonons = auto: the cut-off first (cutoff.c), then the solve as usual */
+    PL_CALL_GOTO(app_cutoff_search(ctx, &be, &cut), out, rc);
+    if (mode == 1) {
+        int e = app_ckpt_precheck(ctx, ckpt, -1, "");
+        ctx->error_collective = e != PL_OK;
+        PL_CALL_GOTO(e, out, rc);
+    }
     /* the result may replace a file that is there now only with --overwrite
      * or when resuming (the result of this solve, written before a kill
      * that left the checkpoint); never one that appears during the run */
@@ -135,8 +156,10 @@ int cmd_solve(app_ctx *ctx)
     if (want_obs && res.nev > 0 && res.vectors) {
         PL_CALL_GOTO(app_observables(ctx, op, res.nev, res.vectors, res.ld, &ao.obs, &ao.seconds), out, rc);
         pl_info("solve: observables of %d eigenvector(s) in %.3f s (docs/models.md \"Observables\")", res.nev, ao.seconds);
+        app_cutoff_check(ctx, &ao.obs, &cut); /* the weight at n = M against [model] cutoff_warn */
     }
-    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, op, &res, &f, want_obs ? app_obs_write : NULL, &ao), out, rc);
+    solve_out so = {&ao, &cut, want_obs};
+    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, op, &res, &f, write_extras, &so), out, rc);
     if (ck.written || mode == 1) app_ckpt_remove(ctx, ckpt);
     solve_report(ctx, &res, &f, cfg->output.file);
     pl_debug("solve: reported, %.3f s since the process start", app_wall_seconds(ctx));
@@ -145,6 +168,7 @@ int cmd_solve(app_ctx *ctx)
                 app_signal_noted(), cfg->output.file);
 out:
     hh_obs_free(&ao.obs);
+    app_cutoff_free(&cut);
     app_ckpt_state_free(&ck, &st);
     app_ckpt_free(&ck);
     lz_result_destroy(&res);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "cutoff.h"
 #include "pl_build.h"
 #include "pl_error.h"
 #include "solve_impl.h"
@@ -213,6 +214,7 @@ int main(int argc, char **argv)
         if (rc == PL_OK && !strcmp(cmd->name, "merge") && nsets > 0)
             rc = PL_ERROR(PL_ERR_INPUT, "merge takes no --set (it reads no configuration)");
         if (rc == PL_OK && strcmp(cmd->name, "merge")) rc = app_config_load(&ctx, sets, nsets);
+        if (rc == PL_OK && strcmp(cmd->name, "merge")) rc = app_cutoff_command(&ctx, cmd->name); /* max_phonons = auto */
         /* the commands with a solve: the backend (the CUDA context) is made
          * in a thread while MPI starts and the rows are generated */
         if (rc == PL_OK && sig_cmd) rc = app_backend_start(&ctx);

@@ -29,7 +29,8 @@
  * basis + halo, compared with the free memory; reported with what the
  * device holds already (the context).  Available: MemAvailable of /proc/meminfo shared by the
  * ranks of the node; the device's free memory (PJDS_DEVICE_MEMORY_LIMIT
- * caps it, for tests).  While the backend is made in the background
+ * caps it, for tests; PJDS_HOST_PLAN_LIMIT caps the host bytes the plan
+ * may add to what the process holds, for tests).  While the backend is made in the background
  * (app_backend.c), the check before the build has the host part and the
  * device part against that cap only; the device part against the free
  * memory follows the build (app_mem_plan_check_device). */
@@ -191,11 +192,16 @@ static int plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be, int host)
     device_free(p, be);
     const double da = p->device_avail;
     /* the worst rank decides, every rank reports the same line */
-    double v[4] = {host ? p->host_bytes : 0.0, p->device_bytes, ha >= 0 ? -ha : -INFINITY, da >= 0 ? -da : -INFINITY};
-    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
+    /* PJDS_HOST_PLAN_LIMIT (tests): the bytes the plan may add to what the
+     * process holds already, a cap beside MemAvailable */
+    const double cap = host ? app_parse_bytes(getenv("PJDS_HOST_PLAN_LIMIT")) : -1.0;
+    double v[5] = {host ? p->host_bytes : 0.0, p->device_bytes, ha >= 0 ? -ha : -INFINITY, da >= 0 ? -da : -INFINITY,
+                   p->host_bytes - p->host_resident};
+    PL_CHECK(MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_MAX, ctx->comm) == MPI_SUCCESS, PL_ERR_MPI,
              "MPI_Allreduce of the memory plan failed");
-    const double need_h = v[0], need_d = v[1], have_h = -v[2], have_d = -v[3];
-    const int bad_h = host && isfinite(have_h) && need_h > 0.9 * have_h;
+    const int bad_cap = host && cap >= 0 && v[4] > 0.9 * cap;
+    const double need_h = bad_cap ? v[4] : v[0], need_d = v[1], have_h = bad_cap ? cap : -v[2], have_d = -v[3];
+    const int bad_h = bad_cap || (host && isfinite(have_h) && need_h > 0.9 * have_h);
     const int bad_d = p->gpu && isfinite(have_d) && need_d > 0.95 * have_d;
     if (!bad_h && !bad_d) return PL_OK;
     char nh[32], hh[32], nd[32], hd[32], rows[32];

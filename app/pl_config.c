@@ -42,7 +42,11 @@ static const key_desc keys[] = {
     {"model", "hubbard_u", KT_DBL, F(model, hubbard_u), 0, NULL, 0, 0},
     {"model", "phonon_frequency", KT_DBL, F(model, phonon_frequency), 0, NULL, 0, 0},
     {"model", "coupling", KT_DBL, F(model, coupling), 0, NULL, 0, 0},
-    {"model", "max_phonons", KT_INT, F(model, max_phonons), 0, NULL, 1, 0},
+    {"model", "max_phonons", KT_INT_AUTO, F(model, max_phonons), 0, NULL, 1, 0},
+    {"model", "max_phonons_start", KT_INT, F(model, max_phonons_start), 0, NULL, 0, 0},
+    {"model", "max_phonons_limit", KT_INT, F(model, max_phonons_limit), 0, NULL, 0, 0},
+    {"model", "max_phonons_tol", KT_DBL, F(model, max_phonons_tol), 0, NULL, 0, 0},
+    {"model", "cutoff_warn", KT_DBL, F(model, cutoff_warn), 0, NULL, 0, 0},
     {"model", "phonon_basis", KT_ENUM, F(model, phonon_basis), 0, "site|normal", 0, 0},
     {"model", "boundary", KT_ENUM, F(model, boundary), 0, "periodic|open", 0, 0},
     {"model", "lattice", KT_ENUM, F(model, lattice), 0, "chain|ladder|square|triangular|bonds", 0, 0},
@@ -127,6 +131,10 @@ void pl_config_defaults(pl_config *cfg)
     cfg->model.phonon_frequency = 1.0;
     cfg->model.phonon_basis = PL_PHONON_SITE;
     cfg->model.boundary = PL_BOUNDARY_PERIODIC;
+    cfg->model.max_phonons_start = 1; /* max_phonons = auto (app/cutoff.c) */
+    cfg->model.max_phonons_limit = 40;
+    cfg->model.max_phonons_tol = 1e-6;
+    cfg->model.cutoff_warn = 1e-3;
     cfg->model.stencil = PL_STENCIL_27;
     cfg->model.convection = 0.01;
     cfg->model.shift = 1.0;
@@ -522,7 +530,8 @@ static int key_used(const pl_config *cfg, const key_desc *k)
     switch (cfg->model.type) {
     case PL_MODEL_HDF5: return 0;
     case PL_MODEL_BLOCK_STENCIL: return bs_key(k) != 0;
-    default: return bs_key(k) == 0 && (strcmp(k->section, "model") || pl_config_lattice_key_used(cfg, k->key));
+    default:
+        return bs_key(k) == 0 && pl_config_lattice_key_used(cfg, k->key) && pl_config_cutoff_key_used(cfg, k->key);
     }
 }
 
@@ -553,7 +562,7 @@ int pl_config_check(pl_config *cfg)
         if (m->n_up > m->sites) BAD("model", "n_up", "%d > sites = %d", m->n_up, m->sites);
         if (m->n_down < 0) BAD("model", "n_down", "must be >= 0 (got %d)", m->n_down);
         if (m->n_down > m->sites) BAD("model", "n_down", "%d > sites = %d", m->n_down, m->sites);
-        if (m->max_phonons < 0) BAD("model", "max_phonons", "must be >= 0 (got %d)", m->max_phonons);
+        PL_CALL(pl_config_check_cutoff(cfg)); /* max_phonons (auto), cutoff_warn: pl_config_cutoff.c */
         if (!(m->phonon_frequency > 0)) BAD("model", "phonon_frequency", "must be > 0 (got %g)", m->phonon_frequency);
     }
     if (m->type == PL_MODEL_BLOCK_STENCIL) {
@@ -686,7 +695,10 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
         switch (k->type) {
         case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
         case KT_INT_AUTO:
-            if (*(const int *)field == PL_MAX_RESTARTS_AUTO) fprintf(f, "auto\n");
+            /* max_phonons = auto stays auto once `solve` resolved it (app/cutoff.c) */
+            if (*(const int *)field == PL_MAX_RESTARTS_AUTO ||
+                (field == (const char *)&cfg->model.max_phonons && cfg->model.max_phonons_auto))
+                fprintf(f, "auto\n");
             else fprintf(f, "%d\n", *(const int *)field);
             break;
         case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;

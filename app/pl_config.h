@@ -31,7 +31,16 @@ typedef struct pl_model_cfg {
     double hubbard_u;        /* hubbard_u: U = 0.0                              */
     double phonon_frequency; /* phonon_frequency: omega0 = 1.0 (> 0)            */
     double coupling;         /* coupling: g = 0.0                               */
-    int max_phonons;         /* max_phonons: M >= 0 (required)                  */
+    int max_phonons;         /* max_phonons: M >= 0 or auto (required; auto:    */
+                             /* PL_MAX_PHONONS_AUTO until `solve` resolves it,  */
+                             /* app/cutoff.c)                                   */
+    int max_phonons_auto;    /* not a key: max_phonons = auto was given         */
+    int max_phonons_start;   /* max_phonons_start: the search's first M = 1     */
+    int max_phonons_limit;   /* max_phonons_limit: its largest M = 40           */
+    double max_phonons_tol;  /* max_phonons_tol: stop when |E0(M) - E0(M - 1)|  */
+                             /* < tol = 1e-6 (energy units)                     */
+    double cutoff_warn;      /* cutoff_warn: warn when P(n = M) of an           */
+                             /* eigenvector exceeds it = 1e-3                   */
     int phonon_basis;        /* phonon_basis: site | normal = site              */
     int boundary;            /* boundary: periodic | open = periodic            */
     /* lattices (hamiltonian/lattice.h; docs/models.md "Lattices")                */
@@ -94,6 +103,7 @@ typedef struct pl_solver_cfg {
 enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 }; /* app translates to enum lz_reorth */
 
 #define PL_MAX_RESTARTS_AUTO (-1) /* [solver] max_restarts = auto (= LZ_RESTARTS_AUTO) */
+#define PL_MAX_PHONONS_AUTO (-1)  /* [model] max_phonons = auto (before the search) */
 typedef struct pl_spmv_cfg {
     int backend;             /* backend: auto | cpu | cuda = auto               */
     int chunk_height;        /* chunk_height: C = 32                            */
@@ -230,6 +240,15 @@ int pl_config_is_set(const pl_config *cfg, const char *section, const char *key)
  * hamiltonian/lattice.c refuses, sites that disagree). */
 int pl_config_lattice_key_used(const pl_config *cfg, const char *key);
 int pl_config_resolve_lattice(pl_config *cfg);
+/* The cut-off keys (pl_config_cutoff.c): whether a [model] key is used
+ * (max_phonons_start, _limit, _tol only with max_phonons = auto), and
+ * pl_config_check's step for them: max_phonons = auto sets
+ * max_phonons_auto; PL_ERR_INPUT naming the key for a search key without
+ * auto, max_phonons_tol <= 0, a limit not above the start, auto with a
+ * [sweep], which other than smallest or method = chebfd, cutoff_warn
+ * outside (0, 1]. */
+int pl_config_cutoff_key_used(const pl_config *cfg, const char *key);
+int pl_config_check_cutoff(pl_config *cfg);
 
 /* Name of an enum value as written in the INI file. */
 const char *pl_config_enum_name(const char *section, const char *key, int value);

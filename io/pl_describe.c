@@ -70,6 +70,10 @@ static const ds_desc TABLE[] = {
     {"dos/energy", 1, "dos_energy", "E", "energies (Chebyshev nodes mapped to E), ascending"},
     {"dos/density", 1, "dos_energy", "1/E", "density of states, integral 1"},
     {"dos/moments", 1, "moment", "1", "raw Chebyshev moments mu_n, before the kernel"},
+    /* [model] max_phonons = auto (app/cutoff.c): one row per cut-off solved */
+    {"max_phonons_search/max_phonons", 1, "cutoff_step", "1", "the phonon cut-offs M solved, ascending"},
+    {"max_phonons_search/energy", 1, "cutoff_step", "E", "the lowest eigenvalue E0 at each M"},
+    {"max_phonons_search/rows", 1, "cutoff_step", "1", "the rows N of the model at each M"},
     /* sweep files (io/pl_sweepfile.c): one row per point */
     {"sweep/eigenvalues", 2, "point,eigenpair", "E", "eigenvalues of each point"},
     {"sweep/residual_norms", 2, "point,eigenpair", "E", "explicit residual norms of each point"},

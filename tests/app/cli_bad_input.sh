@@ -28,7 +28,7 @@ case $case_name in
   unknown_section) base "max_phonons = 2" $'[solverr]\nnev = 2'; expect="bad.ini:11: \[solverr\] unknown section" ;;
   unknown_key)     base $'max_phonons = 2\nphonons = 3'; expect="bad.ini:10: \[model\] phonons: unknown key" ;;
   missing_key)     base ""; expect="bad.ini: \[model\] missing key 'max_phonons'" ;;
-  non_number)      base "max_phonons = two"; expect="bad.ini:9: \[model\] max_phonons: 'two' is not an integer" ;;
+  non_number)      base "max_phonons = two"; expect="bad.ini:9: \[model\] max_phonons: 'two' is neither auto nor an integer" ;;
   non_number_real) base $'max_phonons = 2\nhopping = 1.0x'; expect="bad.ini:10: \[model\] hopping: '1.0x' is not a finite number" ;;
   n_up_gt_sites)   base "max_phonons = 2"; sed -i 's/^n_up = 2/n_up = 5/' "$cfg"; expect="bad.ini:4: \[model\] n_up: 5 > sites = 4" ;;
   negative_m)      base "max_phonons = -1"; expect="bad.ini:9: \[model\] max_phonons: must be >= 0" ;;
