@@ -147,6 +147,26 @@ out:
     return rc;
 }
 
+/* 1 when z = zr + i zi is parallel to y = yr + i yi or to its conjugate
+ * (|y^H z| or |y^T z| > 0.99 ||y|| ||z||): the same eigenvector met twice,
+ * not a second one of a multiple eigenvalue.  Collective. */
+static int parallel(const pl_st *s, const double *zr, const double *zi, const double *yr, const double *yi)
+{
+    double d[6] = {0};
+    for (int64_t k = 0; k < s->nloc; k++) {
+        const double b = yi ? yi[k] : 0.0;
+        d[0] += yr[k] * zr[k] + b * zi[k]; /* y^H z */
+        d[1] += yr[k] * zi[k] - b * zr[k];
+        d[2] += yr[k] * zr[k] - b * zi[k]; /* y^T z */
+        d[3] += yr[k] * zi[k] + b * zr[k];
+        d[4] += yr[k] * yr[k] + b * b;
+        d[5] += zr[k] * zr[k] + zi[k] * zi[k];
+    }
+    MPI_Allreduce(MPI_IN_PLACE, d, 6, MPI_DOUBLE, MPI_SUM, s->comm);
+    const double lim = 0.99 * sqrt(d[4] * d[5]);
+    return hypot(d[0], d[1]) > lim || hypot(d[2], d[3]) > lim;
+}
+
 /* A complex sigma: the operator is the real form R of T = (A - sigma B)^{-1} B on
  * w = [w1; w2]; R w = theta w gives T z+ = theta z+ (z+ = w1 + i w2: lambda =
  * sigma + 1/theta) and conj(T) z- = theta z- (z- = w1 - i w2: lambda = conj
@@ -154,8 +174,8 @@ out:
  * eigenvalues are 1/(lambda - sigma) and 1/(lambda - conj sigma): its
  * largest are the lambda nearest sigma and their conjugates.  Each pair of
  * R gives lambda and its conjugate (one unit; a real lambda once, its
- * vector rotated real); a unit whose lambda an earlier one holds (the same
- * pair met through the other set) is dropped.  hz: N-row output columns. */
+ * vector rotated real); a unit whose lambda and eigenvector an earlier one
+ * holds (the same pair met through the other set) is dropped.  hz: N-row output columns. */
 static int recover_cplx(pl_st *s, lz_result *res, int m, const double *hv, double *hz, double complex *lam, double *rs,
                         unit *u, int *nu, int which)
 {
@@ -193,7 +213,9 @@ static int recover_cplx(pl_st *s, lz_result *res, int m, const double *hv, doubl
         int dup = 0;
         for (int a = 0; a < *nu && !dup; a++) {
             const double complex p = lam[u[a].first];
-            dup = cabs(l - p) <= 1e-8 * fmax(cabs(p), 1.0) || cabs(l - conj(p)) <= 1e-8 * fmax(cabs(p), 1.0);
+            if (cabs(l - p) > 1e-8 * fmax(cabs(p), 1.0) && cabs(l - conj(p)) > 1e-8 * fmax(cabs(p), 1.0)) continue;
+            dup = parallel(s, zr, zi, hz + (size_t)u[a].first * n, u[a].size == 2 ? hz + (size_t)(u[a].first + 1) * n
+                                                                                   : NULL);
         }
         if (dup) continue;
         const int real = fabs(cimag(l)) <= 1e-10 * fmax(cabs(l), 1.0);

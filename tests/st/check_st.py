@@ -13,6 +13,11 @@ problems) through `pjds-lanczos solve`, against dense LAPACK.  Usage:
                               of the spectrum, which = largest_real) against
                               scipy.linalg.eigvals (LAPACK dgeev)
   check_st.py selftest        the comparison rejects a perturbed reference
+  check_st.py bad             bad input: exit 2 and one line naming the key and
+                              what is wrong (B of another size, B not SPD, a target
+                              that is an eigenvalue, a factorisation over the memory
+                              limit, the same on a generated model: chebfd, cudss not
+                              built in, transform = none with a target)
 
 Checks per run: exit 0, converged, the attributes transform / sigma / b_matrix,
 nev or nev + 1 values (nev + 1 only when the nev-th starts a conjugate pair), the
@@ -221,14 +226,17 @@ def real(name, ranks):
     # targets: inside the spectrum (near the median real part), and right of it for the rightmost
     re = np.sort(ref.real)
     inner = complex(re[len(re) // 3] + 1e-3 * (re[-1] - re[0]), 0.0)
+    # rightmost: a target just right of the rightmost eigenvalue, at its frequency (a real target
+    # when it is real; a complex one at |Im| otherwise, as for a Hopf frequency)
     span = max(re[-1] - re[0], abs(re[-1]), 1e-3)
-    right = complex(re[-1] + 0.01 * span, 0.0)
+    top = ref[np.argmax(ref.real)]
+    right = complex(re[-1] + 0.001 * span, abs(top.imag))
     with tempfile.TemporaryDirectory() as tmp:
         write(f"{tmp}/A.h5", A, name, sym)
         got, _ = solve(tmp, cfg_for(f"{tmp}/A.h5", None, fmt(inner)), ranks)
         check(f"{name} nearest {inner.real:.6g} ({ranks} rank(s))", got, ref, inner, 6, "nearest", norm_inf(A), 1.0)
         got, _ = solve(tmp, cfg_for(f"{tmp}/A.h5", None, fmt(right), which="largest_real"), ranks)
-        check(f"{name} rightmost, sigma {right.real:.6g} ({ranks} rank(s))", got, ref, right, 6, "rightmost",
+        check(f"{name} rightmost, sigma {fmt(right)} ({ranks} rank(s))", got, ref, right, 6, "rightmost",
               norm_inf(A), 1.0)
 
 
@@ -250,6 +258,54 @@ def selftest():
         print("selftest: both wrong results rejected")
 
 
+def bad_case(tmp, label, lines, want, env=None):
+    cfg = os.path.join(tmp, "bad.ini")
+    if os.path.exists(f"{tmp}/bad.h5"):
+        os.remove(f"{tmp}/bad.h5")
+    with open(cfg, "w") as f:
+        f.write("\n".join(lines + ["[output]", f"file = {tmp}/bad.h5", ""]))
+    p = subprocess.run([BIN, "solve", "--overwrite", cfg], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, **(env or {})))
+    err = [ln for ln in p.stderr.splitlines() if "error" in ln.lower()]
+    ok = p.returncode == 2 and len(err) == 1 and all(w in err[0] for w in want)
+    ok = ok and not os.path.exists(f"{tmp}/bad.h5")
+    print(f"bad {label}: exit {p.returncode}: {err[0] if err else p.stderr.strip()[-300:]}" + ("" if ok else "  FAIL"))
+    if not ok:
+        FAILS.append(f"bad {label}: exit {p.returncode}, want 2 and one line with {want}")
+
+
+def bad():
+    with tempfile.TemporaryDirectory() as tmp:
+        K, M, _ = fem(40)
+        write(f"{tmp}/K.h5", K, "fem_K", True)
+        write(f"{tmp}/M30.h5", fem(30)[1], "fem_M30", True)
+        Mi = M.tolil()
+        Mi[3, 3] = -1.0
+        write(f"{tmp}/Mi.h5", Mi, "indefinite", True)
+        n = 99  # tridiag(-1, 2, -1) of odd n has the eigenvalue 2 exactly (k = (n + 1) / 2)
+        e = np.ones(n)
+        write(f"{tmp}/T.h5", sp.diags([-e[1:], 2 * e, -e[1:]], [-1, 0, 1]), "tridiag99", True)
+        base = ["[model]", "type = hdf5", "[matrix]", f"file = {tmp}/K.h5"]
+        bad_case(tmp, "B size", base + [f"b_file = {tmp}/M30.h5", "[solver]", "target = 100"],
+                 ["b_file", "30 rows", "40", "same size"])
+        bad_case(tmp, "B not SPD", base + [f"b_file = {tmp}/Mi.h5", "[solver]", "target = 100"],
+                 ["b_file", "not positive definite", "krylov-schur"])
+        bad_case(tmp, "singular", ["[model]", "type = hdf5", "[matrix]", f"file = {tmp}/T.h5", "[solver]", "target = 2"],
+                 ["target", "is an eigenvalue", "nearby target"])
+        write(f"{tmp}/K2.h5", fem(20000)[0], "fem_K20000", True)  # MUMPS estimates in whole MB
+        bad_case(tmp, "memory", ["[model]", "type = hdf5", "[matrix]", f"file = {tmp}/K2.h5", "[solver]", "target = 100"], ["factorisation", "MB", "refused before it starts"],
+                 {"PJDS_HOST_MEMORY_LIMIT": "2000"})
+        hh = ["[model]", "type = holstein-hubbard", "sites = 4", "n_up = 2", "n_down = 2", "max_phonons = 2",
+              "coupling = 0.5", "[solver]", "target = -3"]
+        bad_case(tmp, "generated model", hh, ["target", "refused before it starts", "method = chebfd"],
+                 {"PJDS_HOST_MEMORY_LIMIT": "20000"})
+        bad_case(tmp, "cudss", base + ["[solver]", "target = 100", "factorization = cudss"],
+                 ["factorization", "cuDSS is not built in"])
+        bad_case(tmp, "transform none", base + ["[solver]", "target = 100", "transform = none"],
+                 ["transform = none", "target"])
+        bad_case(tmp, "target syntax", base + ["[solver]", "target = 1+2"], ["target", "not a finite real or complex"])
+
+
 def main():
     if not BIN:
         print("PJDS_BIN not set")
@@ -261,6 +317,8 @@ def main():
         real(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
     elif mode == "selftest":
         selftest()
+    elif mode == "bad":
+        bad()
     for f in FAILS:
         print("FAIL:", f)
     return 1 if FAILS else 0
