@@ -104,6 +104,7 @@ int cmd_solve(app_ctx *ctx)
      * or when resuming (the result of this solve, written before a kill
      * that left the checkpoint); never one that appears during the run */
     const int replace = ctx->overwrite || (mode == 1 && ctx->rank == 0 && access(cfg->output.file, F_OK) == 0);
+    if (app_st_wanted(cfg)) return solve_st(ctx, replace); /* solve_st.c: a spectral transformation */
 
     /* signals: nothing to save before the solve, exit 3 at once (checkpoint.c) */
     char note[1400];
@@ -137,7 +138,7 @@ int cmd_solve(app_ctx *ctx)
                 (long long)(st.nhist > 0 ? st.hist_iterations[st.nhist - 1] : 0));
     }
     const int want_obs = app_obs_wanted(cfg);
-    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs, app_ckpt_poll};
+    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs, app_ckpt_poll, NULL, 0};
     app_signal_flag_phase(); /* the solver looks at the flag (app_ckpt_poll); then the write, exit 0 */
     PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
     if (res.reason == LZ_CHECKPOINTED && !ck.written) { /* stopped in the first cycle: nothing new saved */

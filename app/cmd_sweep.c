@@ -371,7 +371,7 @@ static int solve_point(sweep_run *r, int p, int *status)
     }
     warm = !rebuilt && r->warm && r->nwarm > 0 && p != r->ckpt_point;
     solve_extra x = {app_ckpt_callback, &ck, p == r->ckpt_point ? &st : NULL, warm ? r->warm : NULL,
-                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start, app_ckpt_poll};
+                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start, app_ckpt_poll, NULL, 0};
     if (warm) {
         pl_op_info info;
         pl_op_get_info(r->op, &info);
@@ -473,6 +473,16 @@ int cmd_sweep(app_ctx *ctx)
     r.t0 = pl_wtime();
     int rc = PL_OK;
     int8_t *todo = NULL;
+    {
+        char where[1200];
+        ctx->error_collective = 1;
+        PL_CHECK(!app_st_wanted(&ctx->cfg), PL_ERR_INPUT,
+                 "%s: a spectral transformation (target, b_file) runs in a single solve, not in a [sweep] (a sweep over "
+                 "targets is not implemented; run one solve per target)",
+                 pl_config_where(&ctx->cfg, "solver", isnan(ctx->cfg.solver.target) ? "transform" : "target", where,
+                                 sizeof where));
+        ctx->error_collective = 0;
+    }
     app_signal_exit_phase("the start of the sweep",
                           ctx->resume ? "nothing new to save; `solve --resume` continues"
                                       : "nothing to save (no point had started); rerun to start again");

@@ -20,7 +20,10 @@
  * [solver] max_restarts) */
 /* KT_DBL_OPT: a finite double, NaN (the default) = not set, left out of the
  * dump; KT_RANGE: two finite doubles "a, b" in a double[2], NaN = not set */
-enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO, KT_DBL_OPT, KT_RANGE };
+/* KT_CPLX_OPT: "a", "a+bi", "a-bi" or "bi" (j for i too) into a double[2]
+ * (real, imaginary: two adjacent doubles), NaN = not set */
+enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO, KT_DBL_OPT, KT_RANGE,
+          KT_CPLX_OPT };
 
 typedef struct key_desc {
     const char *section, *key;
@@ -71,9 +74,12 @@ static const key_desc keys[] = {
     {"matrix", "symmetry_tolerance", KT_DBL, F(matrix, symmetry_tolerance), 0, NULL, 0, 0},
     {"matrix", "layout", KT_ENUM, F(matrix, layout), 0, "auto|pjds|petsc|matlab|csr|csc|coo", 0, 0},
     {"matrix", "index_base", KT_ENUM, F(matrix, index_base), 0, "auto|0|1", 0, 0},
+    {"matrix", "b_file", KT_STR, F(matrix, b_file), SZ(matrix, b_file), NULL, 0, 0},
+    {"matrix", "b_group", KT_STR, F(matrix, b_group), SZ(matrix, b_group), NULL, 0, 0},
     {"solver", "nev", KT_INT, F(solver, nev), 0, NULL, 0, 0},
     {"solver", "which", KT_ENUM, F(solver, which), 0,
-     "smallest|largest|largest_magnitude|smallest_real|largest_real|largest_imaginary", 0, 0},
+     "smallest|largest|largest_magnitude|smallest_real|largest_real|largest_imaginary|nearest|nearest_real|"
+     "nearest_imaginary", 0, 0},
     {"solver", "method", KT_ENUM, F(solver, method), 0, "auto|lanczos|krylov-schur|chebfd", 0, 0},
     {"solver", "tolerance", KT_DBL, F(solver, tolerance), 0, NULL, 0, 0},
     {"solver", "ncv", KT_INT, F(solver, ncv), 0, NULL, 0, 0},
@@ -82,7 +88,9 @@ static const key_desc keys[] = {
     {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
     {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
     {"solver", "interval", KT_RANGE, F(solver, interval), 0, NULL, 0, 0},
-    {"solver", "target", KT_DBL_OPT, F(solver, target), 0, NULL, 0, 0},
+    {"solver", "target", KT_CPLX_OPT, F(solver, target), 0, NULL, 0, 0},
+    {"solver", "transform", KT_ENUM, F(solver, transform), 0, "auto|none|shift_invert", 0, 0},
+    {"solver", "factorization", KT_ENUM, F(solver, factorization), 0, "auto|mumps|cudss", 0, 0},
     {"solver", "filter_degree", KT_INT_AUTO, F(solver, filter_degree), 0, NULL, 0, 0},
     {"solver", "search_size", KT_INT_AUTO, F(solver, search_size), 0, NULL, 0, 0},
     {"spmv", "backend", KT_ENUM, F(spmv, backend), 0, "auto|cpu|cuda", 0, 0},
@@ -142,6 +150,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->model.rotation = 0.3;
     cfg->model.seed = 1;
     strcpy(cfg->matrix.group, "/");
+    strcpy(cfg->matrix.b_group, "/");
     cfg->matrix.check_symmetry = 1;
     cfg->matrix.symmetry_tolerance = 1e-12;
     cfg->solver.nev = 4;
@@ -190,6 +199,44 @@ static int known_section(const char *s)
 {
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
         if (!strcmp(sections[i], s)) return 1;
+    return 0;
+}
+
+/* "a", "a+bi", "a-bi", "bi" (i or j; blanks around the sign) into v[0], v[1].
+ * Returns 0, or 1 with a message. */
+static int parse_complex(const char *value, double *v, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double a = strtod(value, &end), b = 0.0;
+    int ok = end != value && isfinite(a);
+    while (ok && (*end == ' ' || *end == '\t')) end++;
+    if (ok && (*end == 'i' || *end == 'j') && !end[1]) { /* "bi": purely imaginary */
+        b = a;
+        a = 0.0;
+        end++;
+    } else if (ok && (*end == '+' || *end == '-')) {
+        const double sign = *end == '-' ? -1.0 : 1.0;
+        const char *p = end + 1;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p == 'i' || *p == 'j') { /* "a+i" */
+            b = sign;
+            end = (char *)p + 1;
+        } else {
+            b = strtod(p, &end);
+            ok = end != p && isfinite(b) && *p != '+' && *p != '-';
+            b *= sign;
+            while (ok && (*end == ' ' || *end == '\t')) end++;
+            ok = ok && (*end == 'i' || *end == 'j');
+            if (ok) end++;
+        }
+    }
+    if (!ok || *end || errno == ERANGE) {
+        snprintf(err, errlen, "'%s' is not a finite real or complex number (a, a+bi or a-bi)", value);
+        return 1;
+    }
+    v[0] = a;
+    v[1] = b;
     return 0;
 }
 
@@ -268,6 +315,7 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
         ((double *)field)[1] = b;
         return 0;
     }
+    case KT_CPLX_OPT: return parse_complex(value, (double *)field, err, errlen);
     case KT_DBL_OPT:
     case KT_DBL: {
         double v = strtod(value, &end);
@@ -524,7 +572,13 @@ static int bs_key(const key_desc *k)
 /* Whether key k is used by the configured model type. */
 static int key_used(const pl_config *cfg, const key_desc *k)
 {
-    if (k->type == KT_DBL_OPT || k->type == KT_RANGE) return !isnan(*(const double *)((const char *)cfg + k->offset));
+    if (k->type == KT_DBL_OPT || k->type == KT_RANGE || k->type == KT_CPLX_OPT)
+        return !isnan(*(const double *)((const char *)cfg + k->offset));
+    /* the keys of a spectral transformation, only where one can run (older dumps stay as they were) */
+    const int st_keys = !isnan(cfg->solver.target) || cfg->matrix.b_file[0];
+    if (!strcmp(k->section, "solver") && (!strcmp(k->key, "transform") || !strcmp(k->key, "factorization")))
+        return st_keys;
+    if (!strcmp(k->section, "matrix") && !strncmp(k->key, "b_", 2)) return cfg->matrix.b_file[0] != 0;
     if (!strcmp(k->section, "sweep")) return cfg->sweep.nkeys > 0;
     if (strcmp(k->section, "model") || !strcmp(k->key, "type")) return 1;
     switch (cfg->model.type) {
@@ -596,7 +650,18 @@ int pl_config_check(pl_config *cfg)
     {
         const int cheb = s->method == PL_METHOD_CHEBFD, has_iv = !isnan(s->interval[0]), has_t = !isnan(s->target);
         if (has_iv && !cheb) BAD("solver", "interval", "only method = chebfd uses a window");
-        if (has_t && !cheb) BAD("solver", "target", "only method = chebfd uses a target");
+        if (has_t && !cheb && s->transform == PL_TRANSFORM_NONE)
+            BAD("solver", "target", "transform = none: a target needs method = chebfd or transform = shift_invert");
+        if (has_t && cheb && s->target_imag != 0.0)
+            BAD("solver", "target", "method = chebfd takes a real target (got %g%+gi)", s->target, s->target_imag);
+        if (!has_t && s->transform == PL_TRANSFORM_SHIFT_INVERT)
+            BAD("solver", "transform", "shift_invert needs [solver] target = sigma");
+        if (!has_t && s->which >= PL_WHICH_NEAREST)
+            BAD("solver", "which", "%s is relative to a target: set [solver] target",
+                pl_config_enum_name("solver", "which", s->which));
+        if (cfg->matrix.b_file[0] && cfg->model.type != PL_MODEL_HDF5)
+            BAD("matrix", "b_file", "a B matrix goes with an imported A ([model] type = hdf5)");
+        if (cfg->matrix.b_file[0] && cheb) BAD("matrix", "b_file", "method = chebfd solves A x = lambda x only");
         if (has_iv && !(s->interval[0] < s->interval[1]))
             BAD("solver", "interval", "[%g, %g] is empty or inverted (need a < b)", s->interval[0], s->interval[1]);
         if (has_iv && has_t) BAD("solver", "target", "give either interval or target, not both");
@@ -710,6 +775,10 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
         case KT_DBL_OPT:
         case KT_DBL: fprintf(f, "%.17g\n", *(const double *)field); break;
         case KT_RANGE: fprintf(f, "%.17g, %.17g\n", ((const double *)field)[0], ((const double *)field)[1]); break;
+        case KT_CPLX_OPT:
+            if (((const double *)field)[1] == 0.0) fprintf(f, "%.17g\n", ((const double *)field)[0]);
+            else fprintf(f, "%.17g%+.17gi\n", ((const double *)field)[0], ((const double *)field)[1]);
+            break;
         case KT_BOOL: fprintf(f, "%s\n", *(const int *)field ? "true" : "false"); break;
         case KT_ENUM: fprintf(f, "%s\n", pl_config_enum_name(k->section, k->key, *(const int *)field)); break;
         case KT_STR: fprintf(f, "%s\n", field); break;

@@ -76,6 +76,9 @@ typedef struct pl_matrix_cfg {
                              /* | coo = auto (PL_H5M_LAYOUT_*, pl_h5matrix.h)   */
     int index_base;          /* index_base: auto | 0 | 1 = auto (COO; the value */
                              /* is the word's index: 0 auto, 1 -> 0, 2 -> 1)    */
+    char b_file[1024];       /* b_file: B of A x = lambda B x, same schema      */
+                             /* (file, layout, index_base); "" = none           */
+    char b_group[256];       /* b_group: B's group in b_file = "/"              */
 } pl_matrix_cfg;
 
 typedef struct pl_solver_cfg {
@@ -96,11 +99,20 @@ typedef struct pl_solver_cfg {
     /* method = chebfd (lanczos.h cf_*; docs/config.md): one of interval,     */
     /* target (with nev), or which = smallest | largest (with nev)            */
     double interval[2];      /* interval: a, b (a < b); NaN = not set           */
-    double target;           /* target: E; NaN = not set                        */
+    double target;           /* target: E (chebfd), or sigma's real part (a     */
+                             /* spectral transformation); NaN = not set         */
+    double target_imag;      /* not a key alone: the imaginary part of target   */
+                             /* ("a+bi"); 0 when real                           */
+    int transform;           /* transform: auto | none | shift_invert = auto    */
+                             /* (enum pl_transform; app/solve_st.c)             */
+    int factorization;       /* factorization: auto | mumps | cudss = auto      */
+                             /* (factor/fact.h pl_fact_kind)                    */
     int filter_degree;       /* filter_degree: >= 1 or auto (-1) = auto         */
     int search_size;         /* search_size: >= 1 or auto (-1) = auto           */
 } pl_solver_cfg;
-enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 }; /* app translates to enum lz_reorth */
+enum pl_reorth { PL_REORTH_PARTIAL = 0, PL_REORTH_FULL = 1 };
+/* [solver] transform: auto = shift_invert when a target is given (and method is not chebfd) */
+enum pl_transform { PL_TRANSFORM_AUTO = 0, PL_TRANSFORM_NONE = 1, PL_TRANSFORM_SHIFT_INVERT = 2 }; /* app translates to enum lz_reorth */
 
 #define PL_MAX_RESTARTS_AUTO (-1) /* [solver] max_restarts = auto (= LZ_RESTARTS_AUTO) */
 #define PL_MAX_PHONONS_AUTO (-1)  /* [model] max_phonons = auto (before the search) */

@@ -19,6 +19,7 @@
 #include "pl_error.h"
 #include "pl_spectrum.h"
 #include "solve_impl.h"
+#include "st.h"
 
 #define SOLVE_MPI(call)                                                                                  \
     do {                                                                                                 \
@@ -459,7 +460,9 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
              "%s: [solver] method = chebfd runs in a single solve, not in a sweep", cfg->path);
     pl_op_reset_counters(op); /* the counters and per-product samples start here */
     double t0 = pl_wtime();
-    int rc = f->method == PL_METHOD_LANCZOS ? lz_solve(op, &o, res) : ks_solve(op, &o, res);
+    int rc = x && x->st                       ? pl_st_solve(x->st, &o, x->st_which, f->method, res)
+             : f->method == PL_METHOD_LANCZOS ? lz_solve(op, &o, res)
+                                              : ks_solve(op, &o, res);
     PL_CALL(app_param_error(cfg, "solver", NULL, rc));
     f->solve_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     pl_op_timings ot;

@@ -54,6 +54,8 @@ typedef struct solve_extra {
     size_t start_ld;
     int want_vectors;             /* keep res->vectors even without [output] eigenvectors */
     lz_poll_fn poll;              /* NULL = none; called with checkpoint_arg */
+    struct pl_st *st;             /* a spectral transformation (solve_st.c): op is its */
+    int st_which;                 /* operator, pl_st_solve runs with this order        */
 } solve_extra;
 
 /* Warm start of sweep points: the random part added to the sum of the
@@ -173,5 +175,12 @@ void app_text_difference(const char *a, const char *b, const char *a_name, char 
 #define APP_CHECKPOINTED 1000
 
 int cmd_sweep(app_ctx *ctx);
+
+/* solve_st.c: whether the configuration asks for a spectral transformation
+ * ([solver] target with transform auto | shift_invert and a method other
+ * than chebfd, or [matrix] b_file), and the single solve that runs it
+ * (cmd_solve.c, after the output path check).  Collective. */
+int app_st_wanted(const pl_config *cfg);
+int solve_st(app_ctx *ctx, int replace);
 
 #endif

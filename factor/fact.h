@@ -38,6 +38,9 @@ typedef struct pl_fact_info {
     int64_t nnz_factors;   /* entries of the factors, all ranks, from the analysis */
     double analyse_s, factor_s, solve_s; /* cumulative seconds */
     int64_t nsolves;       /* right-hand sides solved so far */
+    int64_t negative_pivots; /* symmetric: negative pivots of the last factorisation
+                              * (the inertia; 0 and no null pivot: M is positive
+                              * definite); -1 where the back-end does not say */
 } pl_fact_info;
 
 typedef struct pl_fact pl_fact;

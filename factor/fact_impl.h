@@ -2,7 +2,9 @@
  * function analyses the matrix, fills *info (backend, mem_estimate,
  * nnz_factors, analyse_s) and returns its state and operations; fact.c
  * does the dispatch, the memory check against opts->mem_limit and the
- * timing of factor and solve. */
+ * timing of factor and solve.  *info lives as long as the back-end state:
+ * a back-end may keep the pointer and update negative_pivots at each
+ * factor (fact.c sets it to -1 before create). */
 #ifndef PL_FACT_IMPL_H
 #define PL_FACT_IMPL_H
 

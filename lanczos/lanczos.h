@@ -26,7 +26,14 @@ enum pl_which {
     PL_WHICH_LARGEST_MAGNITUDE = 2,
     PL_WHICH_SMALLEST_REAL = 3,
     PL_WHICH_LARGEST_REAL = 4,
-    PL_WHICH_LARGEST_IMAGINARY = 5
+    PL_WHICH_LARGEST_IMAGINARY = 5,
+    /* relative to a target sigma, for a spectral transformation (st/, which
+     * runs lz_solve / ks_solve with largest_magnitude on its operator; these
+     * three are not options of lz_solve / ks_solve): smallest |lambda - sigma|,
+     * |Re lambda - Re sigma|, |Im lambda - Im sigma| */
+    PL_WHICH_NEAREST = 6,
+    PL_WHICH_NEAREST_REAL = 7,
+    PL_WHICH_NEAREST_IMAGINARY = 8
 };
 /* The eigensolver: auto = Lanczos for a symmetric operator, else Krylov-Schur;
  * chebfd: Chebyshev filter diagonalization (cf_* below; symmetric only). */

@@ -107,7 +107,9 @@ static int check_mpi(int e, const char *what)
 static int spmv_local(pl_op *op, const double *x, double *y)
 {
     double t0 = pl_wtime();
-    if (op->d_kron)
+    if (op->shell)
+        PL_CALL(op->shell(op->shell_arg, x, y)); /* op_shell.c: the caller's product */
+    else if (op->d_kron)
         PL_CALL(op->be->kron_apply(op->be, op->d_kron, x, y)); /* matrix-free: the whole product */
     else
         PL_CALL(op->be->spmv(op->be, op->d_loc, x, y));

@@ -221,6 +221,7 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
+    PL_CHECK(!op->shell, PL_ERR_NOTSUP, "a spectral transformation has no block product");
     if (op->fmt == PL_FORMAT_MATRIX_FREE) PL_CALL(kron_block_check(op, 0));
     else PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
     const double t0 = pl_wtime();
@@ -243,6 +244,7 @@ int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double b
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block_aug: R = %d outside 1..%d", R,
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
+    PL_CHECK(!op->shell, PL_ERR_NOTSUP, "a spectral transformation has no block product");
     const int kron = op->fmt == PL_FORMAT_MATRIX_FREE;
     if (kron) PL_CALL(kron_block_check(op, 1));
     const size_t nr = (size_t)op->n * (size_t)R;

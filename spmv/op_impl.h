@@ -35,6 +35,8 @@ struct pl_op {
     void *d_kron;       /* PL_FORMAT_MATRIX_FREE (op_kron.c): the backend's */
                         /* Kronecker operator (d_loc, d_rem NULL)         */
     void *d_krem;       /* several ranks: the backend's remote part       */
+    pl_op_shell_fn shell; /* op_shell.c: the product is this function      */
+    void *shell_arg;
     void *kdist;        /* several ranks: the split (op_kron_dist.c)      */
     double norm_est;
     size_t dev_bytes;

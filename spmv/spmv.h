@@ -593,6 +593,16 @@ int pl_op_from_original(pl_op *op, int nvec, const double *in, size_t ldi, doubl
  * remote left row outside the operator's halo; on failure the old tables
  * stay.  Collective on several ranks (agrees on failure). */
 int pl_op_kron_update(pl_op *op, const pl_kron *k);
+/* A shell operator (op_shell.c): y = fn(arg, x) on this rank's rows
+ * [row0, row0 + n_local) of the original order (global index row0 + i, no
+ * permutation), x and y in be's memory.  fn is called by pl_op_apply and
+ * pl_op_apply_queued on every rank (it may communicate; collective); the
+ * block products return PL_ERR_NOTSUP.  norm_estimate: the operator's norm
+ * where known (Lanczos' tolerance scale), else 0.  The spectral
+ * transformations of st/ are such operators. */
+typedef int (*pl_op_shell_fn)(void *arg, const double *x, double *y);
+int pl_op_create_shell(MPI_Comm comm, pl_backend *be, int64_t n_global, int64_t row0, int64_t n_local,
+                       pl_op_shell_fn fn, void *arg, double norm_estimate, pl_op **op);
 void pl_op_destroy(pl_op **op);
 /* y = A x; x and y are n_local vectors in backend memory, permuted basis.
  * Collective over the operator's communicator (halo exchange).

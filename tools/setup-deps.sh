@@ -6,7 +6,7 @@ pkgs=(build-essential cmake pkg-config
       libopenmpi-dev openmpi-bin
       libhdf5-dev hdf5-tools
       liblapacke-dev libopenblas-dev
-      libinih-dev
+      libinih-dev libmumps-dev
       clang libclang-rt-14-dev libomp-14-dev
       python3-numpy python3-scipy python3-h5py python3-matplotlib
       python3-petsc4py-real python3-pandas python3-natsort  # these three: HDF5 layout tests (tests/h5matrix)

@@ -2,7 +2,9 @@
 """The layering rules of docs/design.md, checked on the source tree.
 
 1. Each folder includes only headers of the folders below it (the table LAYERS):
-   core <- io, hamiltonian <- spmv <- lanczos <- api <- app <- bench/src.
+   core <- io, hamiltonian <- spmv <- lanczos <- api <- app <- bench/src;
+   factor (sparse direct factorisations) sits on core, st (spectral transformations)
+   on spmv, factor and lanczos; only app/ uses them (not libpjds, api/).
    Only app/ (and what sits on it) knows the config file, pl_config.h.
 2. The generic operator code (spmv/op*.c) chooses no behaviour by backend name
    and calls no GPU transport function directly: it goes through the backend table.
@@ -20,8 +22,10 @@ LAYERS = {
     "hamiltonian": {"core", "hamiltonian"},
     "spmv": {"core", "spmv"},
     "lanczos": {"core", "spmv", "lanczos"},
+    "factor": {"core", "factor"},
+    "st": {"core", "spmv", "factor", "lanczos", "st"},
     "api": {"core", "io", "hamiltonian", "spmv", "lanczos", "api", "include"},
-    "app": {"core", "io", "hamiltonian", "spmv", "lanczos", "api", "include", "app"},
+    "app": {"core", "io", "hamiltonian", "spmv", "factor", "lanczos", "st", "api", "include", "app"},
 }
 BELOW_APP = [f for f in LAYERS if f not in ("app",)]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

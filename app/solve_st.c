@@ -1,0 +1,238 @@
+/* solve_st.c — `solve` with a spectral transformation (docs/config.md,
+ * "Spectral transformations"): [solver] target = sigma (real or complex)
+ * with transform = auto | shift_invert, or [matrix] b_file (A x = lambda B
+ * x; without a target a B-only factorisation, x -> B^{-1} A x).  The rows
+ * of A (and B on the same row blocks) stay on the host, st/ factors A -
+ * sigma B (factor/: MUMPS or cuDSS) and wraps the product in a shell
+ * operator, solve_run runs Lanczos or Krylov-Schur on it through
+ * pl_st_solve, and the result file records the transformation, sigma, B
+ * and the factorisation's figures.  No checkpoints (a signal stops the run
+ * with nothing saved; `solve --resume` starts afresh). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pl_error.h"
+#include "pl_h5matrix.h"
+#include "pl_spectrum.h"
+#include "solve_impl.h"
+#include "st.h"
+
+int app_st_wanted(const pl_config *cfg)
+{
+    const pl_solver_cfg *s = &cfg->solver;
+    if (s->method == PL_METHOD_CHEBFD) return 0;
+    if (cfg->matrix.b_file[0] && cfg->model.type == PL_MODEL_HDF5) return 1;
+    return !isnan(s->target) && s->transform != PL_TRANSFORM_NONE;
+}
+
+typedef struct st_run {
+    pl_csr B;
+    int have_b, b_sym;       /* B read; B symmetric (1), not (0), unknown (-1) */
+    char b_name[1300];
+    pl_st_opts so;
+    pl_st *st;
+    int which, definite;     /* definite: symmetric pair with B SPD (real result) */
+    pl_fact_info fi;
+} st_run;
+
+/* B's rows on A's row blocks; its size and symmetry.  Collective. */
+static int read_b(app_ctx *ctx, const pl_csr *A, st_run *r)
+{
+    const pl_matrix_cfg *m = &ctx->cfg.matrix;
+    const pl_h5m_opts opts = {m->layout, m->index_base - 1};
+    char where[1200];
+    pl_config_where(&ctx->cfg, "matrix", "b_file", where, sizeof where);
+    pl_h5m_info info;
+    int rc = pl_h5m_open_info_ex(m->b_file, m->b_group, &opts, &info);
+    if (rc) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", pl_error_message());
+        pl_error_clear();
+        return app_error_alike(ctx, PL_ERROR(rc, "%s: %s", where, msg));
+    }
+    ctx->error_collective = info.rows != A->nrows_global;
+    PL_CHECK(info.rows == A->nrows_global, PL_ERR_INPUT,
+             "%s = %s (group %s): B has %lld rows, A has %lld: A and B must have the same size", where, m->b_file,
+             m->b_group, (long long)info.rows, (long long)A->nrows_global);
+    rc = pl_h5m_read_rows_ex(m->b_file, m->b_group, &opts, A->row0, A->row0 + A->nrows, ctx->comm, &r->B);
+    if (rc) return app_error_alike(ctx, rc);
+    r->have_b = 1;
+    snprintf(r->b_name, sizeof r->b_name, "%s", info.name[0] ? info.name : m->b_file);
+    r->b_sym = info.symmetric ? 1 : -1;
+    if (!info.symmetric && m->check_symmetry) {
+        double rel = 0;
+        int64_t i = -1, j = -1;
+        PL_CALL(pl_h5m_asymmetry(&r->B, ctx->comm, &rel, &i, &j));
+        r->b_sym = rel <= m->symmetry_tolerance;
+    }
+    return PL_OK;
+}
+
+/* The factorisation's options from [solver] factorization and the run. */
+static void fact_opts(app_ctx *ctx, const pl_backend *be, pl_fact_opts *fo)
+{
+    pl_fact_opts_init(fo);
+    const int k = ctx->cfg.solver.factorization;
+    /* auto: cuDSS only for a run on the GPU backend (fact.c: where built in, one rank) */
+    fo->kind = k == 1 ? PL_FACT_MUMPS : k == 2 ? PL_FACT_CUDSS : be->host_memory ? PL_FACT_MUMPS : PL_FACT_AUTO;
+    const char *lim = getenv("PJDS_HOST_MEMORY_LIMIT"); /* tests: the memory of the refusal */
+    if (lim && lim[0] && app_parse_bytes(lim) > 0) fo->mem_limit = app_parse_bytes(lim);
+    fo->verbose = !ctx->quiet;
+}
+
+/* Rewrite a failed factorisation's message for the user: singular A -
+ * sigma B (sigma is an eigenvalue: a nearby target), a refused estimate
+ * (a generated model: chebfd).  Returns rc. */
+static int fact_error(app_ctx *ctx, int rc, int singular, const st_run *r)
+{
+    const pl_config *cfg = &ctx->cfg;
+    if (rc != PL_ERR_INPUT) return rc;
+    char msg[1400], where[1200];
+    snprintf(msg, sizeof msg, "%s", pl_error_message());
+    pl_error_clear();
+    ctx->error_collective = 1; /* every rank has the same MUMPS result */
+    if (singular && r->so.kind == PL_ST_SHIFT_INVERT) {
+        const double sr = r->so.sigma_re, si = r->so.sigma_im;
+        const double d = 1e-6 * fmax(fabs(sr) + fabs(si), 1.0);
+        return PL_ERROR(PL_ERR_INPUT,
+                        "%s = %.17g%+.17gi is an eigenvalue of the problem to working precision: A - sigma B is "
+                        "singular (%s); choose a nearby target, e.g. %.10g%+.10gi",
+                        pl_config_where(cfg, "solver", "target", where, sizeof where), sr, si, msg, sr + d, si);
+    }
+    if (singular)
+        return PL_ERROR(PL_ERR_INPUT, "%s: B is singular (%s); give a target (shift-and-invert) instead",
+                        pl_config_where(cfg, "matrix", "b_file", where, sizeof where), msg);
+    if (cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD)
+        return PL_ERROR(PL_ERR_INPUT, "%s: %s; for a generated Holstein-Hubbard model use [solver] method = chebfd "
+                        "with this target (no factorisation)",
+                        pl_config_where(cfg, "solver", "target", where, sizeof where), msg);
+    return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, "solver", "factorization", where, sizeof where), msg);
+}
+
+/* The transformation, method and order of the run; B's definiteness where
+ * the symmetric method needs it.  Collective. */
+static int decide(app_ctx *ctx, const pl_backend *be, solve_facts *f, st_run *r)
+{
+    const pl_config *cfg = &ctx->cfg;
+    const pl_solver_cfg *s = &cfg->solver;
+    char where[1200];
+    pl_st_opts_init(&r->so);
+    const int target = !isnan(s->target);
+    r->so.kind = target ? PL_ST_SHIFT_INVERT : PL_ST_B_INVERT;
+    r->so.sigma_re = target ? s->target : 0.0;
+    r->so.sigma_im = target ? s->target_imag : 0.0;
+    const int a_sym = !f->cplx; /* choose_method: A symmetric (or lanczos forced) */
+    r->so.symmetric = a_sym && (!r->have_b || r->b_sym == 1);
+    fact_opts(ctx, be, &r->so.fact);
+    r->which = pl_config_is_set(cfg, "solver", "which") || !target ? s->which : PL_WHICH_NEAREST;
+    if (r->so.symmetric && r->have_b && s->method != PL_METHOD_KRYLOV_SCHUR) {
+        /* a symmetric-definite pair: real eigenvalues if B is positive definite (its inertia) */
+        int64_t neg = -1;
+        int sing = 0;
+        int rc = pl_st_inertia(ctx->comm, &r->B, &r->so.fact, &neg, &sing);
+        if (rc) return fact_error(ctx, rc, 0, r);
+        ctx->error_collective = sing || neg != 0;
+        PL_CHECK(!sing && neg == 0, PL_ERR_INPUT,
+                 "%s = %s: A and B are symmetric but B is not positive definite (%s); a symmetric-definite pair "
+                 "needs an SPD B: set [solver] method = krylov-schur to solve it as a general pair",
+                 pl_config_where(cfg, "matrix", "b_file", where, sizeof where), cfg->matrix.b_file,
+                 sing ? "it is singular" : "its LDL^T factorisation has negative pivots");
+        r->definite = 1;
+        if (ctx->rank == 0) pl_info("solve: B is positive definite (LDL^T inertia): a symmetric-definite pair");
+    }
+    const int lanczos_ok = target && r->so.symmetric && !r->have_b && r->so.sigma_im == 0.0;
+    f->method = lanczos_ok && s->method != PL_METHOD_KRYLOV_SCHUR ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
+    f->cplx = !(lanczos_ok || r->definite || (r->so.symmetric && !r->have_b));
+    return PL_OK;
+}
+
+static int st_attrs(void *arg, pl_spectrum *sp)
+{
+    const st_run *r = arg;
+    const int si = r->so.kind == PL_ST_SHIFT_INVERT;
+    PL_CALL(pl_spectrum_attr_string(sp, "transform", si ? "shift_invert" : "b_inverse"));
+    PL_CALL(pl_spectrum_attr_double(sp, "sigma_real", si ? r->so.sigma_re : NAN));
+    PL_CALL(pl_spectrum_attr_double(sp, "sigma_imag", si ? r->so.sigma_im : NAN));
+    PL_CALL(pl_spectrum_attr_string(sp, "b_matrix", r->have_b ? r->b_name : "identity"));
+    PL_CALL(pl_spectrum_attr_string(sp, "factorization", r->fi.backend ? r->fi.backend : "?"));
+    PL_CALL(pl_spectrum_attr_double(sp, "factorization_memory_estimate", r->fi.mem_estimate));
+    PL_CALL(pl_spectrum_attr_int(sp, "factorization_nnz", r->fi.nnz_factors));
+    PL_CALL(pl_spectrum_attr_int(sp, "factorized_solves", r->fi.nsolves));
+    PL_CALL(pl_spectrum_attr_double(sp, "factorization_analyse_seconds", r->fi.analyse_s));
+    PL_CALL(pl_spectrum_attr_double(sp, "factorization_factor_seconds", r->fi.factor_s));
+    PL_CALL(pl_spectrum_attr_double(sp, "factorization_solve_seconds", r->fi.solve_s));
+    PL_CALL(pl_spectrum_attr_int(sp, "symmetric_definite", r->definite));
+    return PL_OK;
+}
+
+static void st_say(app_ctx *ctx, const st_run *r, const solve_facts *f)
+{
+    if (ctx->rank != 0) return;
+    const pl_fact_info *fi = &r->fi;
+    if (r->so.kind == PL_ST_SHIFT_INVERT)
+        pl_info("solve: shift-and-invert, sigma = %.10g%+.10gi, B = %s, %s on the transformed operator, which = %s",
+                r->so.sigma_re, r->so.sigma_im, r->have_b ? r->b_name : "I",
+                pl_config_enum_name("solver", "method", f->method), pl_config_enum_name("solver", "which", r->which));
+    else
+        pl_info("solve: B-inverse (no target), B = %s, %s on B^-1 A", r->b_name,
+                pl_config_enum_name("solver", "method", f->method));
+    pl_info("solve: factorisation %s: analysis %.3f s, factor %.3f s, %lld solves %.3f s, estimate %.1f MB per rank, "
+            "%lld entries in the factors",
+            fi->backend, fi->analyse_s, fi->factor_s, (long long)fi->nsolves, fi->solve_s, fi->mem_estimate / 1e6,
+            (long long)fi->nnz_factors);
+}
+
+int solve_st(app_ctx *ctx, int replace)
+{
+    const pl_config *cfg = &ctx->cfg;
+    pl_csr rows;
+    memset(&rows, 0, sizeof rows);
+    pl_backend *be = NULL;
+    lz_result res;
+    memset(&res, 0, sizeof res);
+    solve_facts f;
+    memset(&f, 0, sizeof f);
+    st_run r;
+    memset(&r, 0, sizeof r);
+    int rc = PL_OK;
+    app_signal_exit_phase("the spectral transformation", "nothing to save (no checkpoints with a transformation)");
+    ctx->free_ok = 0; /* the factorisation needs the stored rows */
+    PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
+    if (cfg->matrix.b_file[0]) PL_CALL_GOTO(read_b(ctx, &rows, &r), out, rc);
+    PL_CALL_GOTO(decide(ctx, be, &f, &r), out, rc);
+    pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s", (long long)f.mi.rows,
+            (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds);
+    double t0 = pl_wtime();
+    rc = pl_st_create(ctx->comm, be, &rows, r.have_b ? &r.B : NULL, &r.so, &r.st);
+    if (rc) {
+        rc = fact_error(ctx, rc, pl_st_singular(NULL), &r);
+        goto out;
+    }
+    f.permute_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
+    f.backend = be->name;
+    f.format = PL_FORMAT_PJDS;
+    f.kron_split = -1;
+    f.cmp_nval = f.cmp_noff = -1;
+    snprintf(f.format_note, sizeof f.format_note, "CSR rows and a %s factorisation (spectral transformation)",
+             cfg->solver.factorization == 2 ? "cudss" : "mumps");
+    solve_extra x = {0};
+    x.want_vectors = 1;
+    x.st = r.st;
+    x.st_which = r.which;
+    PL_CALL_GOTO(solve_run(ctx, pl_st_op(r.st), &f, &x, &res), out, rc);
+    pl_st_fact_info(r.st, &r.fi);
+    if (!f.cplx) /* a symmetric(-definite) problem: real eigenvalues (rounding-level imaginary parts dropped) */
+        for (int i = 0; i < res.nev; i++) res.eigenvalues_imag[i] = 0.0;
+    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, pl_st_vectors_op(r.st), &res, &f, st_attrs, &r), out, rc);
+    st_say(ctx, &r, &f);
+    solve_report(ctx, &res, &f, cfg->output.file);
+out:
+    lz_result_destroy(&res);
+    pl_st_free(&r.st);
+    pl_csr_destroy(&r.B);
+    pl_backend_destroy(&be);
+    pl_csr_destroy(&rows);
+    return rc;
+}
