@@ -47,6 +47,7 @@ typedef struct app_ctx {
     struct pl_backend *plan_be; /* the backend, when made before the build   */
                           /* (the plan reads its free device memory)          */
     app_mem_plan plan;    /* the memory plan of the last app_build_rows       */
+    double plan_extra_host; /* host bytes the plan adds (spectral's N-sector rows) */
     int have_plan;
     const char *cmd_name; /* the command being run (main.c)                   */
     int free_ok;          /* the command runs [spmv] format = matrix_free     */

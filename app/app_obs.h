@@ -40,5 +40,11 @@ typedef struct app_obs_out {
 /* solve_attr_fn writing /observables and the attribute observables_seconds
  * of arg (an app_obs_out; nothing when it holds none). */
 int app_obs_write(void *arg, struct pl_spectrum *sp);
+/* `spectral` with operator = electron_removal | electron_addition
+ * (cmd_spectral_el.c): from the N sector's ground state (res, op, model m),
+ * H' of the N -/+ 1 sector, the recursions, the result file and the
+ * summary.  Collective. */
+int spectral_electron(app_ctx *ctx, pl_op *op, const hh_model *m, const lz_result *res, solve_facts *f,
+                      app_obs_out *ao);
 
 #endif

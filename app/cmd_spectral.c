@@ -12,7 +12,8 @@
  * between the two through the original order of the rank's block).
  * A q-resolved operator has a cos and a sin part: two recursions, whose
  * spectra add.  The result file is solve's, plus /spectral and
- * /observables.  SIGUSR1/SIGTERM before the write: exit status 3 at once
+ * /observables.  operator = electron_removal | electron_addition: A(k, w)
+ * between the N and N -/+ 1 sectors, cmd_spectral_el.c.  SIGUSR1/SIGTERM before the write: exit status 3 at once
  * (no checkpoints); during it: finished, status 0. */
 #include <math.h>
 #include <stdlib.h>
@@ -208,7 +209,8 @@ static int spectral_model(app_ctx *ctx, hh_model **m)
     hh_params hp;
     app_hh_params(&cfg->model, &hp);
     PL_CALL(hh_model_create(&hp, m));
-    int rc = hh_op_check(*m, sc->op, sc->momentum);
+    /* the electron operators: checked by pl_config_check (cmd_spectral_el.c) */
+    int rc = sc->op >= PL_SPEC_ELECTRON_REMOVAL ? PL_OK : hh_op_check(*m, sc->op, sc->momentum);
     if (rc == PL_OK) rc = app_check_output_path(ctx, cfg->output.file);
     if (rc != PL_OK) hh_model_destroy(m);
     return rc;
@@ -324,6 +326,10 @@ int cmd_spectral(app_ctx *ctx)
                   "%s: the ground state did not converge (%s after %d restarts); raise [solver] max_restarts or tolerance",
                   cfg->path, lz_reason_name(res.reason), res.restarts);
     if (app_obs_wanted(cfg)) PL_CALL_GOTO(app_observables(ctx, op, res.nev, res.vectors, res.ld, &ao.obs, &ao.seconds), out, rc);
+    if (sc->op >= PL_SPEC_ELECTRON_REMOVAL) { /* A(k, w): cmd_spectral_el.c */
+        rc = spectral_electron(ctx, op, m, &res, &f, &ao);
+        goto out;
+    }
     pl_op_info info;
     pl_op_get_info(op, &info);
     so.e0 = res.eigenvalues[0];

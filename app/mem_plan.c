@@ -33,7 +33,10 @@
  * may add to what the process holds, for tests).  While the backend is made in the background
  * (app_backend.c), the check before the build has the host part and the
  * device part against that cap only; the device part against the free
- * memory follows the build (app_mem_plan_check_device). */
+ * memory follows the build (app_mem_plan_check_device).  A second sector's
+ * operator (spectral's electron operators) is planned at its build beside
+ * the first, whose memory is then in use (VmRSS, the device's free memory),
+ * plus ctx->plan_extra_host: the N-sector rows the electron operator reads. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -188,6 +191,7 @@ static int plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be, int host)
         ha = host_available();
         if (ha >= 0 && ctx->local_size > 0) ha /= ctx->local_size;
         p->host_avail = ha;
+        p->host_bytes += ctx->plan_extra_host; /* a second operator's extra vectors (cmd_spectral_el.c) */
     }
     device_free(p, be);
     const double da = p->device_avail;

@@ -172,6 +172,45 @@ out:
     return rc;
 }
 
+/* n_s(k) of the nvec vectors x (this rank's rows [row0, row0 + n),
+ * original order) where momenta exist: the one-body density matrix from the
+ * rows one hop away (fetched one vector at a time on several ranks: up to
+ * the whole vector), summed over the ranks.  Collective. */
+static int observables_nk(app_ctx *ctx, const hh_model *m, int64_t row0, int64_t n, int nvec, const double *x,
+                          hh_obs *obs)
+{
+    const size_t S = hh_obs_onebody_size(m);
+    const int L = obs->L;
+    double *acc = calloc((size_t)nvec * S + 1, sizeof *acc), *buf = NULL;
+    int rc = PL_OK;
+    PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for the momentum distribution");
+    for (int v = 0; v < nvec; v++) {
+        int64_t xa = 0, xb = 0;
+        hh_obs_hop_range(m, row0, row0 + n, &xa, &xb);
+        const double *xv = x + (size_t)v * (size_t)n;
+        if (ctx->size > 1) { /* every rank fetches, even an empty range */
+            free(buf);
+            buf = app_host_big((size_t)(xb - xa) + 1);
+            PL_CHECK_GOTO(buf, PL_ERR_MEM, out, rc, "out of host memory for the momentum distribution's rows");
+            PL_CALL_GOTO(app_fetch_rows(ctx->comm, row0, n, 1, xv, (size_t)n, xa, xb, buf, (size_t)(xb - xa)), out, rc);
+            xv = buf;
+        } else {
+            xa = row0;
+        }
+        PL_CALL_GOTO(hh_obs_onebody(m, row0, row0 + n, 1, xv, (size_t)n, xa, acc + (size_t)v * S), out, rc);
+    }
+    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
+                      MPI_SUCCESS,
+                  PL_ERR_MPI, out, rc, "MPI_Allreduce of the one-body density matrix failed");
+    obs->momentum_distribution = malloc(((size_t)nvec * 2 * (size_t)L + 1) * sizeof(double));
+    PL_CHECK_GOTO(obs->momentum_distribution, PL_ERR_MEM, out, rc, "out of host memory");
+    hh_obs_momentum_distribution(m, nvec, acc, obs->momentum_distribution);
+out:
+    free(acc);
+    free(buf);
+    return rc;
+}
+
 int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t ld, hh_obs *obs, double *seconds)
 {
     const double t0 = pl_wtime();
@@ -219,8 +258,11 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
                       MPI_SUCCESS,
                   PL_ERR_MPI, out, rc, "MPI_Allreduce of the observables failed");
     PL_CALL_GOTO(hh_obs_finish(m, nvec, acc, eh, obs), out, rc);
-    pl_debug("observables: model %.3f s, <H> %.3f s, download + un-permute %.3f s, halo %.3f s, sums %.3f s, reduction %.3f s",
-             t_m - t0, t_h - t_m, t_d - t_h, t_a - t_d, t_s - t_a, pl_wtime() - t_s);
+    const double t_f = pl_wtime();
+    if (obs->periodic) PL_CALL_GOTO(observables_nk(ctx, m, row0, n, nvec, x, obs), out, rc);
+    pl_debug("observables: model %.3f s, <H> %.3f s, download + un-permute %.3f s, halo %.3f s, sums %.3f s, reduction %.3f s, "
+             "n(k) %.3f s",
+             t_m - t0, t_h - t_m, t_d - t_h, t_a - t_d, t_s - t_a, t_f - t_s, pl_wtime() - t_f);
 out:
     if (y) be->vec_free(be, y);
     free(x);
@@ -258,6 +300,10 @@ int app_obs_write(void *arg, pl_spectrum *sp)
         PL_CALL(pl_spectrum_write_array(sp, g, "density_correlation", 3, dm, o->density_correlation));
         PL_CALL(pl_spectrum_write_array(sp, g, "spin_correlation", 3, dm, o->spin_correlation));
         PL_CALL(pl_spectrum_write_array(sp, g, "electron_phonon_correlation", 3, dm, o->electron_phonon_correlation));
+    }
+    if (o->momentum_distribution) {
+        const int64_t dk[3] = {nv, 2, L};
+        PL_CALL(pl_spectrum_write_array(sp, g, "momentum_distribution", 3, dk, o->momentum_distribution));
     }
     const char *how = o->periodic ? "periodic: C[r] = (1/L) sum_i <A_i B_(i+r mod L)>, r = 0..L-1"
                                   : "open: C[i][j] = <A_i B_j>, i, j = 0..L-1";

@@ -21,9 +21,10 @@
 /* KT_DBL_OPT: a finite double, NaN (the default) = not set, left out of the
  * dump; KT_RANGE: two finite doubles "a, b" in a double[2], NaN = not set */
 /* KT_CPLX_OPT: "a", "a+bi", "a-bi" or "bi" (j for i too) into a double[2]
- * (real, imaginary: two adjacent doubles), NaN = not set */
+ * (real, imaginary: two adjacent doubles), NaN = not set
+ * KT_INT_ALL: a non-negative integer or the word all, stored as PL_SPECTRAL_ALL (-1; [spectral] momentum, site) */
 enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO, KT_DBL_OPT, KT_RANGE,
-          KT_CPLX_OPT };
+          KT_CPLX_OPT, KT_INT_ALL };
 
 typedef struct key_desc {
     const char *section, *key;
@@ -106,8 +107,11 @@ static const key_desc keys[] = {
     {"output", "eigenvectors", KT_BOOL, F(output, eigenvectors), 0, NULL, 0, 0},
     {"output", "checkpoint_interval", KT_DBL, F(output, checkpoint_interval), 0, NULL, 0, 0},
     {"output", "observables", KT_ENUM, F(output, observables), 0, "auto|true|false", 0, 0},
-    {"spectral", "operator", KT_ENUM, F(spectral, op), 0, "phonon_displacement|density|current", 0, 0},
-    {"spectral", "momentum", KT_INT, F(spectral, momentum), 0, NULL, 0, 0},
+    {"spectral", "operator", KT_ENUM, F(spectral, op), 0,
+     "phonon_displacement|density|current|electron_removal|electron_addition", 0, 0},
+    {"spectral", "momentum", KT_INT_ALL, F(spectral, momentum), 0, NULL, 0, 0},
+    {"spectral", "spin", KT_ENUM, F(spectral, spin), 0, "up|down", 0, 0},
+    {"spectral", "site", KT_INT_ALL, F(spectral, site), 0, NULL, 0, 0},
     {"spectral", "steps", KT_INT, F(spectral, steps), 0, NULL, 0, 0},
     {"spectral", "broadening", KT_DBL, F(spectral, broadening), 0, NULL, 0, 0},
     {"spectral", "omega_min", KT_DBL, F(spectral, omega_min), 0, NULL, 0, 0},
@@ -248,8 +252,9 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
     errno = 0;
     switch (k->type) {
     case KT_INT_AUTO:
-        if (!strcmp(value, "auto")) {
-            *(int *)field = PL_MAX_RESTARTS_AUTO;
+    case KT_INT_ALL:
+        if (!strcmp(value, k->type == KT_INT_AUTO ? "auto" : "all")) {
+            *(int *)field = k->type == KT_INT_AUTO ? PL_MAX_RESTARTS_AUTO : PL_SPECTRAL_ALL;
             return 0;
         }
         /* fall through */
@@ -262,8 +267,8 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
         }
         if (v < -2147483647L || v > 2147483647L) { snprintf(err, errlen, "%s does not fit a 32-bit integer", value); return 1; }
         /* refused here, not in pl_config_check: -1 would read as auto */
-        if (k->type == KT_INT_AUTO && v < 0) {
-            snprintf(err, errlen, "must be >= 0 or auto (got %s)", value);
+        if ((k->type == KT_INT_AUTO || k->type == KT_INT_ALL) && v < 0) {
+            snprintf(err, errlen, "must be >= 0 or %s (got %s)", k->type == KT_INT_AUTO ? "auto" : "all", value);
             return 1;
         }
         *(int *)field = (int)v;
@@ -580,6 +585,7 @@ static int key_used(const pl_config *cfg, const key_desc *k)
         return st_keys;
     if (!strcmp(k->section, "matrix") && !strncmp(k->key, "b_", 2)) return cfg->matrix.b_file[0] != 0;
     if (!strcmp(k->section, "sweep")) return cfg->sweep.nkeys > 0;
+    if (!strcmp(k->section, "spectral")) return pl_config_spectral_key_used(cfg, k->key); /* pl_config_spectral.c */
     if (strcmp(k->section, "model") || !strcmp(k->key, "type")) return 1;
     switch (cfg->model.type) {
     case PL_MODEL_HDF5: return 0;
@@ -694,23 +700,7 @@ int pl_config_check(pl_config *cfg)
             BAD("kpm", "lorentz_lambda", "must be > 0 (got %g)", k->lorentz_lambda);
         if (k->points < 0 || k->points > 100000000) BAD("kpm", "points", "must be >= 0, 0 = 4 moments (got %d)", k->points);
     }
-    {
-        const pl_spectral_cfg *q = &cfg->spectral;
-        if (q->steps < 1 || q->steps > 100000) BAD("spectral", "steps", "must be in 1..100000 (got %d)", q->steps);
-        if (!(q->broadening > 0) || !isfinite(q->broadening))
-            BAD("spectral", "broadening", "must be > 0 (got %g)", q->broadening);
-        if (q->points < 1 || q->points > 10000000) BAD("spectral", "points", "must be in 1..10000000 (got %d)", q->points);
-        if (!(q->omega_max > q->omega_min) || !isfinite(q->omega_min) || !isfinite(q->omega_max))
-            BAD("spectral", "omega_max", "must be > omega_min (got %g <= %g)", q->omega_max, q->omega_min);
-        if (cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD && (q->momentum < 0 || q->momentum >= cfg->model.sites))
-            BAD("spectral", "momentum", "must be in 0..%d (sites - 1; q = 2 pi momentum / sites) (got %d)",
-                cfg->model.sites - 1, q->momentum);
-        if (cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD && cfg->model.lattice != HH_LATTICE_CHAIN &&
-            !cfg->model.lat.translation && q->momentum != 0)
-            BAD("spectral", "momentum", "%d: a momentum on a lattice without translation symmetry (lattice = %s%s; only "
-                "momentum = 0, the uniform sum, is defined)", q->momentum, hh_lattice_kind_name(cfg->model.lattice),
-                cfg->model.lattice == HH_LATTICE_BONDS ? "" : " with an open boundary");
-    }
+    PL_CALL(pl_config_check_spectral(cfg)); /* pl_config_spectral.c */
     if (!(cfg->output.checkpoint_interval >= 0))
         BAD("output", "checkpoint_interval", "must be >= 0 seconds, 0 = only on a signal (got %g)",
             cfg->output.checkpoint_interval);
@@ -760,10 +750,11 @@ void pl_config_dump(const pl_config *cfg, FILE *f)
         switch (k->type) {
         case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
         case KT_INT_AUTO:
+        case KT_INT_ALL:
             /* max_phonons = auto stays auto once `solve` resolved it (app/cutoff.c) */
-            if (*(const int *)field == PL_MAX_RESTARTS_AUTO ||
+            if (*(const int *)field == -1 ||
                 (field == (const char *)&cfg->model.max_phonons && cfg->model.max_phonons_auto))
-                fprintf(f, "auto\n");
+                fprintf(f, k->type == KT_INT_AUTO ? "auto\n" : "all\n");
             else fprintf(f, "%d\n", *(const int *)field);
             break;
         case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;

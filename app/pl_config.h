@@ -152,11 +152,19 @@ typedef struct pl_output_cfg {
 enum pl_observables { PL_OBS_AUTO = 0, PL_OBS_TRUE = 1, PL_OBS_FALSE = 2 };
 
 /* [spectral]: `pjds-lanczos spectral` (docs/models.md "Spectral functions"). */
-enum pl_spectral_op { PL_SPEC_PHONON_DISPLACEMENT = 0, PL_SPEC_DENSITY = 1, PL_SPEC_CURRENT = 2 };
+enum pl_spectral_op { PL_SPEC_PHONON_DISPLACEMENT = 0, PL_SPEC_DENSITY = 1, PL_SPEC_CURRENT = 2,
+                      PL_SPEC_ELECTRON_REMOVAL = 3, PL_SPEC_ELECTRON_ADDITION = 4 };
+#define PL_SPECTRAL_ALL (-1) /* momentum = all, site = all */
 typedef struct pl_spectral_cfg {
     int op;                  /* operator: phonon_displacement | density |       */
-                             /* current = phonon_displacement                   */
+                             /* current | electron_removal | electron_addition  */
+                             /* = phonon_displacement                           */
     int momentum;            /* momentum: q index m, q = 2 pi m / L, 0..L-1 = 0  */
+                             /* (electron operators: also all)                   */
+    int spin;                /* spin: up | down = up (electron operators)        */
+    int site;                /* site: i or all: the local spectral function of   */
+                             /* the electron operators (unset: momentum) = 0     */
+    int local;               /* resolved: site was given (electron operators)    */
     int steps;               /* steps: recursion length = 200                    */
     double broadening;       /* broadening: eta > 0 = 0.1 (units of t)           */
     double omega_min, omega_max; /* omega_min/max: excitation energies = 0, 10   */
@@ -261,6 +269,10 @@ int pl_config_resolve_lattice(pl_config *cfg);
  * outside (0, 1]. */
 int pl_config_cutoff_key_used(const pl_config *cfg, const char *key);
 int pl_config_check_cutoff(pl_config *cfg);
+/* The [spectral] keys (pl_config_spectral.c): whether the operator uses the
+ * key, and pl_config_check's step for [spectral] (sets spectral.local). */
+int pl_config_spectral_key_used(const pl_config *cfg, const char *key);
+int pl_config_check_spectral(pl_config *cfg);
 
 /* Name of an enum value as written in the INI file. */
 const char *pl_config_enum_name(const char *section, const char *key, int value);

@@ -120,6 +120,7 @@ typedef struct hh_obs {
     double *electron_phonon_correlation; /* nvec x L x L: <n_i x_j>, x = b + b+               */
     double *density_r, *spin_r, *electron_phonon_r; /* nvec x L: (1/L) sum_i C(i, i + r), r = rx + lx ry */
                                                     /* (a chain, or periodic; else zero)          */
+    double *momentum_distribution;       /* nvec x 2 x L: n_s(k) (hh_obs_nk.c); NULL: not computed */
     double *buf;
 } hh_obs;
 int hh_obs_finish(const hh_model *m, int nvec, const double *acc, const double *expect_h, hh_obs *o);
@@ -148,5 +149,42 @@ int hh_op_rows_csr(const hh_model *m, int kind, int momentum, int64_t r0, int64_
 void hh_op_local_range(const hh_model *m, int64_t r0, int64_t r1, int64_t *xa, int64_t *xb);
 int hh_op_apply_local(const hh_model *m, int kind, int momentum, int part, int64_t r0, int64_t r1, const double *x,
                       int64_t xa, double *y);
+
+/* ---- electron operators of the single-particle spectral function
+ * (hh_elop.c; docs/models.md "Single-particle spectral function") ----
+ * c_{j s} (HH_EL_REMOVE) or c+_{j s} (HH_EL_ADD), spin s = 0 up, 1 down,
+ * from the basis of src (the N sector) into that of dst (the sector of
+ * hh_el_sector: N_s - 1 or + 1; same lattice, phonons and basis).
+ * hh_el_sector: PL_ERR_INPUT for removal from an empty band or addition
+ * into a full one.  hh_el_coefs: the real parts of c_k = L^-1/2 sum_j
+ * e^{-i q.r_j} c_j = C - i S (part 0: cos, 1: sin; q.r_j = hh_lattice_phase
+ * of momentum index m), or site >= 0: the local c_site (one part); returns
+ * the number of parts (1 where q = -q).  hh_el_partner: the index of -q.
+ * hh_el_source_range: the src rows [*xa, *xb) that dst rows [r0, r1) read.
+ * hh_el_apply: y[r - r0] = (sum_j coef[j] O_j x)(r) for dst rows [r0, r1),
+ * x holding src rows [xa, xb) (original order; OpenMP-parallel).
+ * PL_ERR_ARG when x misses a row it needs. */
+enum { HH_EL_REMOVE = 0, HH_EL_ADD = 1 };
+int hh_el_sector(const hh_params *p, int kind, int spin, hh_params *out);
+int hh_el_coefs(const hh_model *m, int momentum, int site, double coef[2][HH_LATTICE_MAX_SITES]);
+int hh_el_partner(const hh_model *m, int momentum);
+void hh_el_source_range(const hh_model *src, const hh_model *dst, int kind, int spin, int64_t r0, int64_t r1,
+                        int64_t *xa, int64_t *xb);
+int hh_el_apply(const hh_model *src, const hh_model *dst, int kind, int spin, const double *coef, int64_t r0,
+                int64_t r1, const double *x, int64_t xa, int64_t xb, double *y);
+
+/* ---- momentum distribution (hh_obs_nk.c; docs/models.md "Observables") ----
+ * The one-body density matrix G_s(i, j) = <c+_{i s} c_{j s}> of nvec
+ * vectors: hh_obs_onebody sums rows [r0, r1) into acc (nvec x
+ * hh_obs_onebody_size: [v][s][i][j], zeroed here), x holding rows [xa, xb)
+ * of hh_obs_hop_range (every slice one hop away; vector v at x + v ldx).
+ * The caller sums acc over the ranks; hh_obs_momentum_distribution turns it
+ * into n_s(k) = (1/L) sum_ij cos(q.(r_i - r_j)) G_s(i, j), nvec x 2 x L
+ * (k the momentum index; meaningful where the lattice has translations). */
+void hh_obs_hop_range(const hh_model *m, int64_t r0, int64_t r1, int64_t *xa, int64_t *xb);
+size_t hh_obs_onebody_size(const hh_model *m);
+int hh_obs_onebody(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *x, size_t ldx, int64_t xa,
+                   double *acc);
+void hh_obs_momentum_distribution(const hh_model *m, int nvec, const double *g, double *nk);
 
 #endif

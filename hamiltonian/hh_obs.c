@@ -199,6 +199,7 @@ void hh_obs_free(hh_obs *o)
 {
     if (!o) return;
     free(o->buf);
+    free(o->momentum_distribution);
     memset(o, 0, sizeof *o);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """plot.py -- draw what a pjds-lanczos result file holds.
 
-usage: tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100] [--window CHEBFD.h5]
+usage: tools/plot.py FILE.h5 [--out FILE.png] [--dpi 100] [--window CHEBFD.h5] [--combine OTHER.h5]
 
 Panels, each drawn when the file has its data:
   sweep       eigenvalues against the first swept key, one line per value of the
@@ -11,6 +11,12 @@ Panels, each drawn when the file has its data:
   phonons     phonon distribution P(n) of each eigenvector (/observables)
   correlations <n_0 n_r>, <S^z_0 S^z_r>, <n_0 x_r> (periodic) or the rows i = 0 (open)
   spectral    the spectral function A(w) with the sum rule (/spectral)
+  akw         A(k, w) of `spectral` with operator = electron_removal | electron_addition and
+              momentum = all (or site = all) as a colour map over k (x) and w (y), the way
+              band-structure figures are drawn; with --combine OTHER.h5 (the other side:
+              addition for a removal file or the reverse, same omega grid) the sum
+              A(k, w) = A+(k, w) + A-(k, w), the chemical potential mu (the mean of the two
+              sides' chemical_potential) a dashed line
   dos         the density of states of `dos` (/dos); with --window CHEBFD.h5 (a
               result of [solver] method = chebfd) its window [window_lower,
               window_upper] shaded, the eigenvalues found marked below the
@@ -82,6 +88,8 @@ def panels_of(f):
         p += ["phonons", "correlations"]
     if "spectral" in f:
         p.append("spectral")
+        if "akw" in f["spectral"] and f["spectral/akw"].shape[0] > 1:
+            p.append("akw")
     if "dos" in f:
         p.append("dos")
     return p
@@ -220,9 +228,54 @@ def draw_spectral(ax, f):
     ax.set_xlabel("omega / t (excitation energy)")
     ax.set_ylabel("A(omega) t")
     q = "" if op == "current" else ", q index %d" % int(s.attrs.get("momentum", 0))
+    if "akw" in s and s["akw"].shape[0] > 1:  # A(k, w) of every momentum (or site): their mean here
+        q = ", mean over %d %s" % (s["akw"].shape[0], "sites" if _text(s.attrs.get("resolved_by")) == "site" else "momenta")
     ax.set_title("%s%s, eta = %g t" % (op, q, s.attrs.get("broadening", 0)))
     ax.text(0.98, 0.95, "sum rule <phi|phi> = %.6g\nintegral over the window = %.6g" % (s.attrs["norm"], integral),
             transform=ax.transAxes, ha="right", va="top", fontsize=8)
+
+
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def k_labels(f, ks):
+    """tick labels of the momenta: q / pi on a chain, (qx, qy) / pi on a lattice, sites as they are"""
+    s = f["spectral"]
+    if _text(s.attrs.get("resolved_by", "momentum")) == "site":
+        return ["%d" % k for k in ks], "site"
+    o = f["observables"].attrs if "observables" in f else {}
+    lx, ly = int(o.get("lx", 0)), int(o.get("ly", 0))
+    if lx <= 0:  # the chain
+        return ["%.2g" % (2.0 * k / len(ks)) for k in ks], "q / pi"
+    return ["(%.2g,%.2g)" % (2.0 * (k % lx) / lx, 2.0 * (k // lx) / ly) for k in ks], "(qx, qy) / pi"
+
+
+def draw_akw(ax, f):
+    s = f["spectral"]
+    w, A, ks = s["omega"][:], s["akw"][:], s["momenta"][:].astype(int)
+    title = "%s %s" % (_text(s.attrs["operator"]), _text(s.attrs.get("spin", "")))
+    mus = [float(s.attrs.get("chemical_potential", np.nan))]
+    if OTHER is not None:
+        o = OTHER["spectral"]
+        if o["akw"].shape != A.shape or not np.allclose(o["omega"][:], w):
+            print("plot.py: --combine: the two files' A(k, w) grids differ", file=sys.stderr)
+            sys.exit(2)
+        A = A + o["akw"][:]
+        mus.append(float(o.attrs.get("chemical_potential", np.nan)))
+        title = "A(k, w) = removal + addition, %s" % _text(s.attrs.get("spin", ""))
+    m = ax.pcolormesh(np.arange(len(ks)), w, A.T, shading="nearest", cmap="magma")
+    ax.figure.colorbar(m, ax=ax, label="A(k, w) t")
+    labels, xl = k_labels(f, ks)
+    ax.set_xticks(np.arange(len(ks)))
+    ax.set_xticklabels(labels, fontsize=7, rotation=45 if len(ks) > 8 else 0)
+    ax.set_xlabel(xl)
+    ax.set_ylabel("omega / t (from the N-sector ground state)")
+    if OTHER is not None and np.all(np.isfinite(mus)):
+        mu = 0.5 * (mus[0] + mus[1])
+        ax.axhline(mu, color="w", ls="--", lw=0.8, label="mu = %.4g" % mu)
+        ax.legend(loc="upper left", fontsize=7)
+    ax.set_title("%s, eta = %g t" % (title, s.attrs.get("broadening", 0)), fontsize=9)
 
 
 def draw_dos(ax, f):
@@ -265,7 +318,8 @@ def read_window(path):
 
 
 DRAW = {"sweep": draw_sweep, "convergence": draw_convergence, "phonons": draw_phonons,
-        "correlations": draw_correlations, "spectral": draw_spectral, "dos": draw_dos}
+        "correlations": draw_correlations, "spectral": draw_spectral, "dos": draw_dos, "akw": draw_akw}
+OTHER = None  # --combine: the other side's open file
 
 
 def pyplot():
@@ -285,12 +339,24 @@ def main():
     ap.add_argument("--out", help="PNG file (default: FILE with .png)")
     ap.add_argument("--dpi", type=int, default=100)
     ap.add_argument("--window", help="a chebfd result file: mark its window and eigenvalues on the DOS")
+    ap.add_argument("--combine", help="the other side of A(k, w) (electron_addition for a removal file, or the "
+                    "reverse): draw their sum with the chemical potential")
     a = ap.parse_args()
     plt = pyplot()  # first: without matplotlib nothing can be drawn
     global WINDOW
     if a.window:
         WINDOW = read_window(a.window)
         if WINDOW is None:
+            return 2
+    global OTHER
+    if a.combine:
+        try:
+            OTHER = h5py.File(a.combine, "r")
+        except OSError as e:
+            print("plot.py: %s: cannot open as HDF5 (%s)" % (a.combine, e), file=sys.stderr)
+            return 2
+        if "spectral" not in OTHER or "akw" not in OTHER["spectral"]:
+            print("plot.py: %s: no /spectral/akw to combine" % a.combine, file=sys.stderr)
             return 2
     try:
         f = h5py.File(a.file, "r")

@@ -123,7 +123,33 @@ class Model:
                 return np.array([np.mean([C[i, (i + r) % L] for i in range(L)]) for r in range(L)])
             nn, ss, nx = avg(nn), avg(ss), avg(nx)
         o["density_correlation"], o["spin_correlation"], o["electron_phonon_correlation"] = nn, ss, nx
+        if self.bc == "periodic":
+            o["momentum_distribution"] = self.momentum_distribution(psi)
         return o
+
+    def momentum_distribution(self, psi):
+        """n_s(k) = (1/L) sum_ij e^{iq(i - j)} <c+_is c_js> (issue 30): the hop j -> i of spin s applied to
+        each basis state, the sign (-1)^(electrons of spin s strictly between i and j)"""
+        L = self.L
+        G = np.zeros((2, L, L))
+        for a, (mu, md, v) in enumerate(self.states):
+            if psi[a] == 0.0:
+                continue
+            for s_, m in ((0, mu), (1, md)):
+                for j in range(L):
+                    if not (m >> j) & 1:
+                        continue
+                    for i in range(L):
+                        if i != j and (m >> i) & 1:
+                            continue
+                        t = m ^ (1 << j) ^ (1 << i) if i != j else m
+                        lo, hi = min(i, j), max(i, j)
+                        sign = -1.0 if popcount(m & ((1 << hi) - 1) & ~((1 << (lo + 1)) - 1)) & 1 else 1.0
+                        b = self.index[(t, md, v) if s_ == 0 else (mu, t, v)]
+                        G[s_, i, j] += sign * psi[b] * psi[a]
+        q = 2 * math.pi * np.arange(L) / L
+        d = np.arange(L)[:, None] - np.arange(L)[None, :]
+        return np.array([[np.sum(np.cos(qk * d) * G[s_]) / L for qk in q] for s_ in range(2)])
 
     def op_parts(self, kind, m):
         L = self.L

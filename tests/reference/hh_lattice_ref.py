@@ -85,6 +85,7 @@ class Ref:
         dim = 1 << nm
         keep = [f for f in range(dim) if bin(f & ((1 << L) - 1)).count("1") == nu and bin(f >> L).count("1") == nd]
         P = sp.csr_matrix((np.ones(len(keep)), (np.arange(len(keep)), keep)), shape=(len(keep), dim))
+        self.keep = keep  # the sector's Fock states, ascending (akw_ref.py builds c_j between sectors on them)
         f = np.arange(dim)
 
         def ann(p):  # c_p on the Fock space, Jordan-Wigner (sign=False: no string, a wrong sign)
