@@ -14,30 +14,11 @@
 
 #include "pl_error.h"
 
-/* KT_I64_AUTO: a non-negative integer or the word auto, stored as
- * PL_SORT_WINDOW_AUTO (-1; the only key of the kind is [spmv] sort_window);
- * KT_INT_AUTO: the same in an int, auto stored as PL_MAX_RESTARTS_AUTO (-1;
- * [solver] max_restarts) */
-/* KT_DBL_OPT: a finite double, NaN (the default) = not set, left out of the
- * dump; KT_RANGE: two finite doubles "a, b" in a double[2], NaN = not set */
-/* KT_CPLX_OPT: "a", "a+bi", "a-bi" or "bi" (j for i too) into a double[2]
- * (real, imaginary: two adjacent doubles), NaN = not set
- * KT_INT_ALL: a non-negative integer or the word all, stored as PL_SPECTRAL_ALL (-1; [spectral] momentum, site) */
-enum kt { KT_INT, KT_I64, KT_U64, KT_DBL, KT_BOOL, KT_ENUM, KT_STR, KT_I64_AUTO, KT_INT_AUTO, KT_DBL_OPT, KT_RANGE,
-          KT_CPLX_OPT, KT_INT_ALL };
-
-typedef struct key_desc {
-    const char *section, *key;
-    enum kt type;
-    size_t offset, size; /* size for strings */
-    const char *words;   /* enum: "a|b|c", value = index */
-    int required_hh;     /* required when [model] type = holstein-hubbard */
-    int required_h5;     /* required when [model] type = hdf5 */
-} key_desc;
+#include "pl_config_keys.h"
 
 #define F(s, m) offsetof(pl_config, s.m)
 #define SZ(s, m) sizeof(((pl_config *)0)->s.m)
-static const key_desc keys[] = {
+const key_desc pl_cfg_keys[] = {
     {"model", "type", KT_ENUM, F(model, type), 0, "holstein-hubbard|hdf5|block-stencil", 1, 1},
     {"model", "sites", KT_INT, F(model, sites), 0, NULL, 1, 0},
     {"model", "n_up", KT_INT, F(model, n_up), 0, NULL, 1, 0},
@@ -128,7 +109,8 @@ static const key_desc keys[] = {
     {"sweep", "combine", KT_ENUM, F(sweep, combine), 0, "grid|zip", 0, 0},
     {"sweep", "warm_start", KT_BOOL, F(sweep, warm_start), 0, NULL, 0, 0},
 };
-#define NKEYS (sizeof keys / sizeof keys[0])
+#define NKEYS (sizeof pl_cfg_keys / sizeof pl_cfg_keys[0])
+const size_t pl_cfg_nkeys = NKEYS;
 static const char *sections[] = {"model", "matrix", "solver", "spmv", "output", "sweep", "spectral", "kpm"};
 
 typedef struct where_t {
@@ -192,10 +174,10 @@ void pl_config_defaults(pl_config *cfg)
     cfg->where_ = calloc(1, sizeof(where_t));
 }
 
-static int find_key(const char *section, const char *key)
+int pl_cfg_find_key(const char *section, const char *key)
 {
     for (size_t i = 0; i < NKEYS; i++)
-        if (!strcmp(keys[i].section, section) && !strcmp(keys[i].key, key)) return (int)i;
+        if (!strcmp(pl_cfg_keys[i].section, section) && !strcmp(pl_cfg_keys[i].key, key)) return (int)i;
     return -1;
 }
 
@@ -360,7 +342,7 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
 static int sweep_key_add(pl_config *cfg, const char *name, const char *value, int line, char *err, size_t errlen)
 {
     pl_sweep_cfg *sw = &cfg->sweep;
-    if (find_key("model", name) < 0 || !strcmp(name, "type")) {
+    if (pl_cfg_find_key("model", name) < 0 || !strcmp(name, "type")) {
         snprintf(err, errlen, "[sweep] %s: unknown key (a sweep key names a [model] key, or is combine or warm_start)",
                  name);
         return 1;
@@ -424,7 +406,7 @@ static int handler(void *user, const char *section, const char *name, const char
         if (sweep_key_add(st->cfg, name, value, st->line, st->err, sizeof st->err)) return 0;
         return 1;
     }
-    int i = find_key(section, name);
+    int i = pl_cfg_find_key(section, name);
     if (i < 0) {
         snprintf(st->err, sizeof st->err, "[%s] %s: unknown key", section, name);
         return 0;
@@ -436,7 +418,7 @@ static int handler(void *user, const char *section, const char *name, const char
         return 0;
     }
     char msg[400];
-    if (parse_value(st->cfg, &keys[i], value, msg, sizeof msg)) {
+    if (parse_value(st->cfg, &pl_cfg_keys[i], value, msg, sizeof msg)) {
         snprintf(st->err, sizeof st->err, "[%s] %s: %s", section, name, msg);
         return 0;
     }
@@ -526,10 +508,10 @@ int pl_config_set(pl_config *cfg, const char *assignment)
         PL_CALL(append_text(cfg, line));
         return PL_OK;
     }
-    int i = find_key(sec, key);
+    int i = pl_cfg_find_key(sec, key);
     PL_CHECK(i >= 0, PL_ERR_INPUT, "--set %s: [%s] %s: unknown key", assignment, sec, key);
     char msg[400];
-    PL_CHECK(!parse_value(cfg, &keys[i], eq + 1, msg, sizeof msg), PL_ERR_INPUT, "--set %s: [%s] %s: %s", assignment, sec, key, msg);
+    PL_CHECK(!parse_value(cfg, &pl_cfg_keys[i], eq + 1, msg, sizeof msg), PL_ERR_INPUT, "--set %s: [%s] %s: %s", assignment, sec, key, msg);
     ((where_t *)cfg->where_)->line[i] = -1;
     char line[512];
     snprintf(line, sizeof line, "# --set %s\n", assignment);
@@ -539,7 +521,7 @@ int pl_config_set(pl_config *cfg, const char *assignment)
 
 const char *pl_config_where(const pl_config *cfg, const char *section, const char *key, char *buf, size_t len)
 {
-    int i = find_key(section, key);
+    int i = pl_cfg_find_key(section, key);
     int line = (i >= 0 && cfg->where_) ? ((where_t *)cfg->where_)->line[i] : 0;
     if (!strcmp(section, "sweep"))
         for (int j = 0; j < cfg->sweep.nkeys; j++)
@@ -553,7 +535,7 @@ const char *pl_config_where(const pl_config *cfg, const char *section, const cha
 
 static int is_set(const pl_config *cfg, const char *section, const char *key)
 {
-    int i = find_key(section, key);
+    int i = pl_cfg_find_key(section, key);
     return i >= 0 && ((where_t *)cfg->where_)->line[i] != 0;
 }
 
@@ -575,7 +557,7 @@ static int bs_key(const key_desc *k)
 }
 
 /* Whether key k is used by the configured model type. */
-static int key_used(const pl_config *cfg, const key_desc *k)
+int pl_cfg_key_used(const pl_config *cfg, const key_desc *k)
 {
     if (k->type == KT_DBL_OPT || k->type == KT_RANGE || k->type == KT_CPLX_OPT)
         return !isnan(*(const double *)((const char *)cfg + k->offset));
@@ -606,12 +588,12 @@ int pl_config_check(pl_config *cfg)
 {
     PL_CHECK(cfg->where_, PL_ERR_MEM, "out of host memory");
     for (size_t i = 0; i < NKEYS; i++) {
-        int need = cfg->model.type == PL_MODEL_HDF5            ? keys[i].required_h5
-                   : cfg->model.type == PL_MODEL_BLOCK_STENCIL ? (!strcmp(keys[i].key, "type") || bs_key(&keys[i]) == 2)
-                                                               : keys[i].required_hh && key_used(cfg, &keys[i]) &&
-                                                                     (cfg->model.lattice == HH_LATTICE_CHAIN || strcmp(keys[i].key, "sites"));
-        if (need && !is_set(cfg, keys[i].section, keys[i].key))
-            return PL_ERROR(PL_ERR_INPUT, "%s: [%s] missing key '%s'", cfg->path[0] ? cfg->path : "config", keys[i].section, keys[i].key);
+        int need = cfg->model.type == PL_MODEL_HDF5            ? pl_cfg_keys[i].required_h5
+                   : cfg->model.type == PL_MODEL_BLOCK_STENCIL ? (!strcmp(pl_cfg_keys[i].key, "type") || bs_key(&pl_cfg_keys[i]) == 2)
+                                                               : pl_cfg_keys[i].required_hh && pl_cfg_key_used(cfg, &pl_cfg_keys[i]) &&
+                                                                     (cfg->model.lattice == HH_LATTICE_CHAIN || strcmp(pl_cfg_keys[i].key, "sites"));
+        if (need && !is_set(cfg, pl_cfg_keys[i].section, pl_cfg_keys[i].key))
+            return PL_ERROR(PL_ERR_INPUT, "%s: [%s] missing key '%s'", cfg->path[0] ? cfg->path : "config", pl_cfg_keys[i].section, pl_cfg_keys[i].key);
     }
     const pl_model_cfg *m = &cfg->model;
     if (m->type == PL_MODEL_HOLSTEIN_HUBBARD) PL_CALL(pl_config_resolve_lattice(cfg)); /* pl_config_lattice.c */
@@ -707,87 +689,6 @@ int pl_config_check(pl_config *cfg)
     return PL_OK;
 }
 
-const char *pl_config_enum_name(const char *section, const char *key, int value)
-{
-    int i = find_key(section, key);
-    if (i < 0 || keys[i].type != KT_ENUM) return "?";
-    static _Thread_local char ring[8][64]; /* several names may be used in one printf */
-    static _Thread_local int next;
-    char *buf = ring[next++ & 7];
-    const size_t buflen = sizeof ring[0];
-    const char *w = keys[i].words;
-    for (int idx = 0; *w; idx++) {
-        const char *bar = strchr(w, '|');
-        size_t n = bar ? (size_t)(bar - w) : strlen(w);
-        if (idx == value) {
-            snprintf(buf, buflen, "%.*s", (int)n, w);
-            return buf;
-        }
-        if (!bar) break;
-        w = bar + 1;
-    }
-    return "?";
-}
-
-void pl_config_dump(const pl_config *cfg, FILE *f)
-{
-    const char *last = "";
-    for (size_t i = 0; i < NKEYS; i++) {
-        const key_desc *k = &keys[i];
-        if (!key_used(cfg, k)) continue;
-        if (cfg->model.type != PL_MODEL_HDF5 && !strcmp(k->section, "matrix")) continue;
-        if (strcmp(last, k->section)) {
-            fprintf(f, "%s[%s]\n", last[0] ? "\n" : "", k->section);
-            last = k->section;
-        }
-        if (!strcmp(k->section, "sweep") && strcmp(last, "sweep")) { /* the swept keys first */
-            fprintf(f, "\n[sweep]\n");
-            last = k->section;
-            for (int j = 0; j < cfg->sweep.nkeys; j++) fprintf(f, "%s = %s\n", cfg->sweep.key[j], cfg->sweep.values[j]);
-        }
-        const char *field = (const char *)cfg + k->offset;
-        fprintf(f, "%s = ", k->key);
-        switch (k->type) {
-        case KT_INT: fprintf(f, "%d\n", *(const int *)field); break;
-        case KT_INT_AUTO:
-        case KT_INT_ALL:
-            /* max_phonons = auto stays auto once `solve` resolved it (app/cutoff.c) */
-            if (*(const int *)field == -1 ||
-                (field == (const char *)&cfg->model.max_phonons && cfg->model.max_phonons_auto))
-                fprintf(f, k->type == KT_INT_AUTO ? "auto\n" : "all\n");
-            else fprintf(f, "%d\n", *(const int *)field);
-            break;
-        case KT_I64: fprintf(f, "%lld\n", (long long)*(const int64_t *)field); break;
-        case KT_I64_AUTO:
-            if (*(const int64_t *)field == PL_SORT_WINDOW_AUTO) fprintf(f, "auto\n");
-            else fprintf(f, "%lld\n", (long long)*(const int64_t *)field);
-            break;
-        case KT_U64: fprintf(f, "%llu\n", (unsigned long long)*(const uint64_t *)field); break;
-        case KT_DBL_OPT:
-        case KT_DBL: fprintf(f, "%.17g\n", *(const double *)field); break;
-        case KT_RANGE: fprintf(f, "%.17g, %.17g\n", ((const double *)field)[0], ((const double *)field)[1]); break;
-        case KT_CPLX_OPT:
-            if (((const double *)field)[1] == 0.0) fprintf(f, "%.17g\n", ((const double *)field)[0]);
-            else fprintf(f, "%.17g%+.17gi\n", ((const double *)field)[0], ((const double *)field)[1]);
-            break;
-        case KT_BOOL: fprintf(f, "%s\n", *(const int *)field ? "true" : "false"); break;
-        case KT_ENUM: fprintf(f, "%s\n", pl_config_enum_name(k->section, k->key, *(const int *)field)); break;
-        case KT_STR: fprintf(f, "%s\n", field); break;
-        }
-    }
-}
-
-char *pl_config_dump_string(const pl_config *cfg)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return NULL;
-    pl_config_dump(cfg, f);
-    fclose(f);
-    return buf;
-}
-
 void pl_config_destroy(pl_config *cfg)
 {
     if (!cfg) return;
@@ -815,46 +716,12 @@ int pl_config_copy(pl_config *dst, const pl_config *src)
 
 int pl_config_set_value(pl_config *cfg, const char *section, const char *key, const char *value)
 {
-    int i = find_key(section, key);
+    int i = pl_cfg_find_key(section, key);
     PL_CHECK(i >= 0, PL_ERR_INPUT, "[%s] %s: unknown key", section, key);
     char msg[400];
-    PL_CHECK(!parse_value(cfg, &keys[i], value, msg, sizeof msg), PL_ERR_INPUT, "[%s] %s: %s", section, key, msg);
+    PL_CHECK(!parse_value(cfg, &pl_cfg_keys[i], value, msg, sizeof msg), PL_ERR_INPUT, "[%s] %s: %s", section, key, msg);
     return PL_OK;
 }
 
-int pl_config_key_exists(const char *section, const char *key) { return find_key(section, key) >= 0; }
+int pl_config_key_exists(const char *section, const char *key) { return pl_cfg_find_key(section, key) >= 0; }
 
-const char *pl_config_enum_words(const char *section, const char *key)
-{
-    int i = find_key(section, key);
-    return i >= 0 && keys[i].type == KT_ENUM ? keys[i].words : NULL;
-}
-
-char *pl_config_result_text(const pl_config *cfg, int with_sweep)
-{
-    char *full = pl_config_dump_string(cfg);
-    if (!full) return NULL;
-    /* keep the sections that decide a result; drop spmv and output */
-    char *out = malloc(strlen(full) + 1), *o = out;
-    if (!out) {
-        free(full);
-        return NULL;
-    }
-    int keep = 0;
-    for (char *line = full; *line;) {
-        char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
-        if (line[0] == '[')
-            keep = !strncmp(line, "[model]", 7) || !strncmp(line, "[matrix]", 8) || !strncmp(line, "[solver]", 8) ||
-                   (with_sweep && !strncmp(line, "[sweep]", 7));
-        /* warm_start changes the SpMV count, never the result beyond the tolerance */
-        if (keep && strncmp(line, "warm_start =", 12) && !(n == 1 && o == out)) {
-            memcpy(o, line, n);
-            o += n;
-        }
-        line += n;
-    }
-    *o = 0;
-    free(full);
-    return out;
-}
