@@ -4,7 +4,7 @@
  * Private to lanczos/.  Written against spmv.h only.
  *
  * Layouts: the search block V is column-major (column j at V + j ld, ld =
- * n_local), as the backend's gemv_t, gemv_n and basis_update want it.  The
+ * n_local), as the backend's gemm_t, gemm, gemv_n and basis_update want it.  The
  * block products want row-major blocks of R <= PL_SPMM_RMAX columns (the R
  * values of row i at X + i R).  The two are converted with the backend's
  * gather (buf[i] = x[idx[i]]): forward one gather per slab of rows with an
@@ -33,6 +33,7 @@ typedef struct cf_ws {
     int nb, R;             /* search block columns, columns per block product   */
     double *V;             /* backend, nb * ld, column-major                     */
     double *X0, *X1, *Acc, *W; /* backend, R * n + 1 each, row-major blocks     */
+    size_t xs;             /* X1 = X0 + xs (one allocation: the step pair)       */
     int32_t *idx_f, *idx_b; /* backend gather tables (forward: CF_SLAB x rf,     */
     int rf, rb;            /* back: n entries i rb); the R they were made for   */
     size_t slab;
