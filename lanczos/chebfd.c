@@ -264,7 +264,7 @@ int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, c
            *lres = malloc(((size_t)w.nb + 1) * sizeof *lres);
     int rc = PL_OK, nl = 0, unconv = 0, definite = 0, stable = 0, prev_found = -1, done = 0;
     PL_CHECK_GOTO(coef && lth && lres, PL_ERR_MEM, out, rc, "out of host memory");
-    cf_window_coef((p->a - cen) / h, (p->b - cen) / h, deg, coef);
+    cf_filter_coef((p->a - cen) / h, (p->b - cen) / h, deg, p->kernel, coef);
     {
         cf_plan q = *p;
         q.degree = deg;

@@ -50,8 +50,16 @@ typedef struct cf_ws {
  * [xlo, xhi] (subset of [-1, 1]): 1_[xlo,xhi](x) ~ sum_k c[k] T_k(x).
  * Can't fail. */
 void cf_window_coef(double xlo, double xhi, int deg, double *c);
-/* The auto degree of the window [xlo, xhi] (docs/config.md). */
-int cf_degree_rule(double xlo, double xhi);
+/* The filter's coefficients: cf_window_coef's series with the sigma
+ * factors sinc(k / (deg + 1))^mu (mu = 0: Jackson's).  Can't fail. */
+void cf_filter_coef(double xlo, double xhi, int deg, int mu, double *c);
+/* The filter kernel of a run: PJDS_CHEBFD_KERNEL (a tuning switch: the
+ * sigma power, 0 Jackson), else CF_KERNEL_DEFAULT. */
+#define CF_KERNEL_DEFAULT 3
+int cf_kernel_default(void);
+/* The width rule's degree of the window [xlo, xhi] for kernel mu
+ * (docs/config.md). */
+int cf_degree_rule(double xlo, double xhi, int mu);
 
 /* ---- layouts (chebfd_orth.c) ---- */
 /* X (row-major, Rc columns) = V[:, col0:col0+Rc].  Collective: no. */
