@@ -5,9 +5,11 @@
  * Filter: H~ = (H - c) / h maps the spectral bounds [emin, emax] onto
  * [-1, 1]; the window [a, b] becomes [xlo, xhi].  Its indicator expands as
  *   c_0 = (t_lo - t_hi) / pi,  c_k = 2 (sin k t_lo - sin k t_hi) / (pi k),
- * t = acos x, damped with the Jackson kernel g_k of deg + 1 terms (kpm.c):
- * a positive kernel, so the filter lies in [0, 1] and is monotone outside
- * the window; its edge is smeared over about pi sqrt(1 - x^2) / deg.
+ * t = acos x, damped with the Lanczos sigma factors cubed (cf_filter_coef;
+ * PJDS_CHEBFD_KERNEL=0: the Jackson kernel g_k of deg + 1 terms, kpm.c,
+ * which the KPM estimate keeps: positive, so its smoothed count is
+ * monotone); the edge is smeared over about pi sqrt(1 - x^2) / deg.
+ * The constants below are Jackson's; rule_of gives the sigma^3 ones.
  *
  * Degree rule (auto): the search block's extra columns (nb - est) hold the
  * eigenvalues just outside the window, an equal share beyond each inner
