@@ -4,7 +4,10 @@
 #   1. HMEp (configs/hmep.ini, 6.2 M rows): a window the KPM DOS says holds
 #      about 100 eigenvalues, with about 100 below it (an interior window
 #      placed low, where the density is smallest and the filter degree
-#      lowest: bench/chebfd_window.py), tol 1e-9: time and SpMMVs;
+#      lowest: bench/chebfd_window.py), tol 1e-9: time and SpMMVs; once per
+#      format of FORMATS (default "auto pjds": the matrix-free block product
+#      that auto takes against the stored pJDS one) and of JACKSON (default
+#      "jackson-pjds": pJDS with the Jackson filter of before, kernel 0);
 #   2. hh_184800: the 100 eigenvalues closest to an interior energy E
 #      (target = E, nev = 100; E the centre of such a window) against SciPy
 #      eigsh(sigma = E, k = 100) (SuperLU shift-and-invert, all host cores)
@@ -26,6 +29,8 @@ PY=${PYTHON:-python3}
 HMEP=${HMEP:-configs/hmep.ini}
 HH=${HH:-configs/hh_184800.ini}
 NLOW=${NLOW:-200}
+FORMATS=${FORMATS:-auto pjds} # the HMEp window once per [spmv] format (auto: the matrix-free tables)
+JACKSON=${JACKSON-jackson-pjds}  # and with the Jackson filter (PJDS_CHEBFD_KERNEL=0) in these formats
 T_DOS=${T_DOS:-30} T_INT=${T_INT:-100} T_HH=${T_HH:-30} T_SCIPY=${T_SCIPY:-70} T_LOW=${T_LOW:-60} T_LZ=${T_LZ:-50}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 mkdir -p "$OUT"
@@ -72,12 +77,19 @@ echo "$st"
 W=$("$PY" bench/chebfd_window.py "$OUT/hmep_dos.h5" --count 100 --below 100 2>"$OUT/window.err" | head -1)
 echo "HMEp window: $W ($("$PY" bench/chebfd_window.py "$OUT/hmep_dos.h5" --count 100 --below 100 2>/dev/null | tail -1))"
 if [ -n "$W" ]; then
-    st=$(run hmep_window "$T_INT" "$BIN" solve "$HMEP" --overwrite --set output.file="$OUT/hmep_window.h5" \
-         --set solver.method=chebfd --set "solver.interval=$W" --set solver.tolerance=1e-9)
-    echo "$st"
-    read -r s n est fd it sp reason dev <<< "$(attr "$OUT/hmep_window.h5" solve_seconds found_count estimated_count \
-        filter_degree chebfd_iterations spmmv_count converged_reason device_memory_used_bytes)"
-    ROWS+=("HMEp window [$W] tol 1e-9|chebfd|${st##*$'\n'}|$s s|found $n (est $est), degree $fd, $it it, $sp SpMMVs, $reason, dev $dev B")
+    for v in $FORMATS $JACKSON; do  # the block product of each [spmv] format; jackson-FMT: the old filter
+        fmt=${v#jackson-}
+        kern=3
+        [ "$fmt" != "$v" ] && kern=0
+        st=$(PJDS_CHEBFD_KERNEL=$kern run "hmep_window_$v" "$T_INT" "$BIN" solve "$HMEP" --overwrite \
+             --set output.file="$OUT/hmep_window_$v.h5" --set solver.method=chebfd --set "solver.interval=$W" \
+             --set solver.tolerance=1e-9 --set spmv.format="$fmt")
+        echo "$st"
+        read -r s n est fd nb it sp reason dev sf <<< "$(attr "$OUT/hmep_window_$v.h5" solve_seconds found_count \
+            estimated_count filter_degree search_size chebfd_iterations spmmv_count converged_reason \
+            device_memory_used_bytes spmv_format)"
+        ROWS+=("HMEp window [$W] tol 1e-9|chebfd $v ($sf, kernel $kern)|${st##*$'\n'}|$s s|found $n (est $est), degree $fd, block $nb, $it it, $sp SpMMVs, $reason, dev $dev B")
+    done
 else
     ROWS+=("HMEp window|chebfd|no window (dos: ${st##*$'\n'})|-|-")
 fi

@@ -8,10 +8,12 @@
  *      of the window's indicator (chebfd_filter.c), R columns at a time in
  *      row-major blocks through pl_op_apply_block_aug (the fused KPM step
  *      Y = alpha A X + gamma X + beta Y: T_k+1 = 2 H~ T_k - T_k-1 in place
- *      of T_k-1) and one axpy per degree into the accumulator;
+ *      of T_k-1) and, every second degree, one gemv_n that adds both
+ *      terms c_k-1 T_k-1 + c_k T_k into the accumulator;
  *   2. orthonormalise against the locked columns and among themselves
- *      (chebfd_orth.c: CholQR2, SVQB fallback; the loss is measured);
- *   3. Rayleigh-Ritz (A V by block products, V^T A V, LAPACK dsyev) and
+ *      (chebfd_orth.c: CholQR2, SVQB fallback; the loss is measured; the
+ *      Gram matrices as whole-block products, pl_vec_gemm_t);
+ *   3. Rayleigh-Ritz (A V by block products, V^T A V by gemm_t, dsyev) and
  *      explicit residuals ||A v - theta v||;
  *   4. lock the Ritz pairs inside the window whose residual is at most
  *      0.99 tol ||H|| (||H|| = max |E| of the bounds without their 1 %
@@ -41,7 +43,6 @@ static void ws_free(cf_ws *w)
     if (be) {
         if (w->V) be->vec_free(be, w->V);
         if (w->X0) be->vec_free(be, w->X0);
-        if (w->X1) be->vec_free(be, w->X1);
         if (w->Acc) be->vec_free(be, w->Acc);
         if (w->W) be->vec_free(be, w->W);
         if (w->idx_f) be->idx_destroy(be, w->idx_f);
@@ -76,10 +77,11 @@ static int ws_init(cf_ws *w, pl_op *op, const cf_options *o, const cf_plan *p)
     PL_CHECK((double)w->ld * w->R < 2147483647.0, PL_ERR_NOTSUP,
              "chebfd: %zu rows per rank times %d columns exceed the 32-bit gather tables; use more ranks", w->n, w->R);
     const size_t nb = (size_t)w->nb, blk = (size_t)w->R * w->ld + 1;
+    w->xs = (blk + 1) & ~(size_t)1; /* X1 = X0 + xs: even, so the pair is a 16-byte aligned 2-column matrix */
     int rc = PL_OK;
     PL_CALL_GOTO(w->be->vec_alloc(w->be, nb * w->ld, &w->V), err, rc);
-    PL_CALL_GOTO(w->be->vec_alloc(w->be, blk, &w->X0), err, rc);
-    PL_CALL_GOTO(w->be->vec_alloc(w->be, blk, &w->X1), err, rc);
+    PL_CALL_GOTO(w->be->vec_alloc(w->be, 2 * w->xs, &w->X0), err, rc);
+    w->X1 = w->X0 + w->xs;
     PL_CALL_GOTO(w->be->vec_alloc(w->be, blk, &w->Acc), err, rc);
     PL_CALL_GOTO(w->be->vec_alloc(w->be, blk, &w->W), err, rc);
     w->hv = malloc((w->n + 1) * sizeof *w->hv);
@@ -103,19 +105,19 @@ static int filter(cf_ws *w, const cf_plan *p, const double *coef, int c0, int k)
     for (int j0 = 0; j0 < k; j0 += w->R) {
         const int Rc = k - j0 < w->R ? k - j0 : w->R;
         const size_t nr = w->n * (size_t)Rc;
-        double *prev = w->X0, *cur = w->X1;
-        PL_CALL(cf_to_row(w, c0 + j0, Rc, prev));
-        PL_CALL(w->be->copy(w->be, nr, prev, w->Acc));
-        PL_CALL(w->be->scal(w->be, nr, coef[0], w->Acc));
-        PL_CALL(w->be->set(w->be, nr, 0.0, cur));
-        PL_CALL(pl_op_apply_block_aug(w->op, Rc, 1.0 / h, -cen / h, 0.0, prev, cur, w->W, NULL));
-        PL_CALL(w->be->axpy(w->be, nr, coef[1], cur, w->Acc));
+        /* T_d in X0 for even d, X1 for odd d (T_d+1 = 2 H~ T_d - T_d-1 in
+         * place of T_d-1); Acc += c_d-1 T_d-1 + c_d T_d after each odd d:
+         * one gemv_n over the pair (X0, X1 a 2-column matrix, ld xs), 16
+         * bytes a value per step instead of an axpy's 24 */
+        PL_CALL(cf_to_row(w, c0 + j0, Rc, w->X0));
+        PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
+        PL_CALL(pl_op_apply_block_aug(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, w->W, NULL));
+        PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef, 0.0, w->Acc));
         for (int d = 2; d <= p->degree; d++) {
+            double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
             PL_CALL(pl_op_apply_block_aug(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, w->W, NULL));
-            PL_CALL(w->be->axpy(w->be, nr, coef[d], prev, w->Acc));
-            double *t = prev;
-            prev = cur;
-            cur = t;
+            if (d & 1) PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef + d - 1, 1.0, w->Acc));
+            else if (d == p->degree) PL_CALL(w->be->axpy(w->be, nr, coef[d], w->X0, w->Acc));
         }
         PL_CALL(cf_to_col(w, w->Acc, Rc, w->V + (size_t)(c0 + j0) * w->ld));
         w->spmmv += (int64_t)p->degree * Rc;
@@ -262,7 +264,7 @@ int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, c
            *lres = malloc(((size_t)w.nb + 1) * sizeof *lres);
     int rc = PL_OK, nl = 0, unconv = 0, definite = 0, stable = 0, prev_found = -1, done = 0;
     PL_CHECK_GOTO(coef && lth && lres, PL_ERR_MEM, out, rc, "out of host memory");
-    cf_window_coef((p->a - cen) / h, (p->b - cen) / h, deg, coef);
+    cf_filter_coef((p->a - cen) / h, (p->b - cen) / h, deg, p->kernel, coef);
     {
         cf_plan q = *p;
         q.degree = deg;

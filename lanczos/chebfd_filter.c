@@ -5,9 +5,11 @@
  * Filter: H~ = (H - c) / h maps the spectral bounds [emin, emax] onto
  * [-1, 1]; the window [a, b] becomes [xlo, xhi].  Its indicator expands as
  *   c_0 = (t_lo - t_hi) / pi,  c_k = 2 (sin k t_lo - sin k t_hi) / (pi k),
- * t = acos x, damped with the Jackson kernel g_k of deg + 1 terms (kpm.c):
- * a positive kernel, so the filter lies in [0, 1] and is monotone outside
- * the window; its edge is smeared over about pi sqrt(1 - x^2) / deg.
+ * t = acos x, damped with the Lanczos sigma factors cubed (cf_filter_coef;
+ * PJDS_CHEBFD_KERNEL=0: the Jackson kernel g_k of deg + 1 terms, kpm.c,
+ * which the KPM estimate keeps: positive, so its smoothed count is
+ * monotone); the edge is smeared over about pi sqrt(1 - x^2) / deg.
+ * The constants below are Jackson's; rule_of gives the sigma^3 ones.
  *
  * Degree rule (auto): the search block's extra columns (nb - est) hold the
  * eigenvalues just outside the window, an equal share beyond each inner
@@ -37,8 +39,31 @@
 #include "chebfd_impl.h"
 #include "pl_error.h"
 
-#define K_DEG 16.0
-#define K_ROOM 6.2832 /* 2 pi */
+/* The rules' constants of a filter kernel (sigma power mu; 0 = Jackson):
+ * the width rule's K_DEG, the room rule's K_ROOM (degree x room in x at the
+ * centre: 2 pi puts Jackson's first extra eigenvalues about 1.5e-2 below
+ * the edge's 1/2, 11.5 the sigma^3 filter's about 2e-4) and the search
+ * block's growth over the estimate.  Measured on the 3024-row
+ * Holstein-Hubbard window of tests/chebfd (40 pairs, tol 1e-10, one core,
+ * 2026-11-26): Jackson with (16, 2 pi, 1.6): degree 1149, block 96, 4
+ * iterations, 435,078 SpMMVs + 73,617 for the estimate; sigma^3 with
+ * degree 1149, block 96: 3 iterations, 329,186; degree 700, block 128: 3
+ * iterations, 269,568 (+ 44,881); 550: 4, 278,760; 450: 6, 340,808. */
+typedef struct cf_rule {
+    double kdeg, kroom, grow;
+} cf_rule;
+
+static cf_rule rule_of(int mu)
+{
+    const cf_rule jackson = {16.0, 6.2832, 1.6}, sigma = {8.0, 9.0, 2.0};
+    return mu > 0 ? sigma : jackson;
+}
+
+int cf_kernel_default(void)
+{
+    const char *e = getenv("PJDS_CHEBFD_KERNEL");
+    return e && *e ? atoi(e) : CF_KERNEL_DEFAULT;
+}
 #define CF_DEG_MIN 8
 #define CF_DEG_MAX 200000
 #define CF_UNIT_MAX 2048     /* rows up to which the estimate takes every unit vector */
@@ -73,8 +98,29 @@ void cf_window_coef(double xlo, double xhi, int deg, double *c)
     free(g);
 }
 
-int cf_degree_rule(double xlo, double xhi)
+/* The filter: cf_window_coef's series damped with the Lanczos sigma
+ * factors sinc(k / (deg + 1))^mu instead of Jackson's (mu = 0: Jackson).
+ * mu = 3 leaves a transition about as wide as Jackson's near the edge
+ * (10 % at 5.2 / deg against 4.8 / deg from it, in x at the spectrum's
+ * centre) but falls much faster beyond: 1e-3 at 8.6 / deg and 1e-4 at
+ * 13.1 / deg, against Jackson's 16.9 and 32.4 / deg. */
+void cf_filter_coef(double xlo, double xhi, int deg, int mu, double *c)
 {
+    if (mu <= 0) {
+        cf_window_coef(xlo, xhi, deg, c);
+        return;
+    }
+    const double pi = acos(-1.0), tl = acos(clamp1(xlo)), th = acos(clamp1(xhi));
+    c[0] = (tl - th) / pi;
+    for (int k = 1; k <= deg; k++) {
+        const double t = pi * k / (deg + 1.0), s = sin(t) / t;
+        c[k] = 2.0 * (sin(k * tl) - sin(k * th)) / (pi * k) * pow(s, mu);
+    }
+}
+
+int cf_degree_rule(double xlo, double xhi, int mu)
+{
+    const double K_DEG = rule_of(mu).kdeg;
     xlo = clamp1(xlo);
     xhi = clamp1(xhi);
     const int inner = (xlo > -1.0) + (xhi < 1.0);
@@ -189,7 +235,7 @@ static void estimate(const cf_mom *m, int64_t N, double xlo, double xhi, double 
  * R = 32); the CPU's covers R <= 64. */
 static int block_size(const cf_options *o, int64_t N, cf_plan *p)
 {
-    double want = ceil(1.6 * (fmax(p->est, 0.0) + p->est_err)) + 8.0;
+    double want = ceil(rule_of(p->kernel).grow * (fmax(p->est, 0.0) + p->est_err)) + 8.0;
     if (o->mode != CF_INTERVAL && want < o->nev + 8) want = o->nev + 8;
     /* whole blocks of CF_BLOCK columns (a power of two below it for a small block) */
     if (want > CF_BLOCK) want = ceil(want / CF_BLOCK) * CF_BLOCK;
@@ -211,9 +257,10 @@ static int block_size(const cf_options *o, int64_t N, cf_plan *p)
  * filter's smear pi sqrt(1 - x^2) / deg half of d_e; at least the width
  * rule (cf_degree_rule), which a cluster of eigenvalues just outside an
  * edge needs (the room then is small, but the count misjudges it). */
-static int degree_dos(const cf_mom *m, int64_t N, double xlo, double xhi, double extra, double *c)
+static int degree_dos(const cf_mom *m, int64_t N, double xlo, double xhi, double extra, int mu, double *c)
 {
-    const int inner = (xlo > -1.0) + (xhi < 1.0), width = cf_degree_rule(xlo, xhi);
+    const int inner = (xlo > -1.0) + (xhi < 1.0), width = cf_degree_rule(xlo, xhi, mu);
+    const double K_ROOM = rule_of(mu).kroom;
     if (!inner || !(extra > 0)) return width;
     const double share = fmax(extra / inner, 1.0);
     double deg = width, est, se;
@@ -251,6 +298,7 @@ static int check_window(const cf_options *o, cf_plan *p)
 int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p)
 {
     memset(p, 0, sizeof *p);
+    p->kernel = cf_kernel_default();
     pl_op_info info;
     pl_op_get_info(op, &info);
     const int64_t N = info.n_global;
@@ -269,7 +317,7 @@ int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p)
     cf_mom m = {0, 0, 0, NULL, 0};
     double *c = NULL;
     int rc = PL_OK, M = CF_MOMENTS_FIRST;
-    if (o->mode == CF_INTERVAL) M = CF_EST_FACTOR * (o->degree ? o->degree : cf_degree_rule(xlo, xhi));
+    if (o->mode == CF_INTERVAL) M = CF_EST_FACTOR * (o->degree ? o->degree : cf_degree_rule(xlo, xhi, p->kernel));
     if (M > CF_MOMENTS_MAX) M = CF_MOMENTS_MAX;
     /* at most two passes: the degree of the first moments, the estimate
      * again with 4 x that many moments if they were fewer than 3 x (not
@@ -286,7 +334,7 @@ int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p)
         PL_CALL_GOTO(block_size(o, N, p), out, rc);
         if (pass == 0) {
             p->degree_auto = o->degree == 0;
-            p->degree = o->degree ? o->degree : degree_dos(&m, N, xlo, xhi, p->nb - fmax(p->est, 0.0), c);
+            p->degree = o->degree ? o->degree : degree_dos(&m, N, xlo, xhi, p->nb - fmax(p->est, 0.0), p->kernel, c);
         }
         if (CF_EST_ENOUGH * p->degree <= m.M || m.M >= CF_MOMENTS_MAX || (m.unit && m.M >= CF_UNIT_MOMENTS)) break;
         M = CF_EST_FACTOR * p->degree > CF_MOMENTS_MAX ? CF_MOMENTS_MAX : CF_EST_FACTOR * p->degree;

@@ -4,7 +4,7 @@
  * Private to lanczos/.  Written against spmv.h only.
  *
  * Layouts: the search block V is column-major (column j at V + j ld, ld =
- * n_local), as the backend's gemv_t, gemv_n and basis_update want it.  The
+ * n_local), as the backend's gemm_t, gemm, gemv_n and basis_update want it.  The
  * block products want row-major blocks of R <= PL_SPMM_RMAX columns (the R
  * values of row i at X + i R).  The two are converted with the backend's
  * gather (buf[i] = x[idx[i]]): forward one gather per slab of rows with an
@@ -33,6 +33,7 @@ typedef struct cf_ws {
     int nb, R;             /* search block columns, columns per block product   */
     double *V;             /* backend, nb * ld, column-major                     */
     double *X0, *X1, *Acc, *W; /* backend, R * n + 1 each, row-major blocks     */
+    size_t xs;             /* X1 = X0 + xs (one allocation: the step pair)       */
     int32_t *idx_f, *idx_b; /* backend gather tables (forward: CF_SLAB x rf,     */
     int rf, rb;            /* back: n entries i rb); the R they were made for   */
     size_t slab;
@@ -49,8 +50,16 @@ typedef struct cf_ws {
  * [xlo, xhi] (subset of [-1, 1]): 1_[xlo,xhi](x) ~ sum_k c[k] T_k(x).
  * Can't fail. */
 void cf_window_coef(double xlo, double xhi, int deg, double *c);
-/* The auto degree of the window [xlo, xhi] (docs/config.md). */
-int cf_degree_rule(double xlo, double xhi);
+/* The filter's coefficients: cf_window_coef's series with the sigma
+ * factors sinc(k / (deg + 1))^mu (mu = 0: Jackson's).  Can't fail. */
+void cf_filter_coef(double xlo, double xhi, int deg, int mu, double *c);
+/* The filter kernel of a run: PJDS_CHEBFD_KERNEL (a tuning switch: the
+ * sigma power, 0 Jackson), else CF_KERNEL_DEFAULT. */
+#define CF_KERNEL_DEFAULT 3
+int cf_kernel_default(void);
+/* The width rule's degree of the window [xlo, xhi] for kernel mu
+ * (docs/config.md). */
+int cf_degree_rule(double xlo, double xhi, int mu);
 
 /* ---- layouts (chebfd_orth.c) ---- */
 /* X (row-major, Rc columns) = V[:, col0:col0+Rc].  Collective: no. */

@@ -76,8 +76,8 @@ int cf_to_col(cf_ws *w, const double *X, int Rc, double *D)
 int cf_gram(cf_ws *w, int c0, int k, double *G)
 {
     const double *B = w->V + (size_t)c0 * w->ld;
-    for (int j = 0; j < k; j++) PL_CALL(pl_vec_gemv_t(w->op, j + 1, B, w->ld, B + (size_t)j * w->ld, G + (size_t)j * k));
-    for (int j = 0; j < k; j++)
+    PL_CALL(pl_vec_gemm_t(w->op, k, k, B, w->ld, B, w->ld, G));
+    for (int j = 0; j < k; j++) /* the upper triangle's sums, mirrored: exactly symmetric */
         for (int i = j + 1; i < k; i++) G[(size_t)j * k + i] = G[(size_t)i * k + j];
     return cf_bcast(w, G, k * k);
 }
@@ -89,20 +89,29 @@ int cf_random_column(cf_ws *w, int j)
     return w->be->upload(w->be, w->V + (size_t)j * w->ld, w->hv, w->n);
 }
 
-/* One classical Gram-Schmidt pass of columns [c0, c0+k) against [0, c0);
- * *ov = the largest coefficient removed. */
+/* One classical Gram-Schmidt pass of columns [c0, c0+k) against [0, c0)
+ * as whole blocks: C = V_l^T V_a (one gemm_t, one reduction), V_a -= V_l C
+ * (a gemm into the scratch block and an axpy per R columns); *ov = the
+ * largest coefficient removed. */
 static int project_locked(cf_ws *w, int c0, int k, double *ov)
 {
     *ov = 0.0;
     if (c0 == 0) return PL_OK;
-    for (int j = 0; j < k; j++) {
-        double *x = w->V + (size_t)(c0 + j) * w->ld;
-        PL_CALL(pl_vec_gemv_t(w->op, c0, w->V, w->ld, x, w->tmp));
-        PL_CALL(cf_bcast(w, w->tmp, c0));
-        for (int i = 0; i < c0; i++) *ov = fmax(*ov, fabs(w->tmp[i]));
-        PL_CALL(w->be->gemv_n(w->be, w->n, c0, -1.0, w->V, w->ld, w->tmp, 1.0, x));
+    double *C = malloc((size_t)c0 * (size_t)k * sizeof *C);
+    PL_CHECK(C, PL_ERR_MEM, "out of host memory for the projection on the locked columns");
+    int rc = PL_OK;
+    double *A = w->V + (size_t)c0 * w->ld;
+    PL_CALL_GOTO(pl_vec_gemm_t(w->op, c0, k, w->V, w->ld, A, w->ld, C), out, rc);
+    PL_CALL_GOTO(cf_bcast(w, C, c0 * k), out, rc);
+    for (size_t i = 0; i < (size_t)c0 * k; i++) *ov = fmax(*ov, fabs(C[i]));
+    for (int j0 = 0; j0 < k && w->n; j0 += w->R) {
+        const int Rc = k - j0 < w->R ? k - j0 : w->R;
+        PL_CALL_GOTO(w->be->gemm(w->be, w->n, c0, Rc, w->V, w->ld, C + (size_t)j0 * c0, c0, w->Acc, w->ld), out, rc);
+        PL_CALL_GOTO(w->be->axpy(w->be, (size_t)Rc * w->ld, -1.0, w->Acc, A + (size_t)j0 * w->ld), out, rc);
     }
-    return PL_OK;
+out:
+    free(C);
+    return rc;
 }
 
 /* CholQR of the columns scaled to unit norm (D = diag(G)^-1/2): V = V D
@@ -198,8 +207,7 @@ int cf_rayleigh_ritz(cf_ws *w, int c0, int k)
     for (int j0 = 0; j0 < k; j0 += w->R) {
         const int Rc = k - j0 < w->R ? k - j0 : w->R;
         PL_CALL(apply_cols(w, c0 + j0, Rc));
-        for (int c = 0; c < Rc; c++)
-            PL_CALL(pl_vec_gemv_t(w->op, k, B, w->ld, w->Acc + (size_t)c * w->ld, H + (size_t)(j0 + c) * k));
+        PL_CALL(pl_vec_gemm_t(w->op, k, Rc, B, w->ld, w->Acc, w->ld, H + (size_t)j0 * k));
     }
     for (int j = 0; j < k; j++)
         for (int i = j + 1; i < k; i++) {

@@ -395,6 +395,8 @@ typedef struct cf_plan {
                             /* uncertainty (2 standard errors + the edge smear)   */
     int degree;             /* filter degree in use                               */
     int degree_auto;        /* 1: chosen by the rule                              */
+    int kernel;             /* the filter's damping: sigma factors to this power, */
+                            /* 0 Jackson (PJDS_CHEBFD_KERNEL, default 3)          */
     int nb;                 /* search block columns                               */
     int R;                  /* columns per block product (<= PL_SPMM_RMAX)        */
     int kpm_moments, kpm_vectors; /* of the estimate (vectors 0: all unit vectors) */

@@ -220,6 +220,21 @@ int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w,
     return PL_OK;
 }
 
+int pl_vec_gemm_t(pl_op *op, int k, int m, const double *V, size_t ld, const double *W, size_t ldw, double *C)
+{
+    PL_CHECK(k >= 0 && m >= 0 && (double)k * m < 2147483647.0, PL_ERR_ARG, "gemm_t of %d x %d", k, m);
+    if (k == 0 || m == 0) return PL_OK;
+    if (op->be->gemm_t) {
+        PL_CALL(op->be->gemm_t(op->be, (size_t)op->n, k, m, V, ld, W, ldw, C));
+    } else {
+        for (int c = 0; c < m; c++)
+            PL_CALL(op->be->gemv_t(op->be, (size_t)op->n, k, V, ld, W + (size_t)c * ldw, C + (size_t)c * k));
+    }
+    if (op->size == 1) return PL_OK;
+    PL_MPI(MPI_Allreduce(MPI_IN_PLACE, C, k * m, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T W");
+    return PL_OK;
+}
+
 int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G)
 {
     PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX, PL_ERR_ARG, "gram of %d columns (1..%d)", k, PL_GRAM_KMAX);

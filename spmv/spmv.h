@@ -424,6 +424,15 @@ struct pl_backend {
      * column's values the bits kron_rem_apply gives for that column alone;
      * asynchronous like spmm. */
     int (*kron_rem_spmm)(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y);
+    /* gemm_t, optional (NULL: pl_vec_gemm_t composes m gemv_t): the
+     * whole-block inner products C = V[:, 0:k]^T W[:, 0:m] (k x m,
+     * column-major, ld k, host; local partial sums), V and W column-major
+     * (ld, ldw >= n; they may be the same columns), in one pass over both
+     * (CPU: row tiles, V's tile in cache for the m columns of W; CUDA: one
+     * cuBLAS dgemm) instead of m passes over V.  Returns once C is on the
+     * host.  ChebFD's Gram matrices and Rayleigh-Ritz products use it. */
+    int (*gemm_t)(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *W, size_t ldw,
+                  double *h_C);
 };
 #define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4
@@ -681,6 +690,9 @@ void pl_op_reset_counters(pl_op *op);
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
 int pl_vec_nrm2(pl_op *op, const double *x, double *r);
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);
+/* C = V[:, 0:k]^T W[:, 0:m] (k x m, column-major, ld k, host), global: the
+ * backend's gemm_t (else m gemv_t) and one MPI_Allreduce.  Collective. */
+int pl_vec_gemm_t(pl_op *op, int k, int m, const double *V, size_t ld, const double *W, size_t ldw, double *C);
 /* G = V^T V (k x k, column-major, host) of k <= PL_GRAM_KMAX columns of V,
  * global: one reduction (be->gram, else k gemv_t calls).  Collective. */
 int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G);

@@ -400,6 +400,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gemv_t = cpu_gemv_t;
     be->gemv_n = cpu_gemv_n;
     be->gemm = cpu_gemm;
+    be->gemm_t = cpu_gemm_t;
     be->cgs_step = cpu_cgs_step;
     be->gram = cpu_gram;
     be->sel_gram = cpu_sel_gram;

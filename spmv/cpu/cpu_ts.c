@@ -196,6 +196,40 @@ int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, cons
     return PL_OK;
 }
 
+/* C = V^T W: per row tile, the m columns of W projected on V's tile while
+ * it is in cache (V and W read once); per-thread sums added in thread
+ * order. */
+int cpu_gemm_t(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *W, size_t ldw,
+               double *C)
+{
+    (void)be;
+    PL_CHECK(k >= 0 && m >= 0 && ld >= n && ldw >= n, PL_ERR_ARG, "gemm_t: bad k = %d, m = %d, ld = %zu, ldw = %zu "
+             "(n = %zu)", k, m, ld, ldw, n);
+    const size_t km = (size_t)k * (size_t)m;
+    for (size_t i = 0; i < km; i++) C[i] = 0.0;
+    if (km == 0 || n == 0) return PL_OK;
+    const int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
+    double *part = nt > 1 ? calloc((size_t)nt * km, sizeof *part) : C;
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory for gemm_t (%d x %d, %d threads)", k, m, nt);
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_proj_fn proj = g_proj;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * km;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            const size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            for (int j = 0; j < m; j++) proj(len, k, V + r0, ld, W + (size_t)j * ldw + r0, hp + (size_t)j * k);
+        }
+    }
+    if (part != C) {
+        for (int t = 0; t < nt; t++)
+            for (size_t i = 0; i < km; i++) C[i] += part[(size_t)t * km + i];
+        free(part);
+    }
+    return PL_OK;
+}
+
 int cpu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *G)
 {
     (void)be;

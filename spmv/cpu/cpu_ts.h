@@ -16,6 +16,9 @@ int cpu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, double
 int cpu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h);
 int cpu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h, double beta,
                double *w);
+/* C = V^T W (k x m, ld k): spmv.h gemm_t. */
+int cpu_gemm_t(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *W, size_t ldw,
+               double *C);
 int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *Y, int ldy, double *W,
              size_t ldw);
 int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,

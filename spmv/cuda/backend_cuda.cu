@@ -267,6 +267,30 @@ static int cu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size
     return PL_OK;
 }
 
+/* C = V^T W (spmv.h gemm_t): one cuBLAS dgemm into d_work, then the k x m
+ * result to the host. */
+static int cu_gemm_t(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *W, size_t ldw,
+                     double *h_C)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(k >= 0 && m >= 0 && ld >= n && ldw >= n, PL_ERR_ARG,
+             "gemm_t: bad sizes n = %zu k = %d m = %d ld = %zu ldw = %zu", n, k, m, ld, ldw);
+    const size_t nc = (size_t)k * (size_t)m;
+    if (nc == 0) return PL_OK;
+    if (n == 0) {
+        memset(h_C, 0, nc * sizeof(double));
+        return PL_OK;
+    }
+    PL_CALL(work_reserve(cx, nc));
+    const double one = 1.0, zero = 0.0;
+    PL_CUBLAS(pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, k, m, (int64_t)n, &one, V, (int64_t)ld, W,
+                                 (int64_t)ldw, &zero, cx->d_work, k));
+    PL_CUDA(cudaMemcpyAsync(h_C, cx->d_work, nc * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    be->bytes_d2h += (double)nc * sizeof(double);
+    return PL_OK;
+}
+
 /* Fused Gram-Schmidt pass (spmv.h cgs_step): our kernel when k < PL_TS_KMAX,
  * else (or in cuBLAS mode) gemv_n, gemv_t and dot composed. */
 static int cu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
@@ -713,6 +737,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gemv_t = cu_gemv_t;
     be->gemv_n = cu_gemv_n;
     be->gemm = cu_gemm;
+    be->gemm_t = cu_gemm_t;
     be->mat_create = cu_mat_create;
     be->cmat_create = pl_cuda_cmat_create;
     be->cmat_create_fill = pl_cuda_cmat_create_fill;

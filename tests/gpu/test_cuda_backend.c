@@ -391,6 +391,13 @@ static void test_vector_ops(pl_backend *g, pl_backend *c)
     TU_OK(c->download(c, out2, cW, ld * (size_t)m));
     for (int col = 0; col < m; col++)
         TU_CHECK_MSG(maxrel(out1 + (size_t)col * ld, out2 + (size_t)col * ld, n) <= 1e-13, "gemm column %d", col);
+    /* gemm_t: C = V^T W (cuBLAS dgemm) against the CPU's row tiles */
+    {
+        double C1[64], C2[64];
+        TU_OK(g->gemm_t(g, n, k, m, gV, ld, gW, ld, C1));
+        TU_OK(c->gemm_t(c, n, k, m, cV, ld, cW, ld, C2));
+        for (int q = 0; q < k * m; q++) TU_CLOSE(C1[q], C2[q], 1e-12 * (1.0 + fabs(C2[q])));
+    }
     /* gather through an index array */
     {
         int32_t idx[5] = {7, 0, 3000, 12, 7};

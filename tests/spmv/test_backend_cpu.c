@@ -88,6 +88,27 @@ static void check_ops(pl_backend *be, size_t n)
             hW[c * n + i] = t;
         }
     TU_CHECK(maxdiff(n * m, W, hW) <= 1e-13);
+    /* gemm_t: C = V^T W (5 x 3) and the Gram matrix V^T V, against sums here */
+    {
+        double C[25], Cr[25];
+        TU_OK(be->gemm_t(be, n, k, m, V, n, W, n, C));
+        for (int c = 0; c < m; c++)
+            for (int j = 0; j < k; j++) {
+                double t = 0.0;
+                for (size_t i = 0; i < n; i++) t += hV[j * n + i] * hW[c * n + i];
+                Cr[c * k + j] = t;
+            }
+        for (int q = 0; q < k * m; q++) TU_CLOSE(C[q], Cr[q], 1e-12 * (1.0 + fabs(Cr[q])));
+        TU_OK(be->gemm_t(be, n, k, k, V, n, V, n, C));
+        for (int c = 0; c < k; c++)
+            for (int j = 0; j < k; j++) {
+                double t = 0.0;
+                for (size_t i = 0; i < n; i++) t += hV[j * n + i] * hV[c * n + i];
+                TU_CLOSE(C[c * k + j], t, 1e-12 * (1.0 + fabs(t)));
+            }
+        TU_OK(be->gemm_t(be, 0, k, m, V, 1, W, 1, C)); /* no rows: zeros */
+        for (int q = 0; q < k * m; q++) TU_CHECK(C[q] == 0.0);
+    }
     /* gather */
     int32_t *hidx = malloc((n + 1) * sizeof *hidx), *idx = NULL;
     for (size_t i = 0; i < n; i++) hidx[i] = (int32_t)((i * 7919) % n);
