@@ -69,8 +69,21 @@ static int choose_backend(MPI_Comm comm, const pl_fact_opts *o, pl_fact_create_f
              "use mumps");
 #endif
     (void)size;
+#ifdef PJDS_HAVE_MUMPS
     *fn = pl_fact_mumps_create;
     return PL_OK;
+#else
+    (void)fn;
+    return PL_ERROR(PL_ERR_INPUT, "factorization = %s: MUMPS is not built in (it was not found when this program "
+                    "was built: bash tools/setup-deps.sh installs libmumps-dev, then reconfigure)%s",
+                    o->kind == PL_FACT_MUMPS ? "mumps" : "auto",
+#ifdef PJDS_HAVE_CUDSS
+                    "; factorization = cudss works on one rank with a GPU"
+#else
+                    ""
+#endif
+    );
+#endif
 }
 
 int pl_fact_create(MPI_Comm comm, int64_t n, int64_t row0, int64_t nloc, const int64_t *rowptr,
