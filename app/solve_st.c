@@ -133,6 +133,13 @@ static int decide(app_ctx *ctx, const pl_backend *be, solve_facts *f, st_run *r)
         int sing = 0;
         int rc = pl_st_inertia(ctx->comm, &r->B, &r->so.fact, &neg, &sing);
         if (rc) return fact_error(ctx, rc, 0, r);
+        if (neg < 0 && !sing) { /* a back-end without inertia (cuDSS alone): solve it as a general pair */
+            if (ctx->rank == 0)
+                pl_warn("solve: B's definiteness cannot be checked without MUMPS (no inertia from %s): the pair is "
+                        "solved as a general one", r->so.fact.kind == PL_FACT_CUDSS ? "cuDSS" : "the factorisation");
+            r->so.symmetric = 0;
+            goto general;
+        }
         ctx->error_collective = sing || neg != 0;
         PL_CHECK(!sing && neg == 0, PL_ERR_INPUT,
                  "%s = %s: A and B are symmetric but B is not positive definite (%s); a symmetric-definite pair "
@@ -142,6 +149,7 @@ static int decide(app_ctx *ctx, const pl_backend *be, solve_facts *f, st_run *r)
         r->definite = 1;
         if (ctx->rank == 0) pl_info("solve: B is positive definite (LDL^T inertia): a symmetric-definite pair");
     }
+general:;
     const int lanczos_ok = target && r->so.symmetric && !r->have_b && r->so.sigma_im == 0.0;
     f->method = lanczos_ok && s->method != PL_METHOD_KRYLOV_SCHUR ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
     f->cplx = !(lanczos_ok || r->definite || (r->so.symmetric && !r->have_b));

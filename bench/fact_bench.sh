@@ -32,7 +32,8 @@ gpu_sampler() { while :; do gpu_used >> "$1"; sleep 0.1; done; }
 # one run: backend, rep -> prints "wall rss_kb gpu_peak_mib rc"
 one_run() {
     local be=$1 rep=$2 np=1 log="$OUT/fact_$1_$2.log" h5="$OUT/fact_$1.h5" idle samp pid t0 t1 rc rss peak
-    [ "$be" = mumps ] && np=$NP
+    local be_set="--set spmv.backend=cuda"
+    [ "$be" = mumps ] && np=$NP && be_set="--set spmv.backend=cpu" # MUMPS: the host cores, one rank each
     idle=$(gpu_used); idle=${idle:-0}
     samp="$OUT/.gpu_${be}_${rep}"; : > "$samp"
     gpu_sampler "$samp" & pid=$!
@@ -40,7 +41,7 @@ one_run() {
     # shellcheck disable=SC2086
     OMP_NUM_THREADS=$([ "$np" = 1 ] && echo "$NP" || echo 1) $MPIEXEC -n "$np" "${TIMECMD[@]}" \
         "$BIN" solve "$CONFIG" --verbose --overwrite --set solver.factorization="$be" \
-        --set output.file="$h5" ${EXTRA:-} > "$log" 2>&1
+        --set output.file="$h5" $be_set ${EXTRA:-} > "$log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null

@@ -48,6 +48,18 @@ static double host_available(MPI_Comm comm)
     return avail < 0 ? avail : avail / (nranks > 0 ? nranks : 1);
 }
 
+int pl_fact_available(pl_fact_kind kind)
+{
+    int mumps = 0, cudss = 0;
+#ifdef PJDS_HAVE_MUMPS
+    mumps = 1;
+#endif
+#ifdef PJDS_HAVE_CUDSS
+    cudss = 1;
+#endif
+    return kind == PL_FACT_MUMPS ? mumps : kind == PL_FACT_CUDSS ? cudss : mumps || cudss;
+}
+
 static int choose_backend(MPI_Comm comm, const pl_fact_opts *o, pl_fact_create_fn *fn)
 {
     int size = 1;

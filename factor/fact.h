@@ -31,6 +31,8 @@ typedef struct pl_fact_opts {
 } pl_fact_opts;
 
 void pl_fact_opts_init(pl_fact_opts *o);
+/* Whether the back-end is built in (AUTO: any).  Not collective. */
+int pl_fact_available(pl_fact_kind kind);
 
 typedef struct pl_fact_info {
     const char *backend;   /* "mumps" or "cudss" */

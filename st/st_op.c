@@ -279,6 +279,7 @@ void pl_st_free(pl_st **ps)
 int pl_st_inertia(MPI_Comm comm, const pl_csr *B, const pl_fact_opts *fo, int64_t *neg, int *singular)
 {
     pl_fact_opts o = *fo;
+    if (pl_fact_available(PL_FACT_MUMPS)) o.kind = PL_FACT_MUMPS; /* the back-end that reports the inertia */
     o.symmetric = 1;
     o.is_complex = 0;
     pl_fact *f = NULL;

@@ -10,6 +10,20 @@ src=$(cd "$pkg/.." && pwd)
 py=${PJDS_PYTHON:-/usr/bin/python3}
 [ -x "$venv/bin/python" ] || "$py" -m venv --system-site-packages "$venv" \
   || { echo "python.install: '$py -m venv' failed (python3-venv missing? bash tools/setup-deps.sh)" >&2; exit 1; }
+# the base interpreter's packages may live outside what --system-site-packages passes on (a user
+# site, a pip prefix of another distribution): name their folders in a .pth of the venv
+site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+"$py" - > "$site/pjds-base-packages.pth" <<'PY'
+import importlib.util, os
+seen = []
+for m in ("numpy", "scipy", "h5py", "xarray", "h5netcdf", "cupy", "cupyx", "mpi4py"):
+    s = importlib.util.find_spec(m)
+    if s and s.origin:
+        d = os.path.dirname(os.path.dirname(s.origin))
+        if d not in seen:
+            seen.append(d)
+print("\n".join(seen))
+PY
 copy="$venv/pkg-src"
 rm -rf "$copy"
 mkdir -p "$copy"
