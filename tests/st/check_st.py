@@ -44,6 +44,7 @@ SRC = os.environ.get("PJDS_SRC", os.path.join(os.path.dirname(__file__), "..", "
 MATS = os.environ.get("PJDS_MATRICES", "")
 MPI = os.environ.get("PJDS_MPIEXEC", "")
 CUDSS_BUILT = os.environ.get("PJDS_CUDSS_BUILT", "0") == "1"  # tests/st/CMakeLists.txt
+MUMPS_BUILT = os.environ.get("PJDS_MUMPS_BUILT", "1") == "1"
 sys.path.insert(0, os.path.join(SRC, "tools"))
 import mtx2h5  # noqa: E402  (the schema writer)
 
@@ -318,6 +319,10 @@ def main():
         print("PJDS_BIN not set")
         return 77
     mode = sys.argv[1]
+    if not MUMPS_BUILT and mode != "selftest":
+        print("skipped: MUMPS is not built in (bash tools/setup-deps.sh installs libmumps-dev), and these runs "
+              "use it on the CPU backend")
+        return 77
     if mode == "pairs":
         pairs(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
     elif mode == "real":
