@@ -115,7 +115,10 @@ int cmd_solve(app_ctx *ctx)
         snprintf(note, sizeof note, "nothing to save (no solve had started); rerun to start again");
     app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
                           note);
-    ctx->free_ok = 1; /* [spmv] format = matrix_free: tables instead of rows (app_free.c) */
+    /* [spmv] format = matrix_free: tables instead of rows (app_free.c); auto takes them for every
+     * method but chebfd, whose block products were faster from the stored pJDS matrix, as for dos
+     * (HMEp window of 109 pairs on an H200, 2026-11-26: 77.7 s pJDS against 95.0 s tables) */
+    ctx->free_ok = ctx->cfg.solver.method != PL_METHOD_CHEBFD || ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE;
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.method == PL_METHOD_CHEBFD) ctx->cfg.spmv.blocks = 1; /* block products: format = auto keeps pJDS */
     app_signal_exit_phase("the permutation and upload of the matrix", note);
