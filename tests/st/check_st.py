@@ -16,6 +16,12 @@ problems) through `pjds-lanczos solve`, against dense LAPACK.  Usage:
                               defaults in at most MAXSOLVES factorised solves, against
                               SciPy eigs(sigma) (SuperLU and ARPACK; the matrix is too
                               large for dense LAPACK in CI)
+  check_st.py sweep [RANKS]   [sweep] target = 3 targets on a nonsymmetric pair: each point
+                              equals a separate solve of its target (1e-10) and dggev's
+                              nearest values; one analysis for the sweep (attribute
+                              factorization_analyses = 1 on every point, factorization_count
+                              = point + 1); a complex target after real ones analyses
+                              again; [sweep] target beside another key is exit 2
   check_st.py selftest        the comparison rejects a perturbed reference
   check_st.py bad             bad input: exit 2 and one line naming the key and
                               what is wrong (B of another size, B not SPD, a target
@@ -76,6 +82,8 @@ def solve(tmp, cfg_lines, ranks=1, expect=0):
     if expect != 0:
         return None, p
     with h5py.File(out, "r") as h5:
+        if "eigenvalues" not in h5:  # a sweep file: the caller reads its points
+            return (np.array([]), np.array([]), {}), p
         ev = np.asarray(h5["eigenvalues"][()])
         if ev.dtype.names:  # compound complex
             ev = ev["r"] + 1j * ev["i"]
@@ -280,6 +288,46 @@ def solves(name, sigma, maxsolves):
             FAILS.append(f"{name}: {got[2].get('factorized_solves')} factorised solves > {maxsolves}")
 
 
+def sweep(ranks):
+    rng = np.random.default_rng(11)
+    n = 120
+    A = sp.random(n, n, density=0.08, random_state=5).toarray() + np.diag(rng.uniform(-2, 2, n))
+    B = np.eye(n) + 0.2 * sp.random(n, n, density=0.05, random_state=6).toarray()
+    ref = scipy.linalg.eig(A, B, right=False)  # dggev
+    ref = ref[np.isfinite(ref)]
+    targets = [0.5, -0.3, 1.2, complex(0.2, 0.8)]
+    with tempfile.TemporaryDirectory() as tmp:
+        write(f"{tmp}/A.h5", A, "nonsymA")
+        write(f"{tmp}/B.h5", B, "nonsymB")
+        single = []
+        for t in targets:
+            got, _ = solve(tmp, cfg_for(f"{tmp}/A.h5", f"{tmp}/B.h5", fmt(t)), ranks)
+            single.append(got)
+        lines = cfg_for(f"{tmp}/A.h5", f"{tmp}/B.h5", None, which="nearest") + ["[sweep]", "target = " + ", ".join(fmt(t) for t in targets)]
+        got, _ = solve(tmp, lines, ranks)
+        if got is None:
+            return
+        with h5py.File(f"{tmp}/out.h5", "r") as h5:
+            pts = h5["points"]
+            for i, t in enumerate(targets):
+                g = pts[sorted(pts.keys())[i]]
+                ev = np.asarray(g["eigenvalues"][()])
+                ev = ev["r"] + 1j * ev["i"] if ev.dtype.names else ev.astype(complex)
+                at = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in g.attrs.items()}
+                check(f"sweep point {i} target {fmt(t)} ({ranks} rank(s))", (ev, np.asarray(g["residual_norms"][()]), at),
+                      ref, complex(t), 6, "nearest", norm_inf(A), norm_inf(B), conj_rule=complex(t).imag == 0)
+                one = single[i][0] if single[i] else np.array([])
+                d = np.max(np.abs(np.sort_complex(ev) - np.sort_complex(one)) / np.maximum(np.abs(one), 1)) \
+                    if len(one) == len(ev) else np.inf
+                want_an = 1 if complex(t).imag == 0 else 2  # the complex target: a zmumps analysis
+                ok = d <= REL and at.get("factorization_analyses") == want_an and at.get("factorization_count") == i + 1
+                print(f"sweep point {i}: separate solve differs by {d:.1e}, analyses {at.get('factorization_analyses')}, "
+                      f"factorisations {at.get('factorization_count')}" + ("" if ok else "  FAIL"))
+                if not ok:
+                    FAILS.append(f"sweep point {i}: difference {d:.2e}, analyses {at.get('factorization_analyses')} "
+                                 f"(want {want_an}), factorisations {at.get('factorization_count')} (want {i + 1})")
+
+
 def selftest():
     K, M, closed = fem(50)
     ref = scipy.linalg.eigh(K.toarray(), M.toarray(), eigvals_only=True).astype(complex)
@@ -343,6 +391,9 @@ def bad():
                  ["factorization", "cuDSS is not built in"])
         bad_case(tmp, "transform none", base + ["[solver]", "target = 100", "transform = none"],
                  ["transform = none", "target"])
+        bad_case(tmp, "sweep target and another key", hh[:-2] + ["[solver]", "[sweep]", "target = -3, -2",
+                                                                 "coupling = 0.1, 0.2"],
+                 ["[sweep] coupling", "sweeps target alone"])
         bad_case(tmp, "target syntax", base + ["[solver]", "target = 1+2"], ["target", "not a finite real or complex"])
 
 
@@ -357,6 +408,8 @@ def main():
         real(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
     elif mode == "solves":
         solves(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
+    elif mode == "sweep":
+        sweep(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
     elif mode == "selftest":
         selftest()
     elif mode == "bad":
