@@ -57,6 +57,7 @@ typedef struct sweep_run {
     solve_facts built;     /* facts of the operator's build */
     int op_point;          /* the point the operator was built for, -1 none */
     unsigned swept;        /* bit k: Hamiltonian term k changes along the sweep */
+    st_session *sts;       /* a target sweep: the transformation's rows and factorisation (solve_st.c) */
     double *warm;          /* backend: the previous point's eigenvectors */
     int nwarm;
     int ckpt_point;        /* the point of the checkpoint to resume, -1 none */
@@ -359,6 +360,16 @@ static int solve_point(sweep_run *r, int p, int *status)
              r->ckpt_point >= p ? ".ckpt is kept" : "");
     snprintf(ph, sizeof ph, "the build of point %d", p);
     app_signal_exit_phase(ph, note);
+    if (r->sts) { /* a target: refactor on the analysis (no checkpoints: the whole point is an exit phase) */
+        snprintf(ph, sizeof ph, "point %d (a spectral transformation)", p);
+        app_signal_exit_phase(ph, note);
+        point_attrs pa = {r, p, 0, 0, 0.0};
+        f.point_file = 1;
+        rebuilt = 0;
+        PL_CALL_GOTO(st_session_solve(ctx, r->sts, disk, 1, write_point_attrs, &pa, &res, &f), out, rc);
+        *status = res.reason == LZ_CONVERGED ? PL_POINT_CONVERGED : PL_POINT_NOT_CONVERGED;
+        goto print;
+    }
     PL_CALL_GOTO(operator_for(r, p, &f, &rebuilt, &refill), out, rc);
     PL_CALL_GOTO(app_ckpt_init(&ck, ctx, r->op, p, r->d.hash), out, rc);
     /* the checkpoint file follows the sweep file's name */
@@ -395,6 +406,7 @@ static int solve_point(sweep_run *r, int p, int *status)
     if (ck.written || p == r->ckpt_point) app_ckpt_remove(ctx, ck.path);
     *status = res.reason == LZ_CONVERGED ? PL_POINT_CONVERGED : PL_POINT_NOT_CONVERGED;
     PL_CALL_GOTO(keep_warm(r, &res), out, rc);
+print:
     if (ctx->rank == 0) {
         for (int i = 0; i < res.nev; i++) {
             if (f.cplx)
@@ -437,6 +449,29 @@ out:
 }
 
 /* Copy every finished point into the file and remove the per-point files. */
+/* A transformation in a sweep: only over [sweep] target (every other key
+ * is refused, and so is a transformation with a sweep of other keys).
+ * Collective (every rank decides alike). */
+static int st_sweep_check(app_ctx *ctx)
+{
+    const pl_config *cfg = &ctx->cfg;
+    const pl_sweep_cfg *sw = &cfg->sweep;
+    char where[1200];
+    int has_target = 0;
+    for (int k = 0; k < sw->nkeys; k++) has_target |= !strcmp(sw->key[k], "target");
+    ctx->error_collective = 1;
+    for (int k = 0; has_target && k < sw->nkeys; k++)
+        PL_CHECK(!strcmp(sw->key[k], "target"), PL_ERR_INPUT,
+                 "%s: a sweep over targets sweeps target alone (one factorisation per target on one analysis of "
+                 "the matrix); run a sweep per value of %s",
+                 pl_config_where(cfg, "sweep", sw->key[k], where, sizeof where), sw->key[k]);
+    PL_CHECK(has_target || !app_st_wanted(cfg), PL_ERR_INPUT,
+             "%s: a spectral transformation (target, b_file) sweeps [sweep] target only, not [model] keys",
+             pl_config_where(cfg, "solver", isnan(cfg->solver.target) ? "transform" : "target", where, sizeof where));
+    ctx->error_collective = 0;
+    return PL_OK;
+}
+
 static int finalise(sweep_run *r)
 {
     if (r->ctx->rank == 0) {
@@ -473,16 +508,7 @@ int cmd_sweep(app_ctx *ctx)
     r.t0 = pl_wtime();
     int rc = PL_OK;
     int8_t *todo = NULL;
-    {
-        char where[1200];
-        ctx->error_collective = 1;
-        PL_CHECK(!app_st_wanted(&ctx->cfg), PL_ERR_INPUT,
-                 "%s: a spectral transformation (target, b_file) runs in a single solve, not in a [sweep] (a sweep over "
-                 "targets is not implemented; run one solve per target)",
-                 pl_config_where(&ctx->cfg, "solver", isnan(ctx->cfg.solver.target) ? "transform" : "target", where,
-                                 sizeof where));
-        ctx->error_collective = 0;
-    }
+    PL_CALL(st_sweep_check(ctx));
     app_signal_exit_phase("the start of the sweep",
                           ctx->resume ? "nothing new to save; `solve --resume` continues"
                                       : "nothing to save (no point had started); rerun to start again");
@@ -523,6 +549,12 @@ int cmd_sweep(app_ctx *ctx)
     pl_info("sweep: %d points (%s, %d key(s)), this run solves %d of points %d..%d; sweep_hash %s", r.d.npoints,
             r.d.combine == PL_COMBINE_ZIP ? "zip" : "grid", r.d.nkeys, ntodo, r.lo, r.hi, r.d.hash);
     PL_CALL_GOTO(write_file(&r, 0), out, rc);
+    for (int k = 0; k < r.d.nkeys && ntodo > 0; k++) /* a target sweep: A's rows (and B) once */
+        if (!strcmp(r.d.key[k], "target")) {
+            app_signal_exit_phase("the build of the transformation's matrix", "nothing new to save; rerun or "
+                                                                                "`solve --resume` continues");
+            PL_CALL_GOTO(st_session_open(ctx, &r.sts), out, rc);
+        }
     for (int p = 0; p < r.d.npoints; p++) {
         if (!todo[p]) continue;
         int stop = 0, status = 0;
@@ -538,6 +570,12 @@ int cmd_sweep(app_ctx *ctx)
         if (rc == APP_CHECKPOINTED) goto out; /* solve_point said how */
         PL_CALL_GOTO(rc, out, rc);
     }
+    if (r.sts) {
+        int na = 0, nf = 0;
+        st_session_counts(r.sts, &na, &nf);
+        pl_info("sweep: %d target(s) solved on %d analysis(es) of the matrix and %d numeric factorisation(s)", r.done,
+                na, nf);
+    }
     double t_fin = pl_wtime();
     PL_CALL_GOTO(finalise(&r), out, rc);
     pl_info("sweep: wrote %s (%d points solved in %.2f s%s; start-up %.2f s, finalising %.2f s)", r.path, r.done,
@@ -549,6 +587,7 @@ int cmd_sweep(app_ctx *ctx)
                 r.path);
 out:
     free(todo);
+    st_session_close(&r.sts);
     if (r.warm) r.be->vec_free(r.be, r.warm);
     pl_op_destroy(&r.op);
     pl_backend_destroy(&r.be);

@@ -336,14 +336,17 @@ static int parse_value(pl_config *cfg, const key_desc *k, const char *value, cha
     return 1;
 }
 
-/* A [sweep] key: it must name a [model] key other than type, once; its
+/* A [sweep] key: it must name a [model] key other than type, or [solver]
+ * target (a sweep over targets of a spectral transformation), once; its
  * value text is kept for app/sweep.c.  line > 0: file line, -1: --set
  * (which replaces an earlier value).  Returns 0, or 1 with a message. */
 static int sweep_key_add(pl_config *cfg, const char *name, const char *value, int line, char *err, size_t errlen)
 {
     pl_sweep_cfg *sw = &cfg->sweep;
-    if (pl_cfg_find_key("model", name) < 0 || !strcmp(name, "type")) {
-        snprintf(err, errlen, "[sweep] %s: unknown key (a sweep key names a [model] key, or is combine or warm_start)",
+    if ((pl_cfg_find_key("model", name) < 0 && strcmp(name, "target")) || !strcmp(name, "type")) {
+        snprintf(err, errlen,
+                 "[sweep] %s: unknown key (a sweep key names a [model] key or [solver] target, or is combine or "
+                 "warm_start)",
                  name);
         return 1;
     }
@@ -636,7 +639,9 @@ int pl_config_check(pl_config *cfg)
     if (s->max_restarts < 0 && s->max_restarts != PL_MAX_RESTARTS_AUTO)
         BAD("solver", "max_restarts", "must be >= 0 or auto (got %d)", s->max_restarts);
     {
-        const int cheb = s->method == PL_METHOD_CHEBFD, has_iv = !isnan(s->interval[0]), has_t = !isnan(s->target);
+        const int cheb = s->method == PL_METHOD_CHEBFD, has_iv = !isnan(s->interval[0]);
+        int has_t = !isnan(s->target); /* or every point of a [sweep] target has one */
+        for (int k = 0; k < cfg->sweep.nkeys; k++) has_t |= !strcmp(cfg->sweep.key[k], "target");
         if (has_iv && !cheb) BAD("solver", "interval", "only method = chebfd uses a window");
         if (has_t && !cheb && s->transform == PL_TRANSFORM_NONE)
             BAD("solver", "target", "transform = none: a target needs method = chebfd or transform = shift_invert");

@@ -182,5 +182,18 @@ int cmd_sweep(app_ctx *ctx);
  * (cmd_solve.c, after the output path check).  Collective. */
 int app_st_wanted(const pl_config *cfg);
 int solve_st(app_ctx *ctx, int replace);
+/* A session of solves with one transformation, as a target sweep runs them
+ * (cmd_sweep.c): open builds A's rows (and reads B) once; each solve takes
+ * ctx->cfg's target, factors for it (the first analyses and factors; a new
+ * target of the same kind, real or complex, refactors on the same
+ * analysis) and writes file with the transformation's attributes and
+ * extra's (may be NULL); counts: analyses and numeric factorisations so
+ * far.  Collective. */
+typedef struct st_session st_session;
+int st_session_open(app_ctx *ctx, st_session **out);
+int st_session_solve(app_ctx *ctx, st_session *s, const char *file, int replace, solve_attr_fn extra,
+                     void *extra_arg, lz_result *res, solve_facts *f);
+void st_session_counts(const st_session *s, int *analyses, int *factorizations);
+void st_session_close(st_session **s);
 
 #endif

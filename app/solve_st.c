@@ -27,15 +27,25 @@ int app_st_wanted(const pl_config *cfg)
     return !isnan(s->target) && s->transform != PL_TRANSFORM_NONE;
 }
 
-typedef struct st_run {
-    pl_csr B;
+struct st_session {
+    pl_csr rows, B;
+    pl_backend *be;
+    solve_facts f0;          /* the facts of the build (every solve starts from them) */
     int have_b, b_sym;       /* B read; B symmetric (1), not (0), unknown (-1) */
     char b_name[1300];
     pl_st_opts so;
     pl_st *st;
     int which, definite;     /* definite: symmetric pair with B SPD (real result) */
-    pl_fact_info fi;
-} st_run;
+    int inertia_done;        /* B's inertia checked (once per session) */
+    pl_fact_info fi;         /* this solve's figures (solves and seconds since base) */
+    pl_fact_info base;       /* the factorisation's counters before this solve's factorisation */
+    int analyses, factorizations; /* of this session: symbolic analyses, numeric factorisations */
+    double analyse_total;    /* seconds of all analyses */
+    double create_s;         /* seconds of the last pl_st_create or refactorisation */
+    solve_attr_fn extra;     /* a caller's attributes (a sweep point's) */
+    void *extra_arg;
+};
+typedef struct st_session st_run;
 
 /* B's rows on A's row blocks; its size and symmetry.  Collective. */
 static int read_b(app_ctx *ctx, const pl_csr *A, st_run *r)
@@ -127,7 +137,7 @@ static int decide(app_ctx *ctx, const pl_backend *be, solve_facts *f, st_run *r)
     r->so.symmetric = a_sym && (!r->have_b || r->b_sym == 1);
     fact_opts(ctx, be, &r->so.fact);
     r->which = pl_config_is_set(cfg, "solver", "which") || !target ? s->which : PL_WHICH_NEAREST;
-    if (r->so.symmetric && r->have_b && s->method != PL_METHOD_KRYLOV_SCHUR) {
+    if (r->so.symmetric && r->have_b && s->method != PL_METHOD_KRYLOV_SCHUR && !r->inertia_done) {
         /* a symmetric-definite pair: real eigenvalues if B is positive definite (its inertia) */
         int64_t neg = -1;
         int sing = 0;
@@ -147,11 +157,14 @@ static int decide(app_ctx *ctx, const pl_backend *be, solve_facts *f, st_run *r)
                  pl_config_where(cfg, "matrix", "b_file", where, sizeof where), cfg->matrix.b_file,
                  sing ? "it is singular" : "its LDL^T factorisation has negative pivots");
         r->definite = 1;
+        r->inertia_done = 1;
         if (ctx->rank == 0) pl_info("solve: B is positive definite (LDL^T inertia): a symmetric-definite pair");
     }
 general:;
     const int lanczos_ok = target && r->so.symmetric && !r->have_b && r->so.sigma_im == 0.0;
-    f->method = lanczos_ok && s->method != PL_METHOD_KRYLOV_SCHUR ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
+    /* Lanczos only when asked for: on the symmetric shift-inverted operator Krylov-Schur converged in fewer
+     * solves (47-48 against 74-80 on four symmetric cases, docs/config.md) */
+    f->method = lanczos_ok && s->method == PL_METHOD_LANCZOS ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
     f->cplx = !(lanczos_ok || r->definite || (r->so.symmetric && !r->have_b));
     return PL_OK;
 }
@@ -172,6 +185,10 @@ static int st_attrs(void *arg, pl_spectrum *sp)
     PL_CALL(pl_spectrum_attr_double(sp, "factorization_factor_seconds", r->fi.factor_s));
     PL_CALL(pl_spectrum_attr_double(sp, "factorization_solve_seconds", r->fi.solve_s));
     PL_CALL(pl_spectrum_attr_int(sp, "symmetric_definite", r->definite));
+    PL_CALL(pl_spectrum_attr_int(sp, "factorization_analyses", r->analyses));
+    PL_CALL(pl_spectrum_attr_int(sp, "factorization_count", r->factorizations));
+    PL_CALL(pl_spectrum_attr_double(sp, "factorization_analyse_seconds_total", r->analyse_total));
+    if (r->extra) PL_CALL(r->extra(r->extra_arg, sp));
     return PL_OK;
 }
 
@@ -192,55 +209,134 @@ static void st_say(app_ctx *ctx, const st_run *r, const solve_facts *f)
             (long long)fi->nnz_factors);
 }
 
-int solve_st(app_ctx *ctx, int replace)
+/* The factorisation for the configuration's target: the first one
+ * analyses and factors (pl_st_create); a new target of the same kind
+ * (real or complex) refactors on the same analysis (pl_st_set_shift); a
+ * change of kind analyses again (dmumps and zmumps are two
+ * factorisations).  Collective. */
+static int st_factor(app_ctx *ctx, st_run *r)
+{
+    const pl_solver_cfg *sv = &ctx->cfg.solver;
+    const double sre = isnan(sv->target) ? 0.0 : sv->target, sim = isnan(sv->target) ? 0.0 : sv->target_imag;
+    double t0 = pl_wtime();
+    int rc = PL_OK;
+    if (r->st && r->so.kind == PL_ST_SHIFT_INVERT && (sim != 0.0) == (r->so.sigma_im != 0.0)) {
+        pl_st_fact_info(r->st, &r->base);
+        if (sre == r->so.sigma_re && sim == r->so.sigma_im) return PL_OK; /* factored for it */
+        r->so.sigma_re = sre;
+        r->so.sigma_im = sim;
+        rc = pl_st_set_shift(r->st, sre, sim);
+        r->factorizations += 1;
+        if (rc) return fact_error(ctx, rc, pl_st_singular(r->st), r);
+    } else {
+        pl_st_free(&r->st);
+        memset(&r->base, 0, sizeof r->base);
+        r->so.sigma_re = sre;
+        r->so.sigma_im = sim;
+        rc = pl_st_create(ctx->comm, r->be, &r->rows, r->have_b ? &r->B : NULL, &r->so, &r->st);
+        r->analyses += rc == PL_OK || pl_st_singular(NULL);
+        r->factorizations += rc == PL_OK || pl_st_singular(NULL);
+        if (rc) return fact_error(ctx, rc, pl_st_singular(NULL), r);
+        pl_fact_info fi;
+        pl_st_fact_info(r->st, &fi);
+        r->analyse_total += fi.analyse_s;
+    }
+    r->create_s = app_max_over_ranks(ctx, pl_wtime() - t0);
+    return PL_OK;
+}
+
+int st_session_open(app_ctx *ctx, st_session **out)
+{
+    *out = NULL;
+    const pl_config *cfg = &ctx->cfg;
+    st_run *r = calloc(1, sizeof *r);
+    PL_CHECK(r, PL_ERR_MEM, "out of host memory");
+    int rc = PL_OK;
+    ctx->free_ok = 0; /* the factorisation needs the stored rows */
+    PL_CALL_GOTO(solve_build(ctx, &r->rows, &r->be, &r->f0), fail, rc);
+    if (cfg->matrix.b_file[0]) PL_CALL_GOTO(read_b(ctx, &r->rows, r), fail, rc);
+    *out = r;
+    return PL_OK;
+fail:
+    st_session_close(&r);
+    return rc;
+}
+
+void st_session_close(st_session **ps)
+{
+    if (!ps || !*ps) return;
+    st_run *r = *ps;
+    pl_st_free(&r->st);
+    pl_csr_destroy(&r->B);
+    pl_backend_destroy(&r->be);
+    pl_csr_destroy(&r->rows);
+    free(r);
+    *ps = NULL;
+}
+
+void st_session_counts(const st_session *r, int *analyses, int *factorizations)
+{
+    *analyses = r->analyses;
+    *factorizations = r->factorizations;
+}
+
+int st_session_solve(app_ctx *ctx, st_session *r, const char *file, int replace, solve_attr_fn extra,
+                     void *extra_arg, lz_result *res, solve_facts *fo)
 {
     const pl_config *cfg = &ctx->cfg;
-    pl_csr rows;
-    memset(&rows, 0, sizeof rows);
-    pl_backend *be = NULL;
-    lz_result res;
-    memset(&res, 0, sizeof res);
-    solve_facts f;
-    memset(&f, 0, sizeof f);
-    st_run r;
-    memset(&r, 0, sizeof r);
-    int rc = PL_OK;
-    app_signal_exit_phase("the spectral transformation", "nothing to save (no checkpoints with a transformation)");
-    ctx->free_ok = 0; /* the factorisation needs the stored rows */
-    PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
-    if (cfg->matrix.b_file[0]) PL_CALL_GOTO(read_b(ctx, &rows, &r), out, rc);
-    PL_CALL_GOTO(decide(ctx, be, &f, &r), out, rc);
-    pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s", (long long)f.mi.rows,
-            (long long)f.mi.nnz, ctx->size, be->name, f.mi.build_seconds);
-    double t0 = pl_wtime();
-    rc = pl_st_create(ctx->comm, be, &rows, r.have_b ? &r.B : NULL, &r.so, &r.st);
-    if (rc) {
-        rc = fact_error(ctx, rc, pl_st_singular(NULL), &r);
-        goto out;
+    solve_facts f = r->f0;
+    memset(res, 0, sizeof *res);
+    const double sre = r->so.sigma_re, sim = r->so.sigma_im;
+    const int had = r->st != NULL;
+    PL_CALL(decide(ctx, r->be, &f, r));
+    if (had) { /* decide reset the options: keep the factored shift (st_factor compares with it) */
+        r->so.sigma_re = sre;
+        r->so.sigma_im = sim;
     }
-    f.permute_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
-    f.backend = be->name;
+    pl_info("solve: N = %lld, nnz = %lld, %d rank(s), backend %s, build %.2f s", (long long)f.mi.rows,
+            (long long)f.mi.nnz, ctx->size, r->be->name, f.mi.build_seconds);
+    PL_CALL(st_factor(ctx, r));
+    f.permute_seconds = r->create_s;
+    f.backend = r->be->name;
     f.format = PL_FORMAT_PJDS;
     f.kron_split = -1;
     f.cmp_nval = f.cmp_noff = -1;
+    f.point_file = fo->point_file;
     snprintf(f.format_note, sizeof f.format_note, "CSR rows and a %s factorisation (spectral transformation)",
              cfg->solver.factorization == 2 ? "cudss" : "mumps");
     solve_extra x = {0};
     x.want_vectors = 1;
-    x.st = r.st;
-    x.st_which = r.which;
-    PL_CALL_GOTO(solve_run(ctx, pl_st_op(r.st), &f, &x, &res), out, rc);
-    pl_st_fact_info(r.st, &r.fi);
+    x.st = r->st;
+    x.st_which = r->which;
+    PL_CALL(solve_run(ctx, pl_st_op(r->st), &f, &x, res));
+    pl_st_fact_info(r->st, &r->fi); /* this solve's share of the counters (a sweep's factorisation lives on) */
+    r->fi.nsolves -= r->base.nsolves;
+    r->fi.solve_s -= r->base.solve_s;
+    r->fi.factor_s -= r->base.factor_s;
     if (!f.cplx) /* a symmetric(-definite) problem: real eigenvalues (rounding-level imaginary parts dropped) */
-        for (int i = 0; i < res.nev; i++) res.eigenvalues_imag[i] = 0.0;
-    PL_CALL_GOTO(solve_write(ctx, cfg->output.file, replace, pl_st_vectors_op(r.st), &res, &f, st_attrs, &r), out, rc);
-    st_say(ctx, &r, &f);
-    solve_report(ctx, &res, &f, cfg->output.file);
-out:
+        for (int i = 0; i < res->nev; i++) res->eigenvalues_imag[i] = 0.0;
+    r->extra = extra;
+    r->extra_arg = extra_arg;
+    int rc = solve_write(ctx, file, replace, pl_st_vectors_op(r->st), res, &f, st_attrs, r);
+    r->extra = NULL;
+    PL_CALL(rc);
+    st_say(ctx, r, &f);
+    *fo = f;
+    return PL_OK;
+}
+
+int solve_st(app_ctx *ctx, int replace)
+{
+    lz_result res;
+    memset(&res, 0, sizeof res);
+    solve_facts f;
+    memset(&f, 0, sizeof f);
+    st_session *r = NULL;
+    app_signal_exit_phase("the spectral transformation", "nothing to save (no checkpoints with a transformation)");
+    int rc = st_session_open(ctx, &r);
+    if (rc == PL_OK) rc = st_session_solve(ctx, r, ctx->cfg.output.file, replace, NULL, NULL, &res, &f);
+    if (rc == PL_OK) solve_report(ctx, &res, &f, ctx->cfg.output.file);
     lz_result_destroy(&res);
-    pl_st_free(&r.st);
-    pl_csr_destroy(&r.B);
-    pl_backend_destroy(&be);
-    pl_csr_destroy(&rows);
+    st_session_close(&r);
     return rc;
 }

@@ -15,9 +15,14 @@
 #include "pl_error.h"
 #include "sweep_impl.h"
 
-/* Keys that change the matrix's structure (or its size): a new operator. */
+/* The section of a sweep key: [model], or [solver] for target. */
+static const char *key_section(const char *key) { return strcmp(key, "target") ? "model" : "solver"; }
+
+/* Keys that change the matrix's structure (or its size): a new operator.
+ * target: a new factorisation on the same analysis (cmd_sweep.c). */
 static int is_structural(const pl_config *cfg, const char *key)
 {
+    if (!strcmp(key, "target")) return 0;
     static const char *const value_keys[] = {"hopping", "hubbard_u", "phonon_frequency", "coupling"};
     if (cfg->model.type != PL_MODEL_HOLSTEIN_HUBBARD) return 1; /* only the Hamiltonian has value terms */
     for (size_t i = 0; i < sizeof value_keys / sizeof value_keys[0]; i++)
@@ -126,14 +131,16 @@ static int make_definition(const pl_config *cfg, sweep_def *d)
         free(base);
         return PL_ERROR(PL_ERR_MEM, "out of host memory");
     }
-    int in_model = 0;
+    char section[32] = "";
     for (char *line = base; *line;) {
         size_t n = strcspn(line, "\n");
-        if (line[0] == '[') in_model = !strncmp(line, "[model]", 7);
+        if (line[0] == '[') sscanf(line, "[%31[^]]", section);
         int skip = 0;
-        for (int k = 0; in_model && k < d->nkeys; k++) {
+        for (int k = 0; k < d->nkeys; k++) {
             size_t kl = strlen(d->key[k]);
-            if (!strncmp(line, d->key[k], kl) && !strncmp(line + kl, " = ", 3)) skip = 1;
+            if (!strcmp(section, key_section(d->key[k])) && !strncmp(line, d->key[k], kl) &&
+                !strncmp(line + kl, " = ", 3))
+                skip = 1;
         }
         if (!skip) {
             memcpy(o, line, n);
@@ -174,7 +181,7 @@ int sweep_def_build(const pl_config *cfg, sweep_def *d)
     d->combine = sw->combine;
     for (int k = 0; k < sw->nkeys; k++) {
         snprintf(d->key[k], sizeof d->key[k], "%s", sw->key[k]);
-        d->words[k] = pl_config_enum_words("model", sw->key[k]);
+        d->words[k] = pl_config_enum_words(key_section(sw->key[k]), sw->key[k]);
         d->structural[k] = is_structural(cfg, sw->key[k]);
         PL_CALL_GOTO(expand_key(cfg, k, &vals[k], &cnt[k]), out, rc);
     }
@@ -243,7 +250,7 @@ int sweep_point_config(const pl_config *base, const sweep_def *d, int p, pl_conf
     PL_CALL(pl_config_copy(out, base));
     out->sweep.nkeys = 0;
     for (int k = 0; k < d->nkeys; k++) {
-        int e = pl_config_set_value(out, "model", d->key[k], d->text[(size_t)p * d->nkeys + k]);
+        int e = pl_config_set_value(out, key_section(d->key[k]), d->key[k], d->text[(size_t)p * d->nkeys + k]);
         if (e) {
             pl_config_destroy(out);
             return e;

@@ -9,9 +9,26 @@
  * null-pivot detection (ICNTL(24) = 1, CNTL(3) = PL_MUMPS_NULL_PIVOT
  * relative to the matrix' norm): a null pivot or INFOG(1) = -10 is a
  * singular matrix; the inertia (INFOG(12), negative pivots) is kept for a
- * symmetric one.  Solve (JOB = 3) with a centralized right-hand side: rank
- * 0 gathers b, MUMPS solves, rank 0 scatters x.  Every MUMPS call is
- * collective and INFOG is the same on every rank, so errors agree. */
+ * symmetric one.  Every MUMPS call is collective and INFOG is the same on
+ * every rank, so errors agree.
+ *
+ * Ordering (ICNTL(7)): AMF up to PL_MUMPS_AMF_ROWS rows, MUMPS' own choice
+ * above (PORD in Debian's build, which has neither METIS nor SCOTCH).  On
+ * cryg10000 the analysis took 0.005 s with AMF against PORD's 0.036 s for
+ * 7 % fewer factor entries; on 2-D and 3-D Laplacians of 160,000 and
+ * 64,000 rows AMF's analysis was 7x faster for 10-13 % more entries
+ * (docs/performance.md, 2026-11-27).
+ *
+ * Solve (JOB = 3), several ranks: distributed right-hand side (ICNTL(20) =
+ * 10: each rank gives its own rows) and distributed solution (ICNTL(21) =
+ * 1: MUMPS leaves x on the rank that holds the front of each variable,
+ * listed in ISOL_loc), instead of a gather to rank 0 and a scatter from it
+ * (cryg10000 on 2 ranks: 38 solves 0.097 s against 0.132 s).  The way from
+ * MUMPS' ranks to the caller's row blocks is planned once per
+ * factorisation (the first solve after it) and costs one MPI_Alltoallv per
+ * solve.  One rank: the centralized right-hand side, solved in place (the
+ * distributed form was 3 % slower there).  No buffer is allocated per
+ * solve. */
 #include <dmumps_c.h>
 #include <zmumps_c.h>
 #include <stdlib.h>
@@ -22,6 +39,8 @@
 
 /* CNTL(3): a pivot below this times the norm of the (scaled) matrix is null */
 #define PL_MUMPS_NULL_PIVOT 1e-12
+/* ICNTL(7) = 2 (AMF) up to this many rows, 7 (MUMPS' choice) above */
+#define PL_MUMPS_AMF_ROWS 200000
 
 typedef struct mumps_st {
     int cplx, sym, rank, size;
@@ -30,8 +49,17 @@ typedef struct mumps_st {
     int64_t *src;                /* nz: index into the caller's value arrays */
     MUMPS_INT *irn, *jcn;
     double *a;                   /* nz (real) or 2 nz (complex: re, im pairs) */
-    double *rhs;                 /* rank 0: n (real) or 2 n (complex) */
-    int *counts, *displs;        /* rank 0: rows of each rank */
+    int64_t *starts;             /* size + 1: first row of each rank */
+    MUMPS_INT *irhs;             /* nloc: 1-based global rows of the right-hand side */
+    double *rhs;                 /* nloc (real) or 2 nloc (complex: re, im pairs) */
+    MUMPS_INT lsol, *isol;       /* INFO(23) solution entries on this rank, their rows */
+    double *sol;                 /* lsol (real) or 2 lsol (complex pairs) */
+    int planned;                 /* the plan below is that of the current factors */
+    int *scnt, *sdsp, *rcnt, *rdsp; /* size: doubles sent / received per rank */
+    int *sidx;                   /* lsol: the slot in sbuf of each solution entry */
+    int64_t *ridx;               /* received entries: their local row */
+    double *sbuf, *rbuf;
+    int64_t nrecv;
     pl_fact_info *info;
     DMUMPS_STRUC_C d;
     ZMUMPS_STRUC_C z;
@@ -110,6 +138,37 @@ static void set_values(mumps_st *s, const double *re, const double *im)
     }
 }
 
+/* the solution's buffers for INFO(23) entries on this rank (after a factorisation) */
+static int sol_buffers(mumps_st *s)
+{
+    const MUMPS_INT need = s->cplx ? s->z.info[22] : s->d.info[22];
+    if (need > s->lsol || !s->sol) {
+        free(s->sol);
+        free(s->isol);
+        free(s->sidx);
+        free(s->sbuf);
+        s->sol = s->sbuf = NULL;
+        s->isol = NULL;
+        s->sidx = NULL;
+        s->lsol = need;
+        PL_MALLOC(s->sol, (s->cplx ? 2 : 1) * (size_t)need + 2);
+        PL_MALLOC(s->isol, (size_t)need + 1);
+        PL_MALLOC(s->sidx, (size_t)need + 1);
+        PL_MALLOC(s->sbuf, (s->cplx ? 2 : 1) * (size_t)need + 2);
+    }
+    if (s->cplx) {
+        s->z.sol_loc = (ZMUMPS_COMPLEX *)s->sol;
+        s->z.lsol_loc = need > 0 ? need : 1;
+        s->z.isol_loc = s->isol;
+    } else {
+        s->d.sol_loc = s->sol;
+        s->d.lsol_loc = need > 0 ? need : 1;
+        s->d.isol_loc = s->isol;
+    }
+    s->planned = 0;
+    return PL_OK;
+}
+
 static int mumps_factor(void *st, const double *re, const double *im)
 {
     mumps_st *s = st;
@@ -129,53 +188,102 @@ static int mumps_factor(void *st, const double *re, const double *im)
                         "INFOG(1) = %d)", INFOG(s, 28), INFOG(s, 1));
     PL_CALL(check(s, "factorisation"));
     if (s->sym) s->info->negative_pivots = INFOG(s, 12);
-    return PL_OK;
+    return sol_buffers(s);
+}
+
+/* the rank holding global row g (starts: the row blocks in rank order) */
+static int owner(const mumps_st *s, int64_t g)
+{
+    int lo = 0, hi = s->size - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (s->starts[mid] <= g) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The way of MUMPS' solution entries (ISOL_loc, known after the first
+ * solve of a factorisation) to the ranks owning their rows: counts, the
+ * slot of each entry in the send buffer, the local row of each received
+ * entry.  Collective (several ranks). */
+static int plan_solution(mumps_st *s)
+{
+    const int w = s->cplx ? 2 : 1, p = s->size;
+    int rc = PL_OK, *fill = NULL;
+    int64_t *gsend = NULL, *grecv = NULL;
+    int *ic = NULL, *id = NULL, *jc = NULL, *jd = NULL;
+    PL_MALLOC(fill, p + 1);
+    for (int r = 0; r < p; r++) s->scnt[r] = 0;
+    for (MUMPS_INT i = 0; i < s->lsol; i++) s->scnt[owner(s, (int64_t)s->isol[i] - 1)]++;
+    PL_CHECK_GOTO(MPI_Alltoall(s->scnt, 1, MPI_INT, s->rcnt, 1, MPI_INT, s->comm) == MPI_SUCCESS, PL_ERR_MPI, out, rc,
+                  "MPI_Alltoall of the solution counts failed");
+    int64_t ns = 0, nr = 0;
+    for (int r = 0; r < p; r++) {
+        fill[r] = (int)ns;
+        ns += s->scnt[r];
+        nr += s->rcnt[r];
+    }
+    PL_CHECK_GOTO(nr == s->nloc, PL_ERR_INTERNAL, out, rc, "MUMPS returned %lld solution entries for %lld rows",
+                  (long long)nr, (long long)s->nloc);
+    gsend = malloc(((size_t)ns + 1) * sizeof *gsend);
+    grecv = malloc(((size_t)nr + 1) * sizeof *grecv);
+    ic = malloc((size_t)p * 4 * sizeof *ic);
+    PL_CHECK_GOTO(gsend && grecv && ic, PL_ERR_MEM, out, rc, "out of host memory");
+    id = ic + p, jc = ic + 2 * p, jd = ic + 3 * p;
+    for (MUMPS_INT i = 0; i < s->lsol; i++) {
+        const int64_t g = (int64_t)s->isol[i] - 1;
+        const int slot = fill[owner(s, g)]++;
+        s->sidx[i] = slot;
+        gsend[slot] = g;
+    }
+    for (int r = 0, os = 0, orr = 0; r < p; r++) {
+        ic[r] = s->scnt[r], id[r] = os, jc[r] = s->rcnt[r], jd[r] = orr;
+        os += s->scnt[r], orr += s->rcnt[r];
+        s->sdsp[r] = w * id[r], s->rdsp[r] = w * jd[r];
+    }
+    PL_CHECK_GOTO(MPI_Alltoallv(gsend, ic, id, MPI_INT64_T, grecv, jc, jd, MPI_INT64_T, s->comm) == MPI_SUCCESS,
+                  PL_ERR_MPI, out, rc, "MPI_Alltoallv of the solution rows failed");
+    for (int64_t k = 0; k < nr; k++) s->ridx[k] = grecv[k] - s->row0;
+    for (int r = 0; r < p; r++) s->scnt[r] *= w, s->rcnt[r] *= w;
+    s->nrecv = nr;
+    s->planned = 1;
+out:
+    free(fill);
+    free(gsend);
+    free(grecv);
+    free(ic);
+    return rc;
 }
 
 static int mumps_solve(void *st, const double *b_re, const double *b_im, double *x_re, double *x_im)
 {
     mumps_st *s = st;
-    const int nl = (int)s->nloc;
-    double *buf = s->rhs; /* rank 0: gather the parts in place: re into rhs[0, n), im into rhs[n, 2n) */
-    int e = MPI_Gatherv(b_re, nl, MPI_DOUBLE, buf, s->counts, s->displs, MPI_DOUBLE, 0, s->comm);
-    if (e == MPI_SUCCESS && s->cplx)
-        e = MPI_Gatherv(b_im, nl, MPI_DOUBLE, buf ? buf + s->n : NULL, s->counts, s->displs, MPI_DOUBLE, 0, s->comm);
-    PL_CHECK(e == MPI_SUCCESS, PL_ERR_MPI, "MPI_Gatherv of the right-hand side failed");
-    if (s->rank == 0 && s->cplx) { /* planes -> interleaved (re, im) pairs */
-        double *t = malloc(2 * (size_t)s->n * sizeof *t);
-        PL_CHECK(t, PL_ERR_MEM, "out of host memory");
-        for (int64_t i = 0; i < s->n; i++) {
-            t[2 * i] = buf[i];
-            t[2 * i + 1] = buf[s->n + i];
-        }
-        memcpy(buf, t, 2 * (size_t)s->n * sizeof *t);
-        free(t);
-    }
-    if (s->cplx) {
-        s->z.rhs = (ZMUMPS_COMPLEX *)buf;
-        s->z.nrhs = 1;
-        s->z.lrhs = (MUMPS_INT)s->n;
-    } else {
-        s->d.rhs = buf;
-        s->d.nrhs = 1;
-        s->d.lrhs = (MUMPS_INT)s->n;
-    }
+    const int64_t nl = s->nloc;
+    if (s->cplx)
+        for (int64_t i = 0; i < nl; i++) s->rhs[2 * i] = b_re[i], s->rhs[2 * i + 1] = b_im ? b_im[i] : 0.0;
+    else
+        memcpy(s->rhs, b_re, (size_t)nl * sizeof *s->rhs);
     run(s, 3);
     PL_CALL(check(s, "solve"));
-    if (s->rank == 0 && s->cplx) {
-        double *t = malloc(2 * (size_t)s->n * sizeof *t);
-        PL_CHECK(t, PL_ERR_MEM, "out of host memory");
-        for (int64_t i = 0; i < s->n; i++) {
-            t[i] = buf[2 * i];
-            t[s->n + i] = buf[2 * i + 1];
-        }
-        memcpy(buf, t, 2 * (size_t)s->n * sizeof *t);
-        free(t);
+    if (s->size == 1) { /* centralized: the solution replaced rhs */
+        if (s->cplx)
+            for (int64_t i = 0; i < nl; i++) x_re[i] = s->rhs[2 * i], x_im[i] = s->rhs[2 * i + 1];
+        else
+            memcpy(x_re, s->rhs, (size_t)nl * sizeof *x_re);
+        return PL_OK;
     }
-    e = MPI_Scatterv(buf, s->counts, s->displs, MPI_DOUBLE, x_re, nl, MPI_DOUBLE, 0, s->comm);
-    if (e == MPI_SUCCESS && s->cplx)
-        e = MPI_Scatterv(buf ? buf + s->n : NULL, s->counts, s->displs, MPI_DOUBLE, x_im, nl, MPI_DOUBLE, 0, s->comm);
-    PL_CHECK(e == MPI_SUCCESS, PL_ERR_MPI, "MPI_Scatterv of the solution failed");
+    if (!s->planned) PL_CALL(plan_solution(s));
+    const int w = s->cplx ? 2 : 1;
+    for (MUMPS_INT i = 0; i < s->lsol; i++)
+        for (int c = 0; c < w; c++) s->sbuf[w * (size_t)s->sidx[i] + c] = s->sol[w * (size_t)i + c];
+    PL_CHECK(MPI_Alltoallv(s->sbuf, s->scnt, s->sdsp, MPI_DOUBLE, s->rbuf, s->rcnt, s->rdsp, MPI_DOUBLE, s->comm) ==
+                 MPI_SUCCESS,
+             PL_ERR_MPI, "MPI_Alltoallv of the solution failed");
+    for (int64_t k = 0; k < s->nrecv; k++) {
+        x_re[s->ridx[k]] = s->rbuf[w * k];
+        if (s->cplx) x_im[s->ridx[k]] = s->rbuf[w * k + 1];
+    }
     return PL_OK;
 }
 
@@ -188,30 +296,45 @@ static void mumps_destroy(void *st)
     free(s->irn);
     free(s->jcn);
     free(s->a);
+    free(s->starts);
+    free(s->irhs);
     free(s->rhs);
-    free(s->counts);
-    free(s->displs);
+    free(s->isol);
+    free(s->sol);
+    free(s->scnt);
+    free(s->sidx);
+    free(s->ridx);
+    free(s->sbuf);
+    free(s->rbuf);
     free(s);
 }
 
 static const pl_fact_ops mumps_ops = {mumps_factor, mumps_solve, mumps_destroy};
 
-/* rank 0's gather plan: rows of each rank */
-static int plan_gather(mumps_st *s)
+/* the row blocks of all ranks, the distributed right-hand side's rows and buffers */
+static int plan_rhs(mumps_st *s)
 {
-    int nl = (int)s->nloc;
-    if (s->rank == 0) {
-        PL_MALLOC(s->counts, s->size);
-        PL_MALLOC(s->displs, s->size);
-        PL_MALLOC(s->rhs, 2 * s->n);
+    const int p = s->size, w = s->cplx ? 2 : 1;
+    PL_MALLOC(s->starts, p + 1);
+    PL_MALLOC(s->scnt, 4 * (size_t)p);
+    s->sdsp = s->scnt + p, s->rcnt = s->scnt + 2 * p, s->rdsp = s->scnt + 3 * p;
+    int64_t nl = s->nloc;
+    PL_CHECK(MPI_Allgather(&nl, 1, MPI_INT64_T, s->starts, 1, MPI_INT64_T, s->comm) == MPI_SUCCESS, PL_ERR_MPI,
+             "MPI_Allgather of the row counts failed");
+    int64_t off = 0;
+    for (int r = 0; r < p; r++) {
+        const int64_t c = s->starts[r];
+        s->starts[r] = off;
+        off += c;
     }
-    PL_CHECK(MPI_Gather(&nl, 1, MPI_INT, s->counts, 1, MPI_INT, 0, s->comm) == MPI_SUCCESS, PL_ERR_MPI,
-             "MPI_Gather of the row counts failed");
-    if (s->rank == 0)
-        for (int r = 0, off = 0; r < s->size; r++) {
-            s->displs[r] = off;
-            off += s->counts[r];
-        }
+    s->starts[p] = off;
+    PL_CHECK(off == s->n && s->starts[s->rank] == s->row0, PL_ERR_ARG,
+             "pl_fact_create: the row blocks do not tile [0, %lld) in rank order", (long long)s->n);
+    PL_MALLOC(s->irhs, nl + 1);
+    PL_MALLOC(s->rhs, w * nl + 2);
+    PL_MALLOC(s->ridx, nl + 1);
+    PL_MALLOC(s->rbuf, w * nl + 2);
+    for (int64_t i = 0; i < nl; i++) s->irhs[i] = (MUMPS_INT)(s->row0 + i + 1);
     return PL_OK;
 }
 
@@ -235,6 +358,9 @@ static void init_struct(mumps_st *s)
     ICNTL(s, 4) = 0;
     ICNTL(s, 5) = 0;  /* assembled */
     ICNTL(s, 18) = 3; /* distributed entries */
+    ICNTL(s, 7) = s->n <= PL_MUMPS_AMF_ROWS ? 2 : 7; /* ordering: AMF, or MUMPS' choice */
+    ICNTL(s, 20) = s->size > 1 ? 10 : 0; /* several ranks: distributed right-hand side (MUMPS >= 5.3) */
+    ICNTL(s, 21) = s->size > 1 ? 1 : 0;  /* and solution; one rank: in place in rhs */
     ICNTL(s, 24) = 1; /* null pivot detection */
     if (s->cplx) s->z.cntl[2] = PL_MUMPS_NULL_PIVOT;
     else s->d.cntl[2] = PL_MUMPS_NULL_PIVOT;
@@ -248,12 +374,26 @@ static void set_entries(mumps_st *s)
         s->z.irn_loc = s->irn;
         s->z.jcn_loc = s->jcn;
         s->z.a_loc = (ZMUMPS_COMPLEX *)s->a;
+        s->z.nrhs = 1;
+        s->z.nloc_rhs = (MUMPS_INT)s->nloc;
+        s->z.lrhs_loc = (MUMPS_INT)(s->nloc > 0 ? s->nloc : 1);
+        s->z.irhs_loc = s->irhs;
+        s->z.rhs_loc = (ZMUMPS_COMPLEX *)s->rhs;
+        s->z.rhs = (ZMUMPS_COMPLEX *)s->rhs; /* one rank: centralized, in place */
+        s->z.lrhs = (MUMPS_INT)s->n;
     } else {
         s->d.n = (MUMPS_INT)s->n;
         s->d.nnz_loc = s->nz;
         s->d.irn_loc = s->irn;
         s->d.jcn_loc = s->jcn;
         s->d.a_loc = s->a;
+        s->d.nrhs = 1;
+        s->d.nloc_rhs = (MUMPS_INT)s->nloc;
+        s->d.lrhs_loc = (MUMPS_INT)(s->nloc > 0 ? s->nloc : 1);
+        s->d.irhs_loc = s->irhs;
+        s->d.rhs_loc = s->rhs;
+        s->d.rhs = s->rhs; /* one rank: centralized, in place */
+        s->d.lrhs = (MUMPS_INT)s->n;
     }
 }
 
@@ -275,7 +415,7 @@ int pl_fact_mumps_create(MPI_Comm comm, int64_t n, int64_t row0, int64_t nloc, c
     PL_CHECK_GOTO(MPI_Comm_rank(comm, &s->rank) == MPI_SUCCESS && MPI_Comm_size(comm, &s->size) == MPI_SUCCESS,
                   PL_ERR_MPI, fail, rc, "MPI_Comm_rank/size failed");
     PL_CALL_GOTO(entries(s, rowptr, col), fail, rc);
-    PL_CALL_GOTO(plan_gather(s), fail, rc);
+    PL_CALL_GOTO(plan_rhs(s), fail, rc);
     set_values(s, re, im);
     init_struct(s);
     PL_CALL_GOTO(check(s, "initialisation"), fail, rc);

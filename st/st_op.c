@@ -1,7 +1,7 @@
 /* st_op.c — the operator of a spectral transformation (st.h): the pattern
  * of M = A - sigma B (or M = B), its factorisation (factor/fact.h), and
  * the shell operator's product x -> Re[M^{-1} B x] (or M^{-1} A x).  The
- * products with A and B gather the whole vector on every rank
+ * products with A and B (none for B = I) gather the whole vector on every rank
  * (MPI_Allgatherv, O(N) per product beside a factorised solve that costs
  * far more) and multiply the local CSR rows. */
 #include <math.h>
@@ -108,6 +108,8 @@ static void m_values(pl_st *s, double sre, double sim)
  * split of M^{-1} B (u + i v) */
 static int apply_host(pl_st *s, const double *x, double *y)
 {
+    if (s->b_identity && s->kind == PL_ST_SHIFT_INVERT) /* B = I: no product, no gather */
+        return pl_fact_solve(s->f, x, s->cplx ? x + s->nloc : NULL, y, s->cplx ? y + s->nloc : NULL);
     PL_CALL(st_gather(s, x, s->xfull));
     st_csr_mul(s->kind == PL_ST_B_INVERT ? s->A : s->B, s->xfull, s->t);
     if (s->cplx) {
