@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "solve_impl.h"
 #include "pl_error.h"
 #include "pl_h5util.h"
 
@@ -291,6 +292,9 @@ int app_mpi_end(app_ctx *ctx, int status, int in_setup)
     } else {
         /* a failure inside a command may leave other ranks in a collective */
         if (status != 0 && status != 3 && !in_setup && ctx->size > 1) MPI_Abort(MPI_COMM_WORLD, status);
+        /* a failure every rank shares: rank 0 has said it; the launcher may stop this rank when
+         * another one exits first, which must not add a "stopped by SIGTERM" line */
+        if (status != 0) app_signal_ending(status);
         MPI_Finalize();
         singleton_dir_remove(); /* a singleton started without the thread */
     }

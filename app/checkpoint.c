@@ -49,6 +49,7 @@
 #define APP_FIRST_CYCLE_WAIT 1.0
 
 static volatile sig_atomic_t stop_flag, stop_sig = SIGTERM, exit_phase, line_cur;
+static volatile sig_atomic_t quiet_status = -1; /* >= 0: the run is ending with this status (app_signal_ending) */
 static int sig_rank;                  /* rank 0 writes the line of an exit phase */
 static char sig_line[2][1200];        /* " during <phase>; <note>\n", double buffered */
 
@@ -62,6 +63,7 @@ static size_t put(char *b, size_t n, size_t cap, const char *s)
 /* The end of an exit phase: one line, status 3 (async-signal-safe). */
 static void exit_now(int sig)
 {
+    if (quiet_status >= 0) _exit(quiet_status); /* its own line is out already: the launcher's stop of the rest */
     if (sig_rank == 0) {
         char b[1300];
         size_t n = put(b, 0, sizeof b, "pjds-lanczos: stopped by ");
@@ -103,6 +105,12 @@ void app_signal_exit_phase(const char *phase, const char *note)
 }
 
 void app_signal_flag_phase(void) { exit_phase = 0; }
+
+void app_signal_ending(int status)
+{
+    quiet_status = status;
+    exit_phase = 1;
+}
 
 void app_signal_say(const char *phase, const char *note)
 {

@@ -109,6 +109,10 @@ void app_signal_exit_phase(const char *phase, const char *note);
 /* A flag phase: a signal is only noted (a solve with a state to save, or a
  * result being written).  Can't fail. */
 void app_signal_flag_phase(void);
+/* The run ends with this status, its message printed: a signal from now on
+ * (the launcher stopping the other ranks once one has exited non-zero)
+ * exits with it, silently.  Can't fail. */
+void app_signal_ending(int status);
 /* "SIGTERM" or "SIGUSR1" when one was noted in a flag phase, else NULL. */
 const char *app_signal_noted(void);
 /* Rank 0: the line of an exit phase for a stop noted in a flag phase

@@ -37,6 +37,7 @@ n_down = 2
 hubbard_u = 4
 coupling = 0.5
 max_phonons = 3
+cutoff_warn = 1
 phonon_basis = site
 [solver]
 nev = 2

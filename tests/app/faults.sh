@@ -22,6 +22,7 @@ n_down = 2
 hubbard_u = 4
 coupling = 0.5
 max_phonons = 5
+cutoff_warn = 1
 [solver]
 nev = 4
 [spmv]
@@ -44,7 +45,7 @@ case $case_name in
   rank_killed)
     MPI=${PJDS_MPIEXEC:-mpiexec}
     # a solve that runs long enough: a tight tolerance, many restarts allowed
-    printf "[model]\ntype = holstein-hubbard\nsites = 4\nn_up = 2\nn_down = 2\nhubbard_u = 4\ncoupling = 0.5\nmax_phonons = 9\n[solver]\nnev = 30\ntolerance = 1e-15\nmax_restarts = 100000\n[spmv]\nbackend = cpu\n" > "$cfg"
+    printf "[model]\ntype = holstein-hubbard\nsites = 6\nn_up = 3\nn_down = 3\nhubbard_u = 4\ncoupling = 0.5\nmax_phonons = 7\n[solver]\nnev = 30\ntolerance = 1e-15\nmax_restarts = 100000\n[spmv]\nbackend = cpu\n" > "$cfg"
     t0=$(date +%s)
     timeout 60 $MPI -n 2 --allow-run-as-root --oversubscribe --bind-to none "$PJDS_BIN" solve "$cfg" --quiet --set output.file="$dir/out.h5" > "$dir/out" 2> "$dir/err" &
     job=$!
