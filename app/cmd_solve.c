@@ -141,7 +141,7 @@ int cmd_solve(app_ctx *ctx)
                 (long long)(st.nhist > 0 ? st.hist_iterations[st.nhist - 1] : 0));
     }
     const int want_obs = app_obs_wanted(cfg);
-    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs, app_ckpt_poll, NULL, 0};
+    solve_extra x = {app_ckpt_callback, &ck, mode == 1 ? &st : NULL, NULL, 0, 0, want_obs, app_ckpt_poll, NULL, 0, 0};
     app_signal_flag_phase(); /* the solver looks at the flag (app_ckpt_poll); then the write, exit 0 */
     PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
     if (res.reason == LZ_CHECKPOINTED && !ck.written) { /* stopped in the first cycle: nothing new saved */

@@ -318,7 +318,7 @@ int cmd_spectral(app_ctx *ctx)
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);
-    solve_extra x = {NULL, NULL, NULL, NULL, 0, 0, 1, NULL, NULL, 0};
+    solve_extra x = {NULL, NULL, NULL, NULL, 0, 0, 1, NULL, NULL, 0, 0};
     app_signal_exit_phase("the ground-state solve", note);
     PL_CALL_GOTO(solve_run(ctx, op, &f, &x, &res), out, rc);
     app_signal_exit_phase("the recursion", note);

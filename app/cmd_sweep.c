@@ -382,7 +382,7 @@ static int solve_point(sweep_run *r, int p, int *status)
     }
     warm = !rebuilt && r->warm && r->nwarm > 0 && p != r->ckpt_point;
     solve_extra x = {app_ckpt_callback, &ck, p == r->ckpt_point ? &st : NULL, warm ? r->warm : NULL,
-                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start, app_ckpt_poll, NULL, 0};
+                     warm ? r->nwarm : 0, 0, r->base.sweep.warm_start, app_ckpt_poll, NULL, 0, 0};
     if (warm) {
         pl_op_info info;
         pl_op_get_info(r->op, &info);

@@ -56,6 +56,8 @@ typedef struct solve_extra {
     lz_poll_fn poll;              /* NULL = none; called with checkpoint_arg */
     struct pl_st *st;             /* a spectral transformation (solve_st.c): op is its */
     int st_which;                 /* operator, pl_st_solve runs with this order        */
+    int st_b_inner;               /* Lanczos in the B-inner product (a definite pair): */
+                                  /* full reorthogonalisation unless configured        */
 } solve_extra;
 
 /* Warm start of sweep points: the random part added to the sum of the

@@ -36,6 +36,8 @@ struct st_session {
     pl_st_opts so;
     pl_st *st;
     int which, definite;     /* definite: symmetric pair with B SPD (real result) */
+    int b_lanczos;           /* Lanczos in the B-inner product (a definite pair, a real or no target) */
+    int64_t b_products;      /* this solve's products with B of that inner product */
     int inertia_done;        /* B's inertia checked (once per session) */
     pl_fact_info fi;         /* this solve's figures (solves and seconds since base) */
     pl_fact_info base;       /* the factorisation's counters before this solve's factorisation */
@@ -162,9 +164,13 @@ static int decide(app_ctx *ctx, const pl_backend *be, solve_facts *f, st_run *r)
     }
 general:;
     const int lanczos_ok = target && r->so.symmetric && !r->have_b && r->so.sigma_im == 0.0;
-    /* Lanczos only when asked for: on the symmetric shift-inverted operator Krylov-Schur converged in fewer
-     * solves (47-48 against 74-80 on four symmetric cases, docs/config.md) */
-    f->method = lanczos_ok && s->method == PL_METHOD_LANCZOS ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
+    /* a symmetric-definite pair (method auto or lanczos) with a real or no target: Lanczos in the B-inner
+     * product, where (A - sigma B)^{-1} B and B^{-1} A are self-adjoint (st.h pl_st_solve) */
+    r->b_lanczos = r->definite && r->so.sigma_im == 0.0;
+    /* B = I: Lanczos only when asked for: on the symmetric shift-inverted operator Krylov-Schur converged in
+     * fewer solves (47-48 against 74-80 on four symmetric cases, docs/config.md) */
+    f->method = (lanczos_ok && s->method == PL_METHOD_LANCZOS) || r->b_lanczos ? PL_METHOD_LANCZOS
+                                                                             : PL_METHOD_KRYLOV_SCHUR;
     f->cplx = !(lanczos_ok || r->definite || (r->so.symmetric && !r->have_b));
     return PL_OK;
 }
@@ -185,6 +191,8 @@ static int st_attrs(void *arg, pl_spectrum *sp)
     PL_CALL(pl_spectrum_attr_double(sp, "factorization_factor_seconds", r->fi.factor_s));
     PL_CALL(pl_spectrum_attr_double(sp, "factorization_solve_seconds", r->fi.solve_s));
     PL_CALL(pl_spectrum_attr_int(sp, "symmetric_definite", r->definite));
+    PL_CALL(pl_spectrum_attr_string(sp, "inner_product", r->b_lanczos ? "B" : "euclidean"));
+    PL_CALL(pl_spectrum_attr_int(sp, "inner_product_b_products", r->b_products));
     PL_CALL(pl_spectrum_attr_int(sp, "factorization_analyses", r->analyses));
     PL_CALL(pl_spectrum_attr_int(sp, "factorization_count", r->factorizations));
     PL_CALL(pl_spectrum_attr_double(sp, "factorization_analyse_seconds_total", r->analyse_total));
@@ -197,12 +205,13 @@ static void st_say(app_ctx *ctx, const st_run *r, const solve_facts *f)
     if (ctx->rank != 0) return;
     const pl_fact_info *fi = &r->fi;
     if (r->so.kind == PL_ST_SHIFT_INVERT)
-        pl_info("solve: shift-and-invert, sigma = %.10g%+.10gi, B = %s, %s on the transformed operator, which = %s",
+        pl_info("solve: shift-and-invert, sigma = %.10g%+.10gi, B = %s, %s on the transformed operator%s, which = %s",
                 r->so.sigma_re, r->so.sigma_im, r->have_b ? r->b_name : "I",
-                pl_config_enum_name("solver", "method", f->method), pl_config_enum_name("solver", "which", r->which));
+                pl_config_enum_name("solver", "method", f->method),
+                r->b_lanczos ? " in the B-inner product" : "", pl_config_enum_name("solver", "which", r->which));
     else
-        pl_info("solve: B-inverse (no target), B = %s, %s on B^-1 A", r->b_name,
-                pl_config_enum_name("solver", "method", f->method));
+        pl_info("solve: B-inverse (no target), B = %s, %s on B^-1 A%s", r->b_name,
+                pl_config_enum_name("solver", "method", f->method), r->b_lanczos ? " in the B-inner product" : "");
     pl_info("solve: factorisation %s: analysis %.3f s, factor %.3f s, %lld solves %.3f s, estimate %.1f MB per rank, "
             "%lld entries in the factors",
             fi->backend, fi->analyse_s, fi->factor_s, (long long)fi->nsolves, fi->solve_s, fi->mem_estimate / 1e6,
@@ -308,7 +317,9 @@ int st_session_solve(app_ctx *ctx, st_session *r, const char *file, int replace,
     x.want_vectors = 1;
     x.st = r->st;
     x.st_which = r->which;
+    x.st_b_inner = r->b_lanczos;
     PL_CALL(solve_run(ctx, pl_st_op(r->st), &f, &x, res));
+    r->b_products = res->b_products;
     pl_st_fact_info(r->st, &r->fi); /* this solve's share of the counters (a sweep's factorisation lives on) */
     r->fi.nsolves -= r->base.nsolves;
     r->fi.solve_s -= r->base.solve_s;

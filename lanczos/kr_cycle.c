@@ -147,6 +147,7 @@ static int kr_resume(kr_solver *s)
              st->nint, st->ndbl, st->nvec, nint, ndbl, w->m + 1);
     for (int j = 0; j < st->nvec; j++)
         PL_CALL(w->be->copy(w->be, w->n, st->V + (size_t)j * st->ld, kr_col(w, j)));
+    for (int j = 0; j < st->nvec && w->bop; j++) PL_CALL(kr_b_image(w, j)); /* BV of the resumed basis */
     memcpy(s->ints, st->ints, (size_t)nint * sizeof *s->ints);
     memcpy(s->dbl, st->dbl, (size_t)ndbl * sizeof *s->dbl);
     const int64_t *ints = s->ints;
@@ -353,6 +354,7 @@ int kr_run(kr_solver *s)
     res->nconv = s->nconv;
     res->restarts = s->restarts;
     res->iterations = s->w->napply;
+    res->b_products = s->w->nbapply;
     res->reason = s->reason;
 out:
     free(s->ritz);

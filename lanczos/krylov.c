@@ -62,7 +62,7 @@ int kr_project_out(kr_ws *w, int nsel, int j)
 {
     double t0 = pl_wtime();
     double *x = kr_col(w, j);
-    PL_CALL(pl_vec_gemv_t(w->op, nsel, w->V, w->ld, x, w->c2));
+    PL_CALL(pl_vec_gemv_t(w->op, nsel, kr_measure(w), w->ld, x, w->c2));
     PL_CALL(w->be->gemv_n(w->be, w->n, nsel, -1.0, w->V, w->ld, w->c2, 1.0, x));
     w->t.reductions++;
     w->t.vec_bytes += 8.0 * (double)w->n * (double)(2 * nsel + 3);
@@ -92,7 +92,7 @@ int kr_orth_loss(kr_ws *w, int nev, double *loss)
 {
     double t0 = pl_wtime(), worst = 0.0;
     for (int i = 0; i < nev; i++) {
-        PL_CALL(pl_vec_gemv_t(w->op, i + 1, w->V, w->ld, kr_col(w, i), w->c1));
+        PL_CALL(pl_vec_gemv_t(w->op, i + 1, kr_measure(w), w->ld, kr_col(w, i), w->c1));
         for (int l = 0; l <= i; l++) worst = fmax(worst, fabs(w->c1[l] - (l == i ? 1.0 : 0.0)));
     }
     *loss = worst;
@@ -161,6 +161,7 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
     const double col_bytes = 8.0 * (double)w->n;
     double n0, n1, n2;
     PL_CHECK(j == k, PL_ERR_INTERNAL, "orthogonalize: column %d is not column k = %d", j, k);
+    if (w->bop) return kr_b_orthogonalize(w, k, coef, nrm, in_span); /* the B-inner product (kr_inner.c) */
     if (k == 0) {
         PL_CALL(pl_vec_nrm2(w->op, x, &n0));
         n1 = n2 = n0;
@@ -219,6 +220,7 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, d
     const double col_bytes = 8.0 * (double)w->n;
     double G[4];
     PL_CHECK(k >= 1, PL_ERR_INTERNAL, "orthogonalize_known: column %d has nothing before it", k);
+    if (w->bop) return kr_orthogonalize(w, k, k, coef, nrm, in_span); /* measured, not expected */
     PL_CALL(pl_vec_gram(w->op, 2, kr_col(w, k - 1), w->ld, G));
     w->t.reductions++;
     w->t.vec_bytes += 2.0 * col_bytes;
@@ -259,6 +261,7 @@ int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *
     double G[9], H[PL_SEL_KMAX + 9];
     *done = 0;
     PL_CHECK(j >= 1, PL_ERR_INTERNAL, "local orthogonalisation needs j >= 1 (got %d)", j);
+    if (w->bop) return kr_b_local(w, j, nsel, beta_prev, alpha, nrm, growth, ovl, done); /* kr_inner.c */
     const int fused = nsel > 0 && nsel <= PL_SEL_KMAX && nsel < j && w->be->sel_gram && w->be->sel_update;
     double ssel = 0.0; /* ||V_sel^T x||^2 (fused) */
     if (fused) { /* V_sel^T x and the Gram matrix in one pass; the projection joins the update */
@@ -329,21 +332,24 @@ int kr_random_direction(kr_ws *w, int j, int first, int *exhausted)
 /* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s), in place: the
  * backend's basis_update when it has one (one pass, no workspace), else by
  * row blocks through the workspace W (gemm, then kk copies back). */
-int kr_update_basis(kr_ws *w, int off, int s, int kk)
+static int update_block(kr_ws *w, double *Vo, int s, int kk)
 {
-    double t0 = pl_wtime();
-    if (w->be->basis_update) {
-        PL_CALL(w->be->basis_update(w->be, w->n, s, kk, kr_col(w, off), w->ld, w->Ysel, s));
-        PL_CALL(w->be->sync(w->be));
-        w->t.restart += pl_wtime() - t0;
-        return PL_OK;
-    }
-    const double *Vo = kr_col(w, off);
+    if (w->be->basis_update) return w->be->basis_update(w->be, w->n, s, kk, Vo, w->ld, w->Ysel, s);
     for (size_t r0 = 0; r0 < w->n; r0 += w->blk) {
         size_t b = w->n - r0 < w->blk ? w->n - r0 : w->blk;
         PL_CALL(w->be->gemm(w->be, b, s, kk, Vo + r0, w->ld, w->Ysel, s, w->W, b));
-        for (int c = 0; c < kk; c++) PL_CALL(w->be->copy(w->be, b, w->W + (size_t)c * b, kr_col(w, off + c) + r0));
+        for (int c = 0; c < kk; c++) PL_CALL(w->be->copy(w->be, b, w->W + (size_t)c * b, Vo + (size_t)c * w->ld + r0));
     }
+    return PL_OK;
+}
+
+/* The B-inner product: BV Y too (Y orthogonal: no amplification of BV's
+ * rounding, unlike the cancellation of a Gram-Schmidt pass) */
+int kr_update_basis(kr_ws *w, int off, int s, int kk)
+{
+    double t0 = pl_wtime();
+    PL_CALL(update_block(w, kr_col(w, off), s, kk));
+    if (w->bop) PL_CALL(update_block(w, kr_bcol(w, off), s, kk));
     PL_CALL(w->be->sync(w->be));
     w->t.restart += pl_wtime() - t0;
     return PL_OK;
@@ -353,6 +359,7 @@ void kr_ws_free(kr_ws *w)
 {
     if (w->be) {
         if (w->V) w->be->vec_free(w->be, w->V);
+        if (w->BV) w->be->vec_free(w->be, w->BV);
         if (w->W) w->be->vec_free(w->be, w->W);
     }
     if (w->h_vec_pinned && w->be && w->be->host_free) w->be->host_free(w->be, w->h_vec);
@@ -633,7 +640,10 @@ int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r)
 {
     PL_CALL(kr_apply(w, i, jw));
     PL_CALL(w->be->axpy(w->be, w->n, -lambda, kr_col(w, i), kr_col(w, jw)));
-    PL_CALL(pl_vec_nrm2(w->op, kr_col(w, jw), r));
+    if (!w->bop) return pl_vec_nrm2(w->op, kr_col(w, jw), r);
+    PL_CALL(kr_b_image(w, jw)); /* ||r||_B */
+    PL_CALL(pl_vec_dot(w->op, kr_col(w, jw), kr_bcol(w, jw), r));
+    *r = sqrt(fmax(*r, 0.0));
     return PL_OK;
 }
 

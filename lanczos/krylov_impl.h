@@ -91,6 +91,9 @@ typedef struct kr_ws {
     int m;             /* ncv */
     const int64_t *gidx;
     double *V;         /* backend, (m + 1) * ld */
+    pl_op *bop;        /* the inner product's B (kr_ws_set_inner), NULL: */
+                       /* Euclidean; then BV holds B V column by column */
+    double *BV;        /* backend, (m + 1) * ld (bop only)              */
     double *W;         /* backend, blk * m: workspace of the in-place update */
     size_t blk;
     double *h_vec;     /* host n_local: random vectors (page-locked via   */
@@ -114,6 +117,7 @@ typedef struct kr_ws {
     double t_books;    /* seconds in the cycle's bookkeeping: polls, checkpoint  */
                        /* hook, history and monitor, the give-up test (debug) */
     int64_t napply;
+    int64_t nbapply;   /* products with bop */
     lz_timing t;
     kr_progress pg;    /* restart budget and progress (kr_restart_budget) */
 } kr_ws;
@@ -127,6 +131,42 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed);
 void kr_ws_free(kr_ws *w);
 /* Column j of V (backend memory). */
 double *kr_col(kr_ws *w, int j);
+
+/* ---- the B-inner product (kr_inner.c) ----------------------------------
+ * With kr_ws_set_inner(w, B) every inner product of basis vectors is
+ * <x, y>_B = x^T B y (B symmetric positive definite, an operator on the
+ * same rows and backend), and the workspace keeps BV = B V, one column per
+ * basis column.  A Gram-Schmidt pass measures its coefficients against BV
+ * (BV^T x: no B product) and subtracts them from x; once x is final, one
+ * B product gives its column of BV and its norm sqrt(x^T B x) (kr_b_orthogonalize,
+ * kr_b_local): one B product per new basis vector.  B x is not carried
+ * through the passes (updating it with the coefficients of V loses
+ * eps x the cancellation of each pass, which compounds over restarts: on
+ * a 2-D FEM pair by 10-30x per restart, 5e-1 after ten).  Restarts update
+ * BV with V (B V Y = (B V) Y, Y orthogonal); a resumed basis gets its BV by
+ * products.  The fused backend kernels (cgs_step, sel_gram, sel_update)
+ * are not used then.  Without it (bop NULL) none of this runs: the
+ * Euclidean path is the code as before, bit for bit. */
+/* Allocate BV for the operator bop (PL_ERR_ARG when its rows differ from
+ * the workspace's; PL_ERR_MEM).  Call before the start vector. */
+int kr_ws_set_inner(kr_ws *w, pl_op *bop);
+/* Column j of BV (backend memory; NULL without the B-inner product). */
+double *kr_bcol(kr_ws *w, int j);
+/* BV[:, j] = B V[:, j] (one B product; nothing without bop).  Collective. */
+int kr_b_image(kr_ws *w, int j);
+/* Column dst = column src, of V and of BV. */
+int kr_copy_col(kr_ws *w, int src, int dst);
+/* The matrix whose transpose measures the coefficients against V: BV with
+ * the B-inner product, else V. */
+const double *kr_measure(const kr_ws *w);
+/* kr_orthogonalize in the B-inner product (column k against 0..k-1): two
+ * classical passes, then BV[:, k] = B x and the norm; *in_span as there
+ * (the norms before the passes by Pythagoras).  Collective. */
+int kr_b_orthogonalize(kr_ws *w, int k, double *coef, double *nrm, int *in_span);
+/* kr_orthogonalize_local in the B-inner product (same contract; the
+ * overlaps ovl measured after the B product).  Collective. */
+int kr_b_local(kr_ws *w, int j, int nsel, double beta_prev, double *alpha, double *nrm, double *growth, double *ovl,
+               int *done);
 /* Column jout = A column jin (counted in w->napply and w->t.spmv). */
 int kr_apply(kr_ws *w, int jin, int jout);
 /* Column j -= V[:, 0:nsel] (V[:, 0:nsel]^T column j): one gemv_t (one

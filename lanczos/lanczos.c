@@ -194,7 +194,7 @@ static int restart_vector(kr_ws *w, int mm, int j, int vm_valid, int *ok)
     *ok = 1;
     if (vm_valid) {
         double t0 = pl_wtime();
-        PL_CALL(w->be->copy(w->be, w->n, kr_col(w, mm), kr_col(w, j)));
+        PL_CALL(kr_copy_col(w, mm, j));
         w->t.restart += pl_wtime() - t0;
         return PL_OK;
     }
@@ -677,6 +677,7 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     lz_ctx c;
     memset(&c, 0, sizeof c);
     PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
+    if (opt->inner_b) PL_CALL_GOTO(kr_ws_set_inner(&w, opt->inner_b), out, err); /* the B-inner product */
     /* partial: a full step's second Gram-Schmidt pass only where the first
      * cancelled (DGKS, as SLEPc): the vectors it sees are already nearly
      * orthogonal to the basis (local step, selective projection) */

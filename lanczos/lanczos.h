@@ -195,6 +195,15 @@ typedef struct lz_options {
     int nstart;
     size_t start_ld;
     double start_noise;
+    /* lz_solve: the inner product <x, y>_B = x^T B y, B this operator (symmetric */
+    /* positive definite; the same rows and backend as the solved one), for an    */
+    /* operator self-adjoint in it (st/: (A - sigma B)^{-1} B, B^{-1} A of a       */
+    /* symmetric-definite pair); NULL = Euclidean.  Every dot, norm and            */
+    /* Gram-Schmidt pass of basis vectors is B's (krylov_impl.h, kr_inner.c): one */
+    /* B product per new basis vector; the eigenvectors come out B-orthonormal,   */
+    /* residuals and estimates are B-norms, orth_loss is max |x_i^T B x_j -       */
+    /* delta_ij|.  ks_solve refuses it (PL_ERR_ARG)                               */
+    pl_op *inner_b;
 } lz_options;
 
 /* Defaults as documented above.  Can't fail. */
@@ -259,6 +268,7 @@ typedef struct lz_result {
                              /* 0 (not estimated)                                      */
     double orth_loss;        /* measured: max_ij |x_i^T x_j - delta_ij| of the nev     */
                              /* returned vectors (lz_solve); -1 when not measured      */
+    int64_t b_products;      /* products with the inner product's B (inner_b), else 0 */
     /* history, one row per cycle (restarts + 1 rows, row-major, nev columns) */
     int nhist;
     int64_t *hist_iterations;    /* nhist: operator applications at the end of the cycle */

@@ -76,12 +76,17 @@ int pl_st_inertia(MPI_Comm comm, const pl_csr *B, const pl_fact_opts *fo, int64_
  * caller's order (PL_WHICH_NEAREST* relative to sigma, or any pl_which;
  * for shift-and-invert a non-nearest order is taken among the
  * max(2 nev, nev + 6) eigenvalues nearest sigma), method: PL_METHOD_LANCZOS
- * (only for a symmetric operator: B = I, a real sigma, opts.symmetric) or
- * PL_METHOD_KRYLOV_SCHUR.  res: eigenvalues (and eigenvalues_imag) of the
- * original problem in the order of which, nev of them (nev + 1 when the
- * nev-th has its conjugate next; for a complex sigma the nev wanted ones
- * each followed by its conjugate where complex: up to 2 nev), residuals ||A x - lambda B x||_2 of the
- * unit eigenvectors, nconv = those with a backward error
+ * (only for a self-adjoint operator: opts.symmetric and a real sigma; with
+ * a B, shift-and-invert or B-inverse, Lanczos runs in the B-inner product
+ * <x, y>_B = x^T B y, in which (A - sigma B)^{-1} B and B^{-1} A are
+ * self-adjoint: B must be positive definite, which the caller checks,
+ * pl_st_inertia; the eigenvectors then come out B-orthonormal, x_i^T B x_j
+ * = delta_ij) or PL_METHOD_KRYLOV_SCHUR (any pair; unit 2-norm vectors).
+ * res: eigenvalues (and eigenvalues_imag) of the original problem in the
+ * order of which, nev of them (nev + 1 when the nev-th has its conjugate
+ * next; for a complex sigma the nev wanted ones each followed by its
+ * conjugate where complex: up to 2 nev), residuals ||A x - lambda B x||_2
+ * of the eigenvectors scaled to unit 2-norm, nconv = those with a backward error
  * ||r|| / ((||A|| + |lambda| ||B||) ||x||) <= opt->tol, the eigenvectors
  * (column layout of lz_result) in the operator's basis.  res->eigenvalues_imag
  * is set whatever the method (0 for real eigenvalues). */

@@ -24,6 +24,8 @@ struct pl_st {
     int singular;
     pl_op *op;
     pl_op *op_out;           /* a complex sigma: the N-row basis of the vectors */
+    pl_op *bop;              /* x -> B x (a B given): the B-inner product of   */
+                             /* Lanczos on a symmetric-definite pair            */
     int *counts, *displs;    /* rows of each rank (the gathers)               */
     double *xfull;           /* N                                             */
     double *t, *ti, *zi, *hx, *hy; /* nloc work vectors                       */

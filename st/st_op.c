@@ -130,6 +130,23 @@ static int st_apply(void *arg, const double *x, double *y)
     return s->be->upload(s->be, y, s->hy, nl);
 }
 
+/* x -> B x on the local rows: the inner product <x, y>_B of Lanczos on a
+ * symmetric-definite pair (lz_options inner_b); one gather of x */
+static int st_b_apply(void *arg, const double *x, double *y)
+{
+    pl_st *s = arg;
+    const size_t nl = (size_t)s->nloc;
+    if (s->be->host_memory) {
+        PL_CALL(st_gather(s, x, s->xfull));
+        st_csr_mul(s->B, s->xfull, y);
+        return PL_OK;
+    }
+    PL_CALL(s->be->download(s->be, s->hx, x, nl));
+    PL_CALL(st_gather(s, s->hx, s->xfull));
+    st_csr_mul(s->B, s->xfull, s->hy);
+    return s->be->upload(s->be, y, s->hy, nl);
+}
+
 static double max_row_sum(const pl_csr *M, MPI_Comm comm)
 {
     double r = 0.0;
@@ -220,6 +237,9 @@ int pl_st_create(MPI_Comm comm, pl_backend *be, const pl_csr *A, const pl_csr *B
     PL_CALL_GOTO(pl_op_create_shell(comm, be, w * s->n, w * s->row0, w * s->nloc, st_apply, s, 0.0, &s->op), fail, rc);
     if (s->cplx) /* the eigenvectors' basis (N rows; never applied) */
         PL_CALL_GOTO(pl_op_create_shell(comm, be, s->n, s->row0, s->nloc, st_apply, s, 0.0, &s->op_out), fail, rc);
+    if (!s->b_identity && !s->cplx) /* B x: the B-inner product (pl_st_solve, Lanczos) */
+        PL_CALL_GOTO(pl_op_create_shell(comm, be, s->n, s->row0, s->nloc, st_b_apply, s, s->bnorm, &s->bop), fail,
+                     rc);
     *out = s;
     return PL_OK;
 fail:
@@ -258,6 +278,7 @@ void pl_st_free(pl_st **ps)
     pl_st *s = *ps;
     pl_op_destroy(&s->op);
     pl_op_destroy(&s->op_out);
+    pl_op_destroy(&s->bop);
     pl_fact_free(&s->f);
     if (s->b_identity) pl_csr_destroy(&s->eye);
     free(s->mptr);

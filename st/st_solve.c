@@ -1,5 +1,6 @@
 /* st_solve.c — the eigensolver on a spectral transformation and the way
- * back (st.h pl_st_solve): lz_solve or ks_solve with largest_magnitude on
+ * back (st.h pl_st_solve): lz_solve (with a B: in the B-inner product,
+ * lz_options inner_b) or ks_solve with largest_magnitude on
  * the operator, then for every Ritz pair the eigenvalue of A x = lambda B x
  * (sigma + 1/theta for a real shift, theta for B-inverse, the Rayleigh
  * quotient x^H A x / x^H B x for a complex shift), the residual
@@ -286,8 +287,8 @@ int pl_st_solve(pl_st *s, const lz_options *opt, int which, int method, lz_resul
     lz_options o = *opt;
     const int si = s->kind == PL_ST_SHIFT_INVERT, nev = opt->nev;
     PL_CHECK(si || which < PL_WHICH_NEAREST, PL_ERR_INPUT, "which: nearest needs a target (shift-and-invert)");
-    PL_CHECK(method == PL_METHOD_KRYLOV_SCHUR || (si && !s->cplx && s->sym && s->b_identity), PL_ERR_ARG,
-             "pl_st_solve: Lanczos needs a symmetric operator (B = I, a real shift, a symmetric A)");
+    PL_CHECK(method == PL_METHOD_KRYLOV_SCHUR || (!s->cplx && s->sym), PL_ERR_ARG,
+             "pl_st_solve: Lanczos needs a self-adjoint operator (a symmetric A and B, a real shift)");
     if (si && which != PL_WHICH_NEAREST) { /* another order: among more eigenvalues nearest sigma */
         o.nev = 2 * nev > nev + 6 ? 2 * nev : nev + 6;
         if (o.nev > s->n - 2) o.nev = (int)(s->n - 2) > nev ? (int)(s->n - 2) : nev;
@@ -300,6 +301,8 @@ int pl_st_solve(pl_st *s, const lz_options *opt, int which, int method, lz_resul
     }
     o.which = si ? PL_WHICH_LARGEST_MAGNITUDE : which;
     o.want_vectors = 1;
+    /* a symmetric(-definite) pair: the operator is self-adjoint in <x, y>_B, Lanczos runs in it */
+    if (method == PL_METHOD_LANCZOS && s->bop) o.inner_b = s->bop;
     memset(res, 0, sizeof *res);
     PL_CALL(method == PL_METHOD_LANCZOS ? lz_solve(s->op, &o, res) : ks_solve(s->op, &o, res));
     if (res->reason == LZ_CHECKPOINTED || !res->vectors) return PL_OK;

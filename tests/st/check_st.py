@@ -22,6 +22,17 @@ problems) through `pjds-lanczos solve`, against dense LAPACK.  Usage:
                               factorization_analyses = 1 on every point, factorization_count
                               = point + 1); a complex target after real ones analyses
                               again; [sweep] target beside another key is exit 2
+  check_st.py definite [RANKS]  symmetric-definite pairs (B SPD), Lanczos in the
+                              B-inner product by default (attributes method = lanczos,
+                              inner_product = B): the 1-D FEM pair (closed form and
+                              dsygv), a random SPD pair (dsygv) and a 2-D Q1 FEM pair
+                              with double eigenvalues (closed form: every copy found);
+                              targets on a cluster and between clusters, no target
+                              (B-inverse: smallest, largest), partial and full
+                              reorthogonalisation; eigenvectors B-orthonormal
+                              (|X^T B X - I| <= 1e-10); each run again with method =
+                              krylov-schur, whose factorised solves are printed beside
+                              Lanczos' (Lanczos at most 1.5 x)
   check_st.py selftest        the comparison rejects a perturbed reference
   check_st.py bad             bad input: exit 2 and one line naming the key and
                               what is wrong (B of another size, B not SPD, a target
@@ -60,6 +71,7 @@ import mtx2h5  # noqa: E402  (the schema writer)
 
 REL = 1e-10
 FAILS = []
+SOLVES = []  # (case, B-Lanczos solves, Krylov-Schur solves): definite
 
 
 def write(path, a, name, symmetric=False):
@@ -74,11 +86,11 @@ def write(path, a, name, symmetric=False):
 CPU = ["[spmv]", "backend = cpu"]
 
 
-def solve(tmp, cfg_lines, ranks=1, expect=0):
+def solve(tmp, cfg_lines, ranks=1, expect=0, out_keys=()):
     cfg = os.path.join(tmp, "st.ini")
     out = os.path.join(tmp, "out.h5")
     with open(cfg, "w") as f:
-        f.write("\n".join(cfg_lines + CPU + ["[output]", f"file = {out}", ""]))
+        f.write("\n".join(cfg_lines + CPU + ["[output]", f"file = {out}"] + list(out_keys) + [""]))
     cmd = [BIN, "solve", "--overwrite", "--quiet", cfg]
     if ranks > 1:
         cmd = MPI.split() + [str(ranks)] + cmd
@@ -129,7 +141,7 @@ def check(label, got, ref, sigma, nev, which, anorm, bnorm, closed=None, conj_ru
         if cc[r2, c2].max() > REL:
             bad.append(f"closed form off by {cc[r2, c2].max():.2e}")
     # wanted: no reference value more wanted than the least wanted matched one
-    key = (lambda z: np.abs(z - sigma)) if which == "nearest" else (lambda z: -z.real)
+    key = {"nearest": lambda z: np.abs(z - sigma), "smallest": lambda z: z.real}.get(which, lambda z: -z.real)
     order = np.argsort(key(ev), kind="stable")[:nev]  # the nev wanted values of the result
     matched = dict(zip(r, c))
     kmax = max(key(ref[matched[i]]) for i in order)
@@ -335,6 +347,98 @@ def sweep(ranks):
                                  f"(want {want_an}), factorisations {at.get('factorization_count')} (want {i + 1})")
 
 
+def fem2d(m):
+    """Bilinear (Q1) elements on the unit square, Dirichlet: K2 = K x M + M x K, M2 = M x M; the
+    eigenvalues are lambda_i + lambda_j of the 1-D pair, double for i != j."""
+    K, M, c = fem(m)
+    K2 = (sp.kron(K, M) + sp.kron(M, K)).tocsr()
+    M2 = sp.kron(M, M).tocsr()
+    return K2, M2, (c[:, None] + c[None, :]).ravel()
+
+
+def b_orthonormal(tmp, B):
+    """max |X^T B X - I| of the eigenvectors of the last run (rows of /eigenvectors)."""
+    with h5py.File(f"{tmp}/out.h5", "r") as h5:
+        X = np.asarray(h5["eigenvectors"][()]).T
+    G = X.T @ (B @ X)
+    return np.abs(G - np.eye(G.shape[0])).max()
+
+
+def definite_case(tmp, label, A, B, ref, sigma, which, ranks, closed=None, nev=6, extra=()):
+    """One symmetric-definite run (default method) and the same with method = krylov-schur."""
+    tgt = None if sigma is None else fmt(complex(sigma))
+    lines = cfg_for(f"{tmp}/A.h5", f"{tmp}/B.h5", tgt, which=which, nev=nev, extra=extra)
+    got, _ = solve(tmp, lines, ranks, out_keys=["eigenvectors = true"])
+    s = complex(sigma) if sigma is not None else 0j
+    check(f"{label} ({ranks} rank(s))", got, ref.astype(complex), s, nev, which, norm_inf(A), norm_inf(B),
+          closed=closed)
+    if got is None:
+        return
+    at = got[2]
+    orth = b_orthonormal(tmp, B)
+    ks, _ = solve(tmp, lines + ["method = krylov-schur"], ranks)
+    check(f"{label}, krylov-schur ({ranks} rank(s))", ks, ref.astype(complex), s, nev, which, norm_inf(A),
+          norm_inf(B), closed=closed)
+    nl, nk = int(at.get("factorized_solves", -1)), int(ks[2].get("factorized_solves", -1)) if ks else -1
+    bad = []
+    if at.get("method") != "lanczos" or at.get("inner_product") != "B" or at.get("symmetric_definite") != 1:
+        bad.append(f"method {at.get('method')}, inner_product {at.get('inner_product')}, "
+                   f"symmetric_definite {at.get('symmetric_definite')}")
+    if not orth <= 1e-10:
+        bad.append(f"|X^T B X - I| = {orth:.2e} > 1e-10")
+    if ks and ks[2].get("inner_product") != "euclidean":
+        bad.append(f"krylov-schur inner_product {ks[2].get('inner_product')}")
+    if ks and not nl <= 1.5 * nk:
+        bad.append(f"{nl} factorised solves > 1.5 x Krylov-Schur's {nk}")
+    print(f"{label}: B-Lanczos |X^T B X - I| = {orth:.1e}; factorised solves: B-Lanczos {nl}, Krylov-Schur {nk}; "
+          f"B products {at.get('inner_product_b_products')}" + (f"  FAIL: {bad}" if bad else ""))
+    FAILS.extend(f"{label}: {b}" for b in bad)
+    SOLVES.append((label, nl, nk))
+
+
+def definite(ranks):
+    rng = np.random.default_rng(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        # 1-D FEM pair (closed form, dsygv): a target among the values and one halfway between two
+        K, M, closed = fem(200)
+        write(f"{tmp}/A.h5", K, "fem_K", True)
+        write(f"{tmp}/B.h5", M, "fem_M", True)
+        ref = scipy.linalg.eigh(K.toarray(), M.toarray(), eigvals_only=True)  # dsygv
+        for s in (1000.0, 0.5 * (closed[39] + closed[40])):
+            definite_case(tmp, f"fem sigma={s:.6g}", K, M, ref, s, "nearest", ranks, closed=closed)
+        # random SPD pair: a target inside its densest cluster, one in the middle of its widest inner gap
+        # (between clusters), and no target (B-inverse: the smallest and the largest)
+        n = 150
+        X = sp.random(n, n, density=0.05, random_state=11).toarray()
+        A = X + X.T + np.diag(rng.uniform(-3, 3, n))
+        Y = sp.random(n, n, density=0.03, random_state=12).toarray()
+        B = Y @ Y.T + np.diag(rng.uniform(0.5, 2, n))
+        write(f"{tmp}/A.h5", A, "symA", True)
+        write(f"{tmp}/B.h5", B, "spdB", True)
+        ref = scipy.linalg.eigh(A, B, eigvals_only=True)  # dsygv
+        inner = ref[10:-10]
+        dense = inner[np.argmin(inner[6:] - inner[:-6])] + 1e-3 * (inner[-1] - inner[0]) / len(inner)
+        g = np.argmax(np.diff(inner))
+        for s in (dense, 0.5 * (inner[g] + inner[g + 1])):
+            definite_case(tmp, f"random spd sigma={s:.6g}", A, B, ref, s, "nearest", ranks)
+        for w in ("smallest", "largest"):
+            definite_case(tmp, f"random spd b_inverse {w}", A, B, ref, None, w, ranks)
+        # 2-D Q1 FEM pair, 14 x 14 interior nodes: double eigenvalues lambda_i + lambda_j = lambda_j + lambda_i;
+        # every copy of the wanted ones is found (check: no reference value nearer sigma left out)
+        K2, M2, closed2 = fem2d(14)
+        write(f"{tmp}/A.h5", K2, "fem2d_K", True)
+        write(f"{tmp}/B.h5", M2, "fem2d_M", True)
+        ref2 = scipy.linalg.eigh(K2.toarray(), M2.toarray(), eigvals_only=True)
+        c2 = np.sort(closed2)
+        definite_case(tmp, "fem2d sigma between doubles", K2, M2, ref2, 0.5 * (c2[4] + c2[5]) + 1e-3, "nearest",
+                      ranks, closed=closed2, nev=8)
+        definite_case(tmp, "fem2d b_inverse smallest", K2, M2, ref2, None, "smallest", ranks, closed=closed2,
+                      nev=6)
+        # partial reorthogonalisation (the local three-term steps in the B-inner product)
+        definite_case(tmp, "fem2d b_inverse smallest, partial", K2, M2, ref2, None, "smallest", ranks,
+                      closed=closed2, nev=6, extra=["reorthogonalization = partial"])
+
+
 def selftest():
     K, M, closed = fem(50)
     ref = scipy.linalg.eigh(K.toarray(), M.toarray(), eigvals_only=True).astype(complex)
@@ -422,6 +526,8 @@ def main():
         solves(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
     elif mode == "sweep":
         sweep(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    elif mode == "definite":
+        definite(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
     elif mode == "selftest":
         selftest()
     elif mode == "bad":
