@@ -6,10 +6,13 @@
  * columns [0, nl) hold the locked pairs):
  *   1. filter: V_f = p(H~) V_f (V_f: the active columns chosen in step
  *      5), p the damped Chebyshev series of the window's indicator
- *      (chebfd_filter.c), R columns at a time in row-major blocks through pl_op_apply_block_aug (the fused KPM step
- *      Y = alpha A X + gamma X + beta Y: T_k+1 = 2 H~ T_k - T_k-1 in place
- *      of T_k-1) and, every second degree, one gemv_n that adds both
- *      terms c_k-1 T_k-1 + c_k T_k into the accumulator;
+ *      (chebfd_filter.c), R columns at a time in row-major blocks: where
+ *      the backend fuses the whole step (pl_op_apply_block_cheb, the CUDA
+ *      backend on one rank), T_k+1 = 2 H~ T_k - T_k-1 in place of T_k-1
+ *      and, in the pass that makes T_k for odd k, Acc += c_k-1 T_k-1 +
+ *      c_k T_k; else pl_op_apply_block_aug (the fused KPM step Y = alpha
+ *      A X + gamma X + beta Y) and, every second degree, one gemv_n that
+ *      adds both terms into the accumulator;
  *   2. orthonormalise against the locked columns and among themselves
  *      (chebfd_orth.c: CholQR2, SVQB fallback; the loss is measured; the
  *      Gram matrices as whole-block products, pl_vec_gemm_t);
@@ -84,6 +87,8 @@ static int ws_init(cf_ws *w, pl_op *op, const cf_options *o, const cf_plan *p)
     w->nb = p->nb;
     w->R = p->R;
     w->seed = o->seed;
+    const char *fz = getenv("PJDS_CHEBFD_FUSE"); /* tuning switch: 0 composes the filter step */
+    w->nofuse = fz && *fz && atoi(fz) == 0;
     w->slab = w->n < CF_SLAB ? (w->n ? w->n : 1) : CF_SLAB;
     PL_CHECK((double)w->ld * w->R < 2147483647.0, PL_ERR_NOTSUP,
              "chebfd: %zu rows per rank times %d columns exceed the 32-bit gather tables; use more ranks", w->n, w->R);
@@ -109,6 +114,29 @@ err:
     return rc;
 }
 
+/* One block of Rc columns through the fused step of the backend
+ * (pl_op_apply_block_cheb): Acc += c_d-1 T_d-1 + c_d T_d in the step that
+ * makes T_d (d odd, and the last d), so that each step reads X, Y and,
+ * every second step, Acc once.  PL_ERR_NOTSUP (nothing done beyond the
+ * first step's check) where the backend does not fuse it. */
+static int filter_fused(cf_ws *w, const cf_plan *p, const double *coef, int Rc, double cen, double h)
+{
+    const size_t nr = w->n * (size_t)Rc;
+    PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
+    PL_CALL(w->be->set(w->be, nr, 0.0, w->Acc));
+    const int e = pl_op_apply_block_cheb(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, coef[0], coef[1], w->Acc);
+    if (e == PL_ERR_NOTSUP) return e;
+    PL_CALL(e);
+    for (int d = 2; d <= p->degree; d++) {
+        /* T_d in X1 for odd d, X0 for even d, in place of T_d-2 */
+        double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
+        const int add = (d & 1) || d == p->degree;
+        PL_CALL(pl_op_apply_block_cheb(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, d & 1 ? coef[d - 1] : 0.0,
+                                       coef[d], add ? w->Acc : NULL));
+    }
+    return PL_OK;
+}
+
 /* V[:, c0:c0+k] = p(H~) V[:, c0:c0+k], coef[0..deg] (deg >= 1). */
 static int filter(cf_ws *w, const cf_plan *p, const double *coef, int c0, int k)
 {
@@ -116,19 +144,24 @@ static int filter(cf_ws *w, const cf_plan *p, const double *coef, int c0, int k)
     for (int j0 = 0; j0 < k; j0 += w->R) {
         const int Rc = k - j0 < w->R ? k - j0 : w->R;
         const size_t nr = w->n * (size_t)Rc;
-        /* T_d in X0 for even d, X1 for odd d (T_d+1 = 2 H~ T_d - T_d-1 in
-         * place of T_d-1); Acc += c_d-1 T_d-1 + c_d T_d after each odd d:
-         * one gemv_n over the pair (X0, X1 a 2-column matrix, ld xs), 16
-         * bytes a value per step instead of an axpy's 24 */
         PL_CALL(cf_to_row(w, c0 + j0, Rc, w->X0));
-        PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
-        PL_CALL(pl_op_apply_block_aug(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, w->W, NULL));
-        PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef, 0.0, w->Acc));
-        for (int d = 2; d <= p->degree; d++) {
-            double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
-            PL_CALL(pl_op_apply_block_aug(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, w->W, NULL));
-            if (d & 1) PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef + d - 1, 1.0, w->Acc));
-            else if (d == p->degree) PL_CALL(w->be->axpy(w->be, nr, coef[d], w->X0, w->Acc));
+        const int e = w->nofuse ? PL_ERR_NOTSUP : filter_fused(w, p, coef, Rc, cen, h);
+        if (e != PL_ERR_NOTSUP) PL_CALL(e);
+        if (e == PL_ERR_NOTSUP) {
+            /* composed: T_d in X0 for even d, X1 for odd d (T_d+1 = 2 H~ T_d -
+             * T_d-1 in place of T_d-1); Acc += c_d-1 T_d-1 + c_d T_d after
+             * each odd d: one gemv_n over the pair (X0, X1 a 2-column matrix,
+             * ld xs), 16 bytes a value per step instead of an axpy's 24 */
+            w->nofuse = 1;
+            PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
+            PL_CALL(pl_op_apply_block_aug(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, w->W, NULL));
+            PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef, 0.0, w->Acc));
+            for (int d = 2; d <= p->degree; d++) {
+                double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
+                PL_CALL(pl_op_apply_block_aug(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, w->W, NULL));
+                if (d & 1) PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef + d - 1, 1.0, w->Acc));
+                else if (d == p->degree) PL_CALL(w->be->axpy(w->be, nr, coef[d], w->X0, w->Acc));
+            }
         }
         PL_CALL(cf_to_col(w, w->Acc, Rc, w->V + (size_t)(c0 + j0) * w->ld));
         w->spmmv += (int64_t)p->degree * Rc;
