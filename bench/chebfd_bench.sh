@@ -67,7 +67,7 @@ run() {
     step "$name (limit $lim s): $*"
     timeout "$lim" $TIMEV "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
-    grep -E "chebfd: iteration|solve: chebfd|solve: lanczos|warning|error|scipy_seconds|wrote" "$OUT/$name.log" | tail -8
+    grep -E "chebfd: bounds|chebfd: iteration|solve: chebfd|solve: lanczos|warning|error|scipy_seconds|wrote" "$OUT/$name.log" | tail -9
     if [ $rc -eq 124 ]; then echo "timeout"; elif [ $rc -ne 0 ]; then echo "exit $rc"; else echo "ok"; fi
 }
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1
