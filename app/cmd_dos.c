@@ -155,7 +155,7 @@ int cmd_dos(app_ctx *ctx)
                 "SpMMV",
                 d.emin, d.emax, DOS_BOUND_STEPS, d.bound_seconds, d.N, d.R,
                 k->vectors == PL_KPM_UNIT ? "unit" : "random", d.block);
-    kpm_options o = {d.N, d.R, d.block, k->vectors == PL_KPM_UNIT, k->seed, d.a, d.b, ctx->quiet};
+    kpm_options o = {d.N, d.R, d.block, k->vectors == PL_KPM_UNIT, k->seed, d.a, d.b, ctx->quiet, 1, 0};
     PL_CALL_GOTO(kpm_moments(op, &o, d.mu, &d.st), out2, rc);
     d.seconds = app_max_over_ranks(ctx, d.st.seconds);
     /* the single SpMV of this operator, for the comparison */

@@ -124,10 +124,10 @@ int solve_chebfd(app_ctx *ctx, pl_op *op, solve_facts *f, int replace)
     PL_CALL(rc);
     if (ctx->rank == 0 && !ctx->quiet)
         pl_info("chebfd: bounds [%.9g, %.9g], window [%.9g, %.9g], KPM estimate %.1f +- %.1f eigenvalues (%d moments, "
-                "%s), filter degree %d%s, search block %d in block products of %d",
+                "%s), filter degree %d%s, search block %d in block products of %d, %.2f s",
                 c.plan.emin, c.plan.emax, c.plan.a, c.plan.b, c.plan.est, c.plan.est_err, c.plan.kpm_moments,
                 c.plan.kpm_vectors ? "random vectors" : "all unit vectors", c.plan.degree,
-                c.plan.degree_auto ? " (auto)" : "", c.plan.nb, c.plan.R);
+                c.plan.degree_auto ? " (auto)" : "", c.plan.nb, c.plan.R, pl_wtime() - t0);
     PL_CALL(app_mem_check_search(ctx, pl_op_backend(op), cf_plan_bytes(op, &c.plan), c.plan.nb));
     PL_CALL_GOTO(cf_solve(op, &o, &c.plan, &res, &c.info), out, rc);
     f->solve_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);

@@ -21,6 +21,7 @@
 #
 #   bash bench/chebfd_bench.sh
 #   BIN=build-h2/app/pjds-lanczos HMEP=configs/hh7.ini HH=configs/hh7.ini bash bench/chebfd_bench.sh  # a dry run
+#   CASES=window FORMATS=pjds JACKSON= bash bench/chebfd_bench.sh  # the HMEp window in pJDS only (~2 min)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BIN=${BIN:-build-gpu/app/pjds-lanczos}
@@ -31,6 +32,8 @@ HH=${HH:-configs/hh_184800.ini}
 NLOW=${NLOW:-200}
 FORMATS=${FORMATS:-auto pjds} # the HMEp window once per [spmv] format (auto: the matrix-free tables)
 JACKSON=${JACKSON-jackson-pjds}  # and with the Jackson filter (PJDS_CHEBFD_KERNEL=0) in these formats
+CASES=${CASES:-window hh low}    # which of the three cases run (e.g. CASES=window FORMATS=pjds JACKSON=)
+WINDOW=${WINDOW:-}               # "a, b": the HMEp window without the dos run (as the table printed it)
 T_DOS=${T_DOS:-30} T_INT=${T_INT:-100} T_HH=${T_HH:-30} T_SCIPY=${T_SCIPY:-70} T_LOW=${T_LOW:-60} T_LZ=${T_LZ:-50}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 mkdir -p "$OUT"
@@ -64,18 +67,23 @@ run() {
     step "$name (limit $lim s): $*"
     timeout "$lim" $TIMEV "$@" > "$OUT/$name.log" 2>&1
     local rc=$?
-    grep -E "chebfd: iteration|solve: chebfd|solve: lanczos|warning|error|scipy_seconds|wrote" "$OUT/$name.log" | tail -8
+    grep -E "chebfd: bounds|chebfd: iteration|solve: chebfd|solve: lanczos|warning|error|scipy_seconds|wrote" "$OUT/$name.log" | tail -9
     if [ $rc -eq 124 ]; then echo "timeout"; elif [ $rc -ne 0 ]; then echo "exit $rc"; else echo "ok"; fi
 }
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1
 [ -x "$BIN" ] || { echo "no $BIN: build with cmake -S . -B build-gpu -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90"; exit 1; }
 
+want() { [[ " $CASES " == *" $1 "* ]]; }
 # ---- 1. HMEp interior window --------------------------------------------------
+if want window; then
+W=$WINDOW
+if [ -z "$W" ]; then
 st=$(run hmep_dos "$T_DOS" "$BIN" dos "$HMEP" --overwrite --quiet --set output.file="$OUT/hmep_dos.h5" \
      --set kpm.moments=4096 --set kpm.random_vectors=16)
 echo "$st"
 W=$("$PY" bench/chebfd_window.py "$OUT/hmep_dos.h5" --count 100 --below 100 2>"$OUT/window.err" | head -1)
 echo "HMEp window: $W ($("$PY" bench/chebfd_window.py "$OUT/hmep_dos.h5" --count 100 --below 100 2>/dev/null | tail -1))"
+fi
 if [ -n "$W" ]; then
     for v in $FORMATS $JACKSON; do  # the block product of each [spmv] format; jackson-FMT: the old filter
         fmt=${v#jackson-}
@@ -94,7 +102,10 @@ else
     ROWS+=("HMEp window|chebfd|no window (dos: ${st##*$'\n'})|-|-")
 fi
 
+fi
+
 # ---- 2. hh_184800: chebfd target against SciPy shift-and-invert ---------------
+if want hh; then
 st=$(run hh_dos "$T_DOS" "$BIN" dos "$HH" --overwrite --quiet --set output.file="$OUT/hh_dos.h5" \
      --set kpm.moments=2048 --set kpm.random_vectors=16)
 E=$("$PY" bench/chebfd_window.py "$OUT/hh_dos.h5" --count 100 --below 100 2>/dev/null | tail -1 | sed 's/^center \([^,]*\),.*/\1/')
@@ -121,7 +132,10 @@ if [ -n "$E" ]; then
     ROWS+=("hh_184800 sigma $E k 100|SciPy eigsh (SuperLU, $OMP_NUM_THREADS threads)|${st##*$'\n'}|${ss:--} s|chebfd ${sp_ratio} faster, max |diff| of the sets $md")
 fi
 
+fi
+
 # ---- 3. the NLOW lowest of HMEp: chebfd against thick-restart Lanczos ---------
+if want low; then
 st=$(run hmep_low "$T_LOW" "$BIN" solve "$HMEP" --overwrite --set output.file="$OUT/hmep_low.h5" \
      --set solver.method=chebfd --set solver.which=smallest --set solver.nev="$NLOW" --set solver.tolerance=1e-9)
 echo "$st"
@@ -141,6 +155,8 @@ a = np.sort(h5py.File(sys.argv[1])["eigenvalues"][:]); b = np.sort(h5py.File(sys
 print("HMEp lowest: chebfd %d, lanczos %d values, max |diff| %s" % (len(a), len(b),
       "%.2e" % np.max(np.abs(a - b)) if len(a) == len(b) else "n/a"))
 PYEOF
+fi
+
 fi
 
 # ---- table ---------------------------------------------------------------------

@@ -4,12 +4,15 @@
  *
  * One iteration on the active columns [nl, nb) of the search block V (the
  * columns [0, nl) hold the locked pairs):
- *   1. filter: V_act = p(H~) V_act, p the Jackson-damped Chebyshev series
- *      of the window's indicator (chebfd_filter.c), R columns at a time in
- *      row-major blocks through pl_op_apply_block_aug (the fused KPM step
- *      Y = alpha A X + gamma X + beta Y: T_k+1 = 2 H~ T_k - T_k-1 in place
- *      of T_k-1) and, every second degree, one gemv_n that adds both
- *      terms c_k-1 T_k-1 + c_k T_k into the accumulator;
+ *   1. filter: V_f = p(H~) V_f (V_f: the active columns chosen in step
+ *      5), p the damped Chebyshev series of the window's indicator
+ *      (chebfd_filter.c), R columns at a time in row-major blocks: where
+ *      the backend fuses the whole step (pl_op_apply_block_cheb, the CUDA
+ *      backend on one rank), T_k+1 = 2 H~ T_k - T_k-1 in place of T_k-1
+ *      and, in the pass that makes T_k for odd k, Acc += c_k-1 T_k-1 +
+ *      c_k T_k; else pl_op_apply_block_aug (the fused KPM step Y = alpha
+ *      A X + gamma X + beta Y) and, every second degree, one gemv_n that
+ *      adds both terms into the accumulator;
  *   2. orthonormalise against the locked columns and among themselves
  *      (chebfd_orth.c: CholQR2, SVQB fallback; the loss is measured; the
  *      Gram matrices as whole-block products, pl_vec_gemm_t);
@@ -18,7 +21,17 @@
  *   4. lock the Ritz pairs inside the window whose residual is at most
  *      0.99 tol ||H|| (||H|| = max |E| of the bounds without their 1 %
  *      margins: the extreme Ritz values of kpm_bounds' Lanczos run widened
- *      by their residual bounds, which at most slightly exceed ||H||).
+ *      by their residual bounds, which at most slightly exceed ||H||);
+ *   5. choose the columns to filter next: all active ones, or (a partial
+ *      iteration, when the window's Ritz values agree in number with the
+ *      estimate) only the unconverged ones whose residual interval reaches
+ *      into the window; the Ritz vectors outside it stay in the block as
+ *      they are (frozen) and take part in steps 2-4, so that the near-edge
+ *      components of the refined columns are still resolved.  After a
+ *      partial iteration that locks nothing the next one is full.  On the
+ *      8,400-row HMEp-like window of docs/performance.md (96 pairs, tol
+ *      1e-9, 2026-11-26) this took the run from 138,767 to 76,656 SpMMVs,
+ *      the same 3 iterations and eigenvalues.
  * Stop (converged) when no active Ritz value is left unconverged whose
  * residual interval lies inside the window (lock() says why those that
  * reach beyond it may be spurious), the number locked agrees with the KPM
@@ -36,6 +49,7 @@
 #include "pl_error.h"
 
 #define CF_STABLE 3
+#define CF_GUARD 0 /* guard_default */
 
 static void ws_free(cf_ws *w)
 {
@@ -73,6 +87,8 @@ static int ws_init(cf_ws *w, pl_op *op, const cf_options *o, const cf_plan *p)
     w->nb = p->nb;
     w->R = p->R;
     w->seed = o->seed;
+    const char *fz = getenv("PJDS_CHEBFD_FUSE"); /* tuning switch: 0 composes the filter step */
+    w->nofuse = fz && *fz && atoi(fz) == 0;
     w->slab = w->n < CF_SLAB ? (w->n ? w->n : 1) : CF_SLAB;
     PL_CHECK((double)w->ld * w->R < 2147483647.0, PL_ERR_NOTSUP,
              "chebfd: %zu rows per rank times %d columns exceed the 32-bit gather tables; use more ranks", w->n, w->R);
@@ -98,6 +114,29 @@ err:
     return rc;
 }
 
+/* One block of Rc columns through the fused step of the backend
+ * (pl_op_apply_block_cheb): Acc += c_d-1 T_d-1 + c_d T_d in the step that
+ * makes T_d (d odd, and the last d), so that each step reads X, Y and,
+ * every second step, Acc once.  PL_ERR_NOTSUP (nothing done beyond the
+ * first step's check) where the backend does not fuse it. */
+static int filter_fused(cf_ws *w, const cf_plan *p, const double *coef, int Rc, double cen, double h)
+{
+    const size_t nr = w->n * (size_t)Rc;
+    PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
+    PL_CALL(w->be->set(w->be, nr, 0.0, w->Acc));
+    const int e = pl_op_apply_block_cheb(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, coef[0], coef[1], w->Acc);
+    if (e == PL_ERR_NOTSUP) return e;
+    PL_CALL(e);
+    for (int d = 2; d <= p->degree; d++) {
+        /* T_d in X1 for odd d, X0 for even d, in place of T_d-2 */
+        double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
+        const int add = (d & 1) || d == p->degree;
+        PL_CALL(pl_op_apply_block_cheb(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, d & 1 ? coef[d - 1] : 0.0,
+                                       coef[d], add ? w->Acc : NULL));
+    }
+    return PL_OK;
+}
+
 /* V[:, c0:c0+k] = p(H~) V[:, c0:c0+k], coef[0..deg] (deg >= 1). */
 static int filter(cf_ws *w, const cf_plan *p, const double *coef, int c0, int k)
 {
@@ -105,19 +144,24 @@ static int filter(cf_ws *w, const cf_plan *p, const double *coef, int c0, int k)
     for (int j0 = 0; j0 < k; j0 += w->R) {
         const int Rc = k - j0 < w->R ? k - j0 : w->R;
         const size_t nr = w->n * (size_t)Rc;
-        /* T_d in X0 for even d, X1 for odd d (T_d+1 = 2 H~ T_d - T_d-1 in
-         * place of T_d-1); Acc += c_d-1 T_d-1 + c_d T_d after each odd d:
-         * one gemv_n over the pair (X0, X1 a 2-column matrix, ld xs), 16
-         * bytes a value per step instead of an axpy's 24 */
         PL_CALL(cf_to_row(w, c0 + j0, Rc, w->X0));
-        PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
-        PL_CALL(pl_op_apply_block_aug(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, w->W, NULL));
-        PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef, 0.0, w->Acc));
-        for (int d = 2; d <= p->degree; d++) {
-            double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
-            PL_CALL(pl_op_apply_block_aug(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, w->W, NULL));
-            if (d & 1) PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef + d - 1, 1.0, w->Acc));
-            else if (d == p->degree) PL_CALL(w->be->axpy(w->be, nr, coef[d], w->X0, w->Acc));
+        const int e = w->nofuse ? PL_ERR_NOTSUP : filter_fused(w, p, coef, Rc, cen, h);
+        if (e != PL_ERR_NOTSUP) PL_CALL(e);
+        if (e == PL_ERR_NOTSUP) {
+            /* composed: T_d in X0 for even d, X1 for odd d (T_d+1 = 2 H~ T_d -
+             * T_d-1 in place of T_d-1); Acc += c_d-1 T_d-1 + c_d T_d after
+             * each odd d: one gemv_n over the pair (X0, X1 a 2-column matrix,
+             * ld xs), 16 bytes a value per step instead of an axpy's 24 */
+            w->nofuse = 1;
+            PL_CALL(w->be->set(w->be, nr, 0.0, w->X1));
+            PL_CALL(pl_op_apply_block_aug(w->op, Rc, 1.0 / h, -cen / h, 0.0, w->X0, w->X1, w->W, NULL));
+            PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef, 0.0, w->Acc));
+            for (int d = 2; d <= p->degree; d++) {
+                double *cur = d & 1 ? w->X0 : w->X1, *prev = d & 1 ? w->X1 : w->X0;
+                PL_CALL(pl_op_apply_block_aug(w->op, Rc, 2.0 / h, -2.0 * cen / h, -1.0, cur, prev, w->W, NULL));
+                if (d & 1) PL_CALL(w->be->gemv_n(w->be, nr, 2, 1.0, w->X0, w->xs, coef + d - 1, 1.0, w->Acc));
+                else if (d == p->degree) PL_CALL(w->be->axpy(w->be, nr, coef[d], w->X0, w->Acc));
+            }
         }
         PL_CALL(cf_to_col(w, w->Acc, Rc, w->V + (size_t)(c0 + j0) * w->ld));
         w->spmmv += (int64_t)p->degree * Rc;
@@ -125,44 +169,87 @@ static int filter(cf_ws *w, const cf_plan *p, const double *coef, int c0, int k)
     return w->be->sync(w->be);
 }
 
-/* Move the converged Ritz pairs of the active columns [nl, nl + k) inside
- * [a, b] to the locked set (columns reordered in place); *unconv = Ritz
- * values inside the window not converged yet, *definite = those of them
- * whose residual interval [theta - r, theta + r] lies inside the window
- * (it holds an eigenvalue of A on the complement of the locked vectors:
- * one not found yet).  The others may be spurious: a mixture of
- * eigenvectors below and above the window has its Ritz value inside it
- * and never converges; the count decides for them. */
-static int lock(cf_ws *w, const cf_plan *p, double thr, int *nl, int k, double *lth, double *lres, int *unconv,
-                int *definite)
+/* Column classes after an iteration: locked (converged, inside [a, b]),
+ * frozen (kept for the Rayleigh-Ritz but not filtered again), filtered. */
+enum { CF_LOCK = 0, CF_FREEZE = 1, CF_FILTER = 2 };
+
+/* Guard columns filtered with the unconverged ones in a partial iteration:
+ * the nearest Ritz values beyond each edge (PJDS_CHEBFD_GUARD, a tuning
+ * switch; negative: every iteration filters every active column). */
+static int guard_default(void)
 {
-    int *ord = malloc(((size_t)k + 1) * sizeof *ord), nlock = 0, m = 0;
+    const char *e = getenv("PJDS_CHEBFD_GUARD");
+    return e && *e ? atoi(e) : CF_GUARD;
+}
+
+/* Classify the active Ritz pairs [0, k) (ascending theta): cls[j].  A
+ * partial iteration (partial = 1) filters only the pairs that are not
+ * converged and whose residual interval reaches into the window, plus
+ * the `guard` nearest Ritz values beyond each edge; the other pairs
+ * outside the window stay as they are (frozen). */
+static void classify(const cf_ws *w, const cf_plan *p, double thr, int k, int partial, int guard, int *cls)
+{
+    int below = -1, above = k; /* the last Ritz value below a, the first above b */
+    for (int j = 0; j < k; j++) {
+        const double t = w->theta[j], r = w->res[j];
+        if (t < p->a) below = j;
+        if (t > p->b && above == k) above = j;
+        if (t >= p->a && t <= p->b && r <= thr) cls[j] = CF_LOCK;
+        else if (!partial || (t + r >= p->a && t - r <= p->b)) cls[j] = CF_FILTER;
+        else cls[j] = CF_FREEZE;
+    }
+    for (int g = 0; g < guard && below - g >= 0; g++) cls[below - g] = CF_FILTER;
+    for (int g = 0; g < guard && above + g < k; g++) cls[above + g] = CF_FILTER;
+}
+
+/* Move the converged Ritz pairs of the active columns [nl, nl + k) inside
+ * [a, b] to the locked set and order the others frozen first, filtered
+ * last (columns reordered in place); *nf = the columns to filter next.
+ * *unconv = Ritz values inside the window not converged yet, *definite =
+ * those of them whose residual interval [theta - r, theta + r] lies inside
+ * the window (it holds an eigenvalue of A on the complement of the locked
+ * vectors: one not found yet).  The others may be spurious: a mixture of
+ * eigenvectors below and above the window has its Ritz value inside it
+ * and never converges; the count decides for them.  The next iteration
+ * is partial (classify) when the window's Ritz values, the converged and
+ * the others, agree in number with the estimate and partial_ok is 2 (this
+ * iteration filtered every active column) or 1 and a pair is locked now
+ * (a partial iteration that made progress); 0: never. */
+static int lock(cf_ws *w, const cf_plan *p, double thr, int *nl, int k, int partial_ok, int guard, double *lth,
+                double *lres, int *nf, int *unconv, int *definite)
+{
+    int *ord = malloc(((size_t)k + 1) * 2 * sizeof *ord), *cls = ord + k + 1, nlock = 0, m = 0;
     PL_CHECK(ord, PL_ERR_MEM, "out of host memory");
     *unconv = *definite = 0;
     for (int j = 0; j < k; j++) {
         const double t = w->theta[j], r = w->res[j];
         const int in = t >= p->a && t <= p->b, conv = r <= thr;
-        if (in && conv) ord[nlock++] = j;
-        else if (in) (*unconv)++;
+        nlock += in && conv;
+        if (in && !conv) (*unconv)++;
         if (in && !conv && t - r >= p->a && t + r <= p->b) (*definite)++;
     }
-    m = nlock;
-    for (int j = 0; j < k; j++) {
-        const int in = w->theta[j] >= p->a && w->theta[j] <= p->b, conv = w->res[j] <= thr;
-        if (!(in && conv)) ord[m++] = j;
-    }
-    int rc = PL_OK;
-    if (nlock > 0) {
+    const int partial = (partial_ok == 2 || (partial_ok == 1 && nlock > 0)) && fabs(*nl + nlock + *unconv - p->est) <= p->est_err + 0.5;
+    classify(w, p, thr, k, partial, guard, cls);
+    int nfil = 0;
+    for (int j = 0; j < k; j++) nfil += cls[j] == CF_FILTER;
+    if (partial && nfil == 0) classify(w, p, thr, k, 0, 0, cls); /* nothing left to refine: all again */
+    *nf = 0;
+    for (int c = CF_LOCK; c <= CF_FILTER; c++)
+        for (int j = 0; j < k; j++)
+            if (cls[j] == c) ord[m++] = j, *nf += c == CF_FILTER;
+    int rc = PL_OK, moved = 0;
+    for (int c = 0; c < k; c++) moved |= ord[c] != c;
+    if (moved) {
         double *Y = w->Y;
         memset(Y, 0, (size_t)k * k * sizeof *Y);
         for (int c = 0; c < k; c++) Y[(size_t)c * k + ord[c]] = 1.0;
         rc = w->be->basis_update(w->be, w->n, k, k, w->V + (size_t)*nl * w->ld, w->ld, Y, k);
-        for (int c = 0; c < nlock; c++) {
-            lth[*nl + c] = w->theta[ord[c]];
-            lres[*nl + c] = w->res[ord[c]];
-        }
-        *nl += nlock;
     }
+    for (int c = 0; c < nlock; c++) {
+        lth[*nl + c] = w->theta[ord[c]];
+        lres[*nl + c] = w->res[ord[c]];
+    }
+    *nl += nlock;
     free(ord);
     return rc;
 }
@@ -209,16 +296,16 @@ out:
 }
 
 /* Per-iteration progress line and the stop decision; returns 1 to stop. */
-static int decide(const cf_options *o, const cf_plan *p, const cf_info *in, int unconv, int definite, int *stable,
-                  int *prev_found, int it, double t0, double loss, int rank)
+static int decide(const cf_options *o, const cf_plan *p, const cf_info *in, int nf, int unconv, int definite,
+                  int *stable, int *prev_found, int it, double t0, double loss, int rank)
 {
     const int found = in->found;
     const int agree = fabs(found - p->est) <= p->est_err + 0.5;
     const int enough = o->mode == CF_INTERVAL || found >= o->nev;
     if (rank == 0 && !o->quiet)
-        pl_info("chebfd: iteration %d: degree %d, %d converged in [%.6g, %.6g] (estimate %.1f +- %.1f), %d Ritz "
+        pl_info("chebfd: iteration %d: degree %d, %d column(s) filtered, %d converged in [%.6g, %.6g] (estimate %.1f +- %.1f), %d Ritz "
                 "values in it converging (%d surely inside), %lld SpMMVs, orthogonality %.1e, %.1f s",
-                it, p->degree, found, p->a, p->b, p->est, p->est_err, unconv, definite, (long long)in->spmmv, loss,
+                it, p->degree, nf, found, p->a, p->b, p->est, p->est_err, unconv, definite, (long long)in->spmmv, loss,
                 pl_wtime() - t0);
     if (definite == 0 && agree && enough) return 1;
     if (definite == 0 && found == *prev_found) (*stable)++;
@@ -262,7 +349,8 @@ int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, c
     const double nrm = fmax(fabs(p->emin + span), fabs(p->emax - span)), thr = 0.99 * o->tol * nrm;
     double *coef = malloc(((size_t)deg + 1) * sizeof *coef), *lth = malloc(((size_t)w.nb + 1) * sizeof *lth),
            *lres = malloc(((size_t)w.nb + 1) * sizeof *lres);
-    int rc = PL_OK, nl = 0, unconv = 0, definite = 0, stable = 0, prev_found = -1, done = 0;
+    int rc = PL_OK, nl = 0, nf = w.nb, unconv = 0, definite = 0, stable = 0, prev_found = -1, done = 0;
+    const int guard = guard_default();
     PL_CHECK_GOTO(coef && lth && lres, PL_ERR_MEM, out, rc, "out of host memory");
     cf_filter_coef((p->a - cen) / h, (p->b - cen) / h, deg, p->kernel, coef);
     {
@@ -272,15 +360,18 @@ int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, c
         for (int it = 1; it <= max_iter && !done; it++) {
             const int k = w.nb - nl;
             double loss = 0.0;
-            PL_CALL_GOTO(filter(&w, &q, coef, nl, k), out, rc);
+            const int nfil = nf;
+            PL_CALL_GOTO(filter(&w, &q, coef, w.nb - nf, nf), out, rc);
             PL_CALL_GOTO(cf_orthonormalize(&w, nl, k, &loss), out, rc);
             PL_CALL_GOTO(cf_rayleigh_ritz(&w, nl, k), out, rc);
             PL_CALL_GOTO(cf_residuals(&w, nl, k), out, rc);
-            PL_CALL_GOTO(lock(&w, p, thr, &nl, k, lth, lres, &unconv, &definite), out, rc);
+            /* partial next: after a full iteration, or a partial one that locks a pair */
+            const int partial_ok = guard < 0 ? 0 : (nf == k ? 2 : 1);
+            PL_CALL_GOTO(lock(&w, p, thr, &nl, k, partial_ok, guard, lth, lres, &nf, &unconv, &definite), out, rc);
             info->iterations = it;
             info->found = nl;
             info->spmmv = w.spmmv;
-            done = decide(o, p, info, unconv, definite, &stable, &prev_found, it, t0, loss, w.rank);
+            done = decide(o, p, info, nfil, unconv, definite, &stable, &prev_found, it, t0, loss, w.rank);
             if (nl == w.nb) done = 1;
         }
     }

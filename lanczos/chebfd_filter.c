@@ -151,14 +151,14 @@ static int moments(pl_op *op, const cf_options *o, double c, double h, int M, cf
     free(m->mu);
     m->mu = malloc((size_t)m->G * (size_t)M * sizeof *m->mu);
     PL_CHECK(m->mu, PL_ERR_MEM, "out of host memory for the KPM moments");
-    for (int g = 0; g < m->G; g++) {
-        kpm_options ko = {M, CF_GROUP_VECTORS, CF_GROUP_VECTORS, m->unit, o->seed * 7919u + 1000u * (uint64_t)g + 17u,
-                          h, c, 1};
-        if (m->unit) ko.block = (int)(info.n_global < PL_SPMM_RMAX ? info.n_global : PL_SPMM_RMAX);
-        kpm_stats st;
-        PL_CALL(kpm_moments(op, &ko, m->mu + (size_t)g * M, &st));
-        m->products += st.vector_products;
-    }
+    /* the G groups' vectors in one block product of G x 8 columns: the
+     * matrix read once per 32 vectors instead of once per 8 */
+    kpm_options ko = {M, m->G * CF_GROUP_VECTORS, m->G * CF_GROUP_VECTORS, m->unit, o->seed * 7919u + 17u, h, c, 1,
+                      m->G, 1000u};
+    if (m->unit) ko.block = (int)(info.n_global < PL_SPMM_RMAX ? info.n_global : PL_SPMM_RMAX);
+    kpm_stats st;
+    PL_CALL(kpm_moments(op, &ko, m->mu, &st));
+    m->products += st.vector_products;
     return PL_OK;
 }
 

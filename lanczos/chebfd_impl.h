@@ -44,6 +44,7 @@ typedef struct cf_ws {
     int64_t spmmv;         /* vectors multiplied                                  */
     double orth;           /* largest measured orthogonality loss                 */
     int svqb;              /* SVQB fallbacks                                      */
+    int nofuse;            /* 1: the backend does not fuse the filter step        */
 } cf_ws;
 
 /* Jackson-damped Chebyshev coefficients c[0..deg] of the indicator of

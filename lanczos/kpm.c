@@ -93,10 +93,19 @@ void kpm_density(int N, const double *mu, const double *g, double a, double b, i
     *integral = sum / P;
 }
 
+/* The seed of random vector v (per vectors a group). */
+static uint64_t seed_of(const kpm_options *o, int64_t per, int64_t v)
+{
+    const uint64_t g = (uint64_t)(v / per), i = (uint64_t)(v % per);
+    return o->seed + g * (o->stride ? o->stride : (uint64_t)per) + i;
+}
+
 int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
 {
-    PL_CHECK(op && o && mu && o->moments >= 2 && o->block >= 1 && o->block <= PL_SPMM_RMAX && o->a > 0, PL_ERR_ARG,
-             "kpm_moments: bad arguments");
+    const int G = o && o->groups > 1 && !o->unit ? o->groups : 1;
+    PL_CHECK(op && o && mu && o->moments >= 2 && o->block >= 1 && o->block <= PL_SPMM_RMAX && o->a > 0 &&
+                 (G == 1 || o->nvec % G == 0),
+             PL_ERR_ARG, "kpm_moments: bad arguments");
     const double t0 = pl_wtime();
     memset(st, 0, sizeof *st);
     pl_op_info info;
@@ -112,7 +121,8 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
     int rank = 0;
     MPI_Comm_rank(pl_op_comm(op), &rank);
     h = malloc(nb * sizeof *h);
-    acc = calloc((size_t)N, sizeof *acc);
+    acc = calloc((size_t)N * G, sizeof *acc);
+    const int64_t per = total / G; /* vectors per group */
     PL_CHECK_GOTO(h && acc, PL_ERR_MEM, out, rc, "out of host memory for the KPM vectors");
     PL_CALL_GOTO(be->vec_alloc(be, nb, &V0), out, rc);
     PL_CALL_GOTO(be->vec_alloc(be, nb, &V1), out, rc);
@@ -127,7 +137,7 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
         for (int64_t i = 0; i < n; i++)
             for (int c = 0; c < Bv; c++)
                 h[i * Bv + c] = o->unit ? (gi[i] == v0 + c ? 1.0 : 0.0)
-                                        : lz_random_element(o->seed + (uint64_t)(v0 + c), gi[i]);
+                                        : lz_random_element(seed_of(o, per, v0 + c), gi[i]);
         PL_CALL_GOTO(be->upload(be, V0, h, (size_t)n * Bv), out, rc);
         PL_CALL_GOTO(be->set(be, (size_t)n * Bv, 0.0, V1), out, rc);
         st->start_seconds += pl_wtime() - ts;
@@ -137,11 +147,12 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
         st->block_products++;
         st->vector_products += Bv;
         for (int c = 0; c < Bv; c++) {
+            double *ag = acc + (size_t)((v0 + c) / per) * N;
             m0[c] = d[c];
             m1[c] = d[Bv + c];
             PL_CHECK_GOTO(m0[c] > 0, PL_ERR_INPUT, out, rc, "KPM start vector %lld is zero", (long long)(v0 + c));
-            acc[0] += 1.0;
-            acc[1] += m1[c] / m0[c];
+            ag[0] += 1.0;
+            ag[1] += m1[c] / m0[c];
         }
         double *prev = V0, *cur = V1;
         for (int k = 1; 2 * k < N; k++) {
@@ -150,8 +161,9 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
             st->block_products++;
             st->vector_products += Bv;
             for (int c = 0; c < Bv; c++) {
-                acc[2 * k] += (2.0 * d[c] - m0[c]) / m0[c];
-                if (2 * k + 1 < N) acc[2 * k + 1] += (2.0 * d[Bv + c] - m1[c]) / m0[c];
+                double *ag = acc + (size_t)((v0 + c) / per) * N;
+                ag[2 * k] += (2.0 * d[c] - m0[c]) / m0[c];
+                if (2 * k + 1 < N) ag[2 * k + 1] += (2.0 * d[Bv + c] - m1[c]) / m0[c];
             }
             double *t = prev;
             prev = cur;
@@ -164,7 +176,7 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
             }
         }
     }
-    for (int m = 0; m < N; m++) mu[m] = acc[m] / (double)total;
+    for (size_t m = 0; m < (size_t)N * G; m++) mu[m] = acc[m] / (double)per;
     st->fused = be->spmm_aug != NULL && info.n_neighbors == 0;
 out:
     if (V0) be->vec_free(be, V0);

@@ -334,7 +334,10 @@ void lz_continued_fraction(int n, const double *alpha, const double *beta, doubl
  * (unit = 1: the N unit vectors e_i, mu_m = Tr T_m(H~) / N exactly), in
  * blocks of `block` vectors through pl_op_apply_block_aug with the doubling
  * mu_2n = 2 <v_n|v_n> - mu_0, mu_2n+1 = 2 <v_n+1|v_n> - mu_1 (N / 2 block
- * products per block).  Collective. */
+ * products per block).  groups = G > 1 (random vectors, nvec a multiple
+ * of G): mu[g N + m] is the mean over the g-th G-th of the vectors alone
+ * (so that one block product serves several independent estimates).
+ * Collective. */
 typedef struct kpm_options {
     int moments;      /* N >= 2                                         */
     int nvec;         /* R >= 1 random vectors (unit: ignored)          */
@@ -343,6 +346,9 @@ typedef struct kpm_options {
     uint64_t seed;
     double a, b;      /* H~ = (H - b) / a                               */
     int quiet;        /* no progress lines                              */
+    int groups;       /* 0, 1: one mean; G > 1: G means (mu[G N])       */
+    uint64_t stride;  /* vector i of group g has seed + g stride + i (0: */
+                      /* nvec / G, i.e. vector v has seed + v)           */
 } kpm_options;
 typedef struct kpm_stats {
     int64_t block_products; /* pl_op_apply_block_aug calls             */

@@ -277,3 +277,20 @@ composed:
     }
     return PL_OK;
 }
+
+int pl_op_apply_block_cheb(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
+                           double c1, double c2, double *Acc)
+{
+    PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block_cheb: R = %d outside 1..%d", R,
+             PL_SPMM_RMAX);
+    pl_backend *be = op->be;
+    if (op->shell || op->size != 1 || op->fmt == PL_FORMAT_MATRIX_FREE || !be->spmm_cheb || op->loc.row_map)
+        return PL_ERR_NOTSUP;
+    const double t0 = pl_wtime();
+    const int e = be->spmm_cheb(be, op->d_loc, R, alpha, gamma, beta, X, Y, c1, c2, Acc);
+    if (e == PL_ERR_NOTSUP) return e;
+    PL_CALL(e);
+    op->n_apply += R;
+    op->t_total += pl_wtime() - t0;
+    return PL_OK;
+}

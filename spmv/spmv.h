@@ -351,6 +351,13 @@ struct pl_backend {
      * returns after the device finished. */
     int (*spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta, const double *X,
                     double *Y, double *h_dots);
+    /* spmm_cheb, optional (the Chebyshev filter step; NULL or
+     * PL_ERR_NOTSUP for an R or layout it does not cover: the caller
+     * composes it): as spmm_aug without the dots, Y = alpha A X + gamma X +
+     * beta Y, and with Acc != NULL also Acc += c1 X + c2 Y_new, in one
+     * pass; asynchronous like spmm. */
+    int (*spmm_cheb)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta, const double *X,
+                     double *Y, double c1, double c2, double *Acc);
     /* cmat_create, optional (NULL: the backend has no compressed
      * kernels; [spmv] format = auto then keeps pJDS): a matrix from a host
      * compressed pJDS (square, no row_map), which the host keeps alive as
@@ -642,6 +649,14 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
  * the update and pl_vec_bdot.  Collective. */
 int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
                           double *W, double *dots);
+/* The Chebyshev filter step: Y = alpha A X + gamma X + beta Y and, with
+ * Acc != NULL, Acc += c1 X + c2 Y (after the update), in one pass of the
+ * backend's spmm_cheb.  Only where that fuses it (one rank, a stored
+ * local matrix without row_map, a covered R); otherwise PL_ERR_NOTSUP
+ * without a message and nothing done: compose it with
+ * pl_op_apply_block_aug and vector updates.  Asynchronous. */
+int pl_op_apply_block_cheb(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
+                           double c1, double c2, double *Acc);
 void pl_op_get_info(const pl_op *op, pl_op_info *info);
 /* Value refill for sweeps that change only matrix values (README,
  * "Sweeps").  When the CSR block given to pl_op_create has value terms

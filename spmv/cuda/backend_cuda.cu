@@ -590,6 +590,17 @@ static int cu_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, dou
     return done ? PL_OK : PL_ERR_NOTSUP;
 }
 
+/* PL_ERR_NOTSUP (no message) as cu_spmm_aug */
+static int cu_spmm_cheb(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
+                        const double *X, double *Y, double c1, double c2, double *Acc)
+{
+    int done = 0;
+    if (((const pl_cuda_mat *)mat)->compressed) return PL_ERR_NOTSUP;
+    PL_CALL(pl_cuda_spmm_cheb(pl_cuda_ctx_of(be), (const pl_cuda_mat *)mat, R, alpha, gamma, beta, X, Y, c1, c2, Acc,
+                              &done));
+    return done ? PL_OK : PL_ERR_NOTSUP;
+}
+
 static int cu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_t **idx)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
@@ -762,6 +773,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gather_block = cu_gather_block;
     be->bdot = cu_bdot;
     be->spmm_aug = cu_spmm_aug;
+    be->spmm_cheb = cu_spmm_cheb;
     be->basis_update = cu_basis_update;
     be->kron_create = pl_cuda_kron_create; /* kron.cu: the matrix-free operator */
     be->kron_apply = pl_cuda_kron_apply;

@@ -175,6 +175,11 @@ int pl_cuda_bdot(pl_cuda_ctx *cx, size_t n, int R, const double *X, const double
  * otherwise, then the caller composes it. */
 int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha, double gamma, double beta,
                      const double *X, double *Y, double *h_dots, int *done);
+/* The Chebyshev filter step (be->spmm_cheb; spmv.h), asynchronous on
+ * cx->stream, for the same R and layouts as pl_cuda_spmm_aug (Acc, when
+ * not NULL, 16-byte aligned too); *done = 0 otherwise. */
+int pl_cuda_spmm_cheb(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha, double gamma, double beta,
+                      const double *X, double *Y, double c1, double c2, double *Acc, int *done);
 /* The same on stream s (transport.cu: the comm stream). */
 int pl_cuda_gather_on(cudaStream_t s, size_t n, const int32_t *d_idx, const double *d_x, double *d_buf);
 /* kron.cu: the matrix-free operator of a Kronecker sum (be->kron_create,

@@ -11,7 +11,9 @@
  * once, do not keep it in L2); X is read through the read-only path.  The
  * entry loop is unrolled by 4 (four loads in flight), with j ascending and
  * one accumulator per column, so every column is rounded as the single SpMV
- * rounds it.  A remote part (row_map) adds into its rows. */
+ * rounds it.  A remote part (row_map) adds into its rows.  The KPM step
+ * (k_spmm_aug) and the Chebyshev filter step (k_spmm_cheb) put their vector
+ * updates into the same pass. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +326,54 @@ static int launch_aug(pl_cuda_ctx *cx, const spmm_args &a, double alpha, double 
     return PL_OK;
 }
 
+/* The Chebyshev filter step (be->spmm_cheb): Y = alpha A X + gamma X +
+ * beta Y row by row and, with ACC, Acc += cx X + cy Y_new in the same
+ * pass (the filter's accumulation: each of X, Y, Acc read once, no column
+ * sums, no host synchronisation). */
+template <int T, int NC, bool ACC>
+__global__ void __launch_bounds__(256) k_spmm_cheb(const spmm_args a, double alpha, double gamma, double beta,
+                                                   double cx, double cy, double *__restrict__ acc_out)
+{
+    const int64_t gt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const int32_t row = (int32_t)(gt / T);
+    const int lane = (int)(gt % T);
+    if (row >= a.nrows) return;
+    const int R = T * NC;
+    double acc[NC];
+    row_acc_v<T, NC>(a, row, lane, acc);
+    const int64_t off = (int64_t)row * R + lane * NC;
+    const double2 *xo = reinterpret_cast<const double2 *>(a.X + off);
+    double2 *yo = reinterpret_cast<double2 *>(a.Y + off);
+    double2 *ao = reinterpret_cast<double2 *>(acc_out + off);
+#pragma unroll
+    for (int k = 0; k < NC / 2; k++) {
+        const double2 x2 = xo[k], y2 = yo[k];
+        double2 n2;
+        n2.x = alpha * acc[2 * k] + gamma * x2.x + beta * y2.x;
+        n2.y = alpha * acc[2 * k + 1] + gamma * x2.y + beta * y2.y;
+        yo[k] = n2;
+        if (ACC) {
+            double2 s2 = ao[k];
+            s2.x += cx * x2.x + cy * n2.x;
+            s2.y += cx * x2.y + cy * n2.y;
+            ao[k] = s2;
+        }
+    }
+}
+
+template <int T, int NC>
+static int launch_cheb(pl_cuda_ctx *cx, const spmm_args &a, double alpha, double gamma, double beta, double c1,
+                       double c2, double *acc)
+{
+    const int64_t threads = (int64_t)a.nrows * T;
+    const int64_t nb = (threads + 255) / 256;
+    if (nb == 0) return PL_OK;
+    if (acc) k_spmm_cheb<T, NC, true><<<(unsigned)nb, 256, 0, cx->stream>>>(a, alpha, gamma, beta, c1, c2, acc);
+    else k_spmm_cheb<T, NC, false><<<(unsigned)nb, 256, 0, cx->stream>>>(a, alpha, gamma, beta, c1, c2, acc);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
 } // namespace
 
 extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y)
@@ -418,6 +468,36 @@ extern "C" int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, do
     case 8: rc = launch_aug<1, 8>(cx, a, alpha, gamma, beta, h_dots); break;
     case 16: rc = launch_aug<2, 8>(cx, a, alpha, gamma, beta, h_dots); break;
     case 32: rc = launch_aug<4, 8>(cx, a, alpha, gamma, beta, h_dots); break;
+    default: return PL_OK;
+    }
+    if (rc == PL_OK) *done = 1;
+    return rc;
+}
+
+extern "C" int pl_cuda_spmm_cheb(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, double alpha, double gamma, double beta,
+                                 const double *X, double *Y, double c1, double c2, double *Acc, int *done)
+{
+    *done = 0;
+    const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0) && ((uintptr_t)Acc % 16 == 0);
+    if (m->d_row_map || !aligned) return PL_OK; /* the caller composes the step */
+    spmm_args a;
+    a.nrows = m->nrows;
+    a.C = m->C;
+    a.chunk_start = m->d_chunk_start;
+    a.row_len = m->d_row_len;
+    a.col = m->d_col;
+    a.val = m->d_val;
+    a.row_map = NULL;
+    a.R = R;
+    a.X = X;
+    a.Y = Y;
+    int rc = PL_OK;
+    switch (R) {
+    case 2: rc = launch_cheb<1, 2>(cx, a, alpha, gamma, beta, c1, c2, Acc); break;
+    case 4: rc = launch_cheb<1, 4>(cx, a, alpha, gamma, beta, c1, c2, Acc); break;
+    case 8: rc = launch_cheb<1, 8>(cx, a, alpha, gamma, beta, c1, c2, Acc); break;
+    case 16: rc = launch_cheb<2, 8>(cx, a, alpha, gamma, beta, c1, c2, Acc); break;
+    case 32: rc = launch_cheb<4, 8>(cx, a, alpha, gamma, beta, c1, c2, Acc); break;
     default: return PL_OK;
     }
     if (rc == PL_OK) *done = 1;

@@ -133,6 +133,33 @@ static void run(const tm_csr *a, int kind, pl_backend *be)
                         TU_CLOSE(dots[r], xx[r], 1e-12);
                         TU_CLOSE(dots[R + r], yx[r], 1e-12);
                     }
+                    /* the fused Chebyshev filter step (CUDA on one rank; elsewhere
+                     * PL_ERR_NOTSUP): Z = al A X + ga X + bt Z0, W = W0 + c1 X + c2 Z */
+                    const double c1 = 0.25, c2 = -1.5;
+                    double *hW0 = malloc(((size_t)n * R + 1) * sizeof *hW0);
+                    for (int64_t i = 0; i < n * R; i++) hW0[i] = sin(0.003 * (double)(gi[i / R] * R + i % R));
+                    TU_OK(be->upload(be, Z, hZ0, (size_t)n * R));
+                    TU_OK(be->upload(be, W, hW0, (size_t)n * R));
+                    const int ec = pl_op_apply_block_cheb(op, R, al, ga, bt, X, Z, c1, c2, W);
+                    TU_CHECK(ec == PL_OK || ec == PL_ERR_NOTSUP);
+                    if (ec == PL_OK) {
+                        TU_OK(be->sync(be));
+                        double *hA = malloc(((size_t)n * R + 1) * sizeof *hA);
+                        TU_OK(be->download(be, hZ, Z, (size_t)n * R));
+                        TU_OK(be->download(be, hA, W, (size_t)n * R));
+                        double e3 = 0.0, e4 = 0.0;
+                        for (int64_t i = 0; i < n * R; i++) {
+                            const double ref = al * hY[i] + ga * hX[i] + bt * hZ0[i];
+                            const double sc = scale[gi[i / R]] + 2.0;
+                            e3 = fmax(e3, fabs(hZ[i] - ref) / sc);
+                            e4 = fmax(e4, fabs(hA[i] - (hW0[i] + c1 * hX[i] + c2 * ref)) / sc);
+                        }
+                        TU_CHECK_MSG(e3 <= 1e-14 && e4 <= 1e-14, "cheb np=%d C=%d R=%d: deviation %.2e, acc %.2e", size,
+                                     Cs[ci], R, e3, e4);
+                        if (rank == 0 && mi == 0 && ci == 0) printf("test_spmm: fused Chebyshev step R = %d checked\n", R);
+                        free(hA);
+                    }
+                    free(hW0);
                     be->vec_free(be, W);
                     be->vec_free(be, Z);
                     free(hZ0);
