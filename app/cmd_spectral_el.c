@@ -113,7 +113,7 @@ out:
  * norm (the tridiagonal of its first 400 steps at most); +inf if none.
  * The Ritz values one at a time from the lowest (dstevr, range I, with
  * the vector's first component): O(k^2) each, where all vectors (dstev)
- * took O(k^3), 20 ms for 200 steps. */
+ * cost O(k^3). */
 static double lowest_reached(int n, const double *alpha, const double *beta)
 {
     if (n <= 0) return INFINITY;
