@@ -136,19 +136,20 @@ static double lowest_reached(int n, const double *alpha, const double *beta)
 }
 
 /* One recursion's continued fraction added to acc (the uniform mode's
- * Poisson sidebands folded in); the points in blocks over the threads
- * (each point's value is the serial one's: the same operations). */
+ * Poisson sidebands folded in): one parallel region, blocks of points over
+ * the threads, each block all sidebands in order (each point's value is
+ * the serial one's: the same operations in the same order). */
 static void el_fraction(el_out *s, int n, const double *alpha, const double *beta, double *acc)
 {
     const pl_spectral_cfg *sc = s->sc;
     const int P = sc->points, blk = 64, nb = (P + blk - 1) / blk;
-    double pn = exp(-s->lambda);
-    for (int t = 0; t <= 1000; t++) {
-        if (t > 0) pn *= s->lambda / t;
-        if (t > 0 && (pn < 1e-17 || s->lambda == 0.0)) break;
 #pragma omp parallel for schedule(static)
-        for (int b = 0; b < nb; b++) {
-            const int i0 = b * blk, i1 = i0 + blk < P ? i0 + blk : P;
+    for (int b = 0; b < nb; b++) {
+        const int i0 = b * blk, i1 = i0 + blk < P ? i0 + blk : P;
+        double pn = exp(-s->lambda);
+        for (int t = 0; t <= 1000; t++) {
+            if (t > 0) pn *= s->lambda / t;
+            if (t > 0 && (pn < 1e-17 || s->lambda == 0.0)) break;
             for (int i = i0; i < i1; i++)
                 s->tmpw[i] = s->kind == HH_EL_REMOVE ? -(s->omega[i] + t * s->w0) : s->omega[i] - t * s->w0;
             lz_continued_fraction(n, alpha, beta, s->e0, sc->broadening, i1 - i0, s->tmpw + i0, s->tmpi + i0);

@@ -76,7 +76,12 @@ static int el_dev_orders(el_dev *d, pl_op *op, pl_op *op2, const double *psi0)
 {
     pl_backend *be = d->be;
     const int64_t *g1 = pl_op_global_index(op), *g2 = pl_op_global_index(op2);
-    const int p1 = !is_identity(g1, d->n_src, 0), p2 = !is_identity(g2, d->n_dst, 0);
+    pl_op_info i1, i2;
+    pl_op_get_info(op, &i1);
+    pl_op_get_info(op2, &i2);
+    /* a matrix-free operator on one rank keeps the original order */
+    const int p1 = i1.format != PL_FORMAT_MATRIX_FREE && !is_identity(g1, d->n_src, 0),
+              p2 = i2.format != PL_FORMAT_MATRIX_FREE && !is_identity(g2, d->n_dst, 0);
     const double need = (p1 ? 12.0 * (double)d->n_src : 0.0) + (p2 ? 12.0 * (double)d->n_dst : 0.0);
     PL_CALL(pl_backend_mem_check(be, need + (64 << 20)));
     d->x = psi0;

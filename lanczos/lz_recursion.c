@@ -35,8 +35,10 @@ int lz_recursion_fusable(pl_op *op)
     if (info.n_local != info.n_global || !be->cgs_step) return 0; /* one rank: the fused block product */
     const char *e = getenv("PJDS_LZ_FUSED"); /* measurements only: 0 forces the composed step */
     if (e && e[0] == '0') return 0;
-    return (info.format == PL_FORMAT_MATRIX_FREE && be->kron_spmm_aug) ||
-           (info.format == PL_FORMAT_PJDS && be->spmm_aug);
+    /* matrix-free only: with pJDS the fused step was slower than the
+     * composed one (HMEp's N - 1 sector on one H100, 2026-11-26: 0.554
+     * against 0.442 ms a step; matrix-free 0.205-0.208 against 0.221 ms) */
+    return info.format == PL_FORMAT_MATRIX_FREE && be->kron_spmm_aug;
 }
 
 /* The fused step (lanczos.h lz_recursion_fast).  The ring holds two
