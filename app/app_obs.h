@@ -46,5 +46,17 @@ int app_obs_write(void *arg, struct pl_spectrum *sp);
  * summary.  Collective. */
 int spectral_electron(app_ctx *ctx, pl_op *op, const hh_model *m, const lz_result *res, solve_facts *f,
                       app_obs_out *ao);
+/* phi = sum_j coef[j] c_{j s} psi0 (or c+) on the backend, one rank
+ * (spectral_el_dev.c): el_dev_usable says whether it applies (one rank, a
+ * backend with kron_rem_* and gather); el_dev_create keeps psi0 (op's
+ * basis, backend memory, alive until el_dev_destroy) and the copies the
+ * operators' row orders need; el_dev_phi writes phi in op2's basis
+ * (backend memory), hh_el_apply's bits.  Local. */
+typedef struct el_dev el_dev;
+int el_dev_usable(const pl_op *op, const pl_op *op2);
+int el_dev_create(pl_op *op, pl_op *op2, const hh_model *m, const hh_model *m2, int kind, int spin, const double *psi0,
+                  el_dev **d);
+int el_dev_phi(el_dev *d, const double *coef, double *phi);
+void el_dev_destroy(el_dev **d);
 
 #endif

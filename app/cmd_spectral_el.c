@@ -40,6 +40,13 @@ typedef struct el_out {
     int64_t sector_rows;
     int sector_up, sector_down;
     double build_seconds, apply_seconds, recursion_seconds, step_seconds, spmv_median, total_seconds;
+    /* phases (max over ranks): psi0 to where phi is made (download and
+     * fetch, or the backend's reorder), phi (its build), its upload (host
+     * path), the recursions, the continued fractions; the file's write is
+     * logged after it */
+    double t_fetch, t_phi, t_upload, t_fraction;
+    int on_backend; /* 1: phi made on the backend (el_dev), 0: on the host */
+    el_dev *dev;
 } el_out;
 
 static int el_write(void *arg, pl_spectrum *sp)
@@ -86,6 +93,11 @@ out:
     PL_CALL(pl_spectrum_group_attr_double(sp, g, "step_seconds", s->step_seconds));
     PL_CALL(pl_spectrum_group_attr_double(sp, g, "spmv_median_seconds", s->spmv_median));
     PL_CALL(pl_spectrum_group_attr_double(sp, g, "akw_seconds", s->total_seconds));
+    PL_CALL(pl_spectrum_group_attr_double(sp, g, "psi0_fetch_seconds", s->t_fetch));
+    PL_CALL(pl_spectrum_group_attr_double(sp, g, "phi_build_seconds", s->t_phi));
+    PL_CALL(pl_spectrum_group_attr_double(sp, g, "phi_upload_seconds", s->t_upload));
+    PL_CALL(pl_spectrum_group_attr_double(sp, g, "fraction_seconds", s->t_fraction));
+    PL_CALL(pl_spectrum_group_attr_string(sp, g, "phi_made_on", s->on_backend ? "backend" : "host"));
     PL_CALL(pl_spectrum_group_attr_string(
         sp, g, "convention",
         "removal: A(k,w) = sum_m |<m|c_k psi0>|^2 delta(w - (E0 - E'_m)); addition: A(k,w) = sum_m "
@@ -98,20 +110,24 @@ out:
 }
 
 /* The lowest Ritz value of a recursion with a weight above 1e-10 of its
- * norm (the tridiagonal of its first 400 steps at most); +inf if none. */
+ * norm (the tridiagonal of its first 400 steps at most); +inf if none.
+ * The Ritz values one at a time from the lowest (dstevr, range I, with
+ * the vector's first component): O(k^2) each, where all vectors (dstev)
+ * cost O(k^3). */
 static double lowest_reached(int n, const double *alpha, const double *beta)
 {
     if (n <= 0) return INFINITY;
     const int k = n < 400 ? n : 400;
-    double *d = malloc((size_t)k * sizeof *d), *e = malloc((size_t)k * sizeof *e),
-           *z = malloc((size_t)k * (size_t)k * sizeof *z);
-    double low = INFINITY;
-    if (d && e && z) {
-        for (int i = 0; i < k; i++) d[i] = alpha[i];
-        for (int i = 0; i + 1 < k; i++) e[i] = beta[i + 1];
-        if (LAPACKE_dstev(LAPACK_COL_MAJOR, 'V', k, d, e, z, k) == 0)
-            for (int i = 0; i < k && low == INFINITY; i++)
-                if (z[(size_t)i * k] * z[(size_t)i * k] > 1e-10) low = d[i];
+    double *d = malloc((size_t)k * sizeof *d), *e = malloc((size_t)k * sizeof *e), *z = malloc((size_t)k * sizeof *z);
+    lapack_int sup[2], m = 0;
+    double low = INFINITY, w = 0.0;
+    for (int i = 1; d && e && z && i <= k && low == INFINITY; i++) {
+        for (int j = 0; j < k; j++) d[j] = alpha[j];
+        for (int j = 0; j + 1 < k; j++) e[j] = beta[j + 1];
+        e[k - 1] = 0.0;
+        if (LAPACKE_dstevr(LAPACK_COL_MAJOR, 'V', 'I', k, d, e, 0.0, 0.0, i, i, 0.0, &m, &w, z, k, sup) != 0 || m != 1)
+            break;
+        if (z[0] * z[0] > 1e-10) low = w;
     }
     free(d);
     free(e);
@@ -120,18 +136,25 @@ static double lowest_reached(int n, const double *alpha, const double *beta)
 }
 
 /* One recursion's continued fraction added to acc (the uniform mode's
- * Poisson sidebands folded in). */
+ * Poisson sidebands folded in): one parallel region, blocks of points over
+ * the threads, each block all sidebands in order (each point's value is
+ * the serial one's: the same operations in the same order). */
 static void el_fraction(el_out *s, int n, const double *alpha, const double *beta, double *acc)
 {
     const pl_spectral_cfg *sc = s->sc;
-    double pn = exp(-s->lambda);
-    for (int t = 0; t <= 1000; t++) {
-        if (t > 0) pn *= s->lambda / t;
-        if (t > 0 && (pn < 1e-17 || s->lambda == 0.0)) break;
-        for (int i = 0; i < sc->points; i++)
-            s->tmpw[i] = s->kind == HH_EL_REMOVE ? -(s->omega[i] + t * s->w0) : s->omega[i] - t * s->w0;
-        lz_continued_fraction(n, alpha, beta, s->e0, sc->broadening, sc->points, s->tmpw, s->tmpi);
-        for (int i = 0; i < sc->points; i++) acc[i] += pn * s->tmpi[i];
+    const int P = sc->points, blk = 64, nb = (P + blk - 1) / blk;
+#pragma omp parallel for schedule(static)
+    for (int b = 0; b < nb; b++) {
+        const int i0 = b * blk, i1 = i0 + blk < P ? i0 + blk : P;
+        double pn = exp(-s->lambda);
+        for (int t = 0; t <= 1000; t++) {
+            if (t > 0) pn *= s->lambda / t;
+            if (t > 0 && (pn < 1e-17 || s->lambda == 0.0)) break;
+            for (int i = i0; i < i1; i++)
+                s->tmpw[i] = s->kind == HH_EL_REMOVE ? -(s->omega[i] + t * s->w0) : s->omega[i] - t * s->w0;
+            lz_continued_fraction(n, alpha, beta, s->e0, sc->broadening, i1 - i0, s->tmpw + i0, s->tmpi + i0);
+            for (int i = i0; i < i1; i++) acc[i] += pn * s->tmpi[i];
+        }
     }
 }
 
@@ -213,19 +236,31 @@ static int build_sector(app_ctx *ctx, pl_backend *be, const hh_params *sp, int64
     return rc;
 }
 
-/* phi = the part's coefficients applied to psi0 (xs: source rows [xa, xb)),
- * in op2's permuted basis on the backend.  Local. */
+/* phi = the part's coefficients applied to psi0, in op2's permuted basis
+ * on the backend: on the backend (s->dev), or on the host from psi0's
+ * source rows (xs: rows [xa, xb)) and uploaded.  Local. */
 static int el_phi(pl_op *op2, const hh_model *m, const hh_model *m2, el_out *s, const double *coef, const double *xs,
                   int64_t xa, int64_t xb, double *y, double *h, double *phi)
 {
+    const double t0 = pl_wtime();
+    if (s->dev) {
+        PL_CALL(el_dev_phi(s->dev, coef, phi));
+        s->t_phi += pl_wtime() - t0;
+        return PL_OK;
+    }
     pl_op_info info;
     pl_op_get_info(op2, &info);
     const int64_t n = info.n_local, r0 = info.row0, *gi = pl_op_global_index(op2);
     PL_CALL(hh_el_apply(m, m2, s->kind, s->spin, coef, r0, r0 + n, xs, xa, xb, y));
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < n; p++) h[p] = y[gi[p] - r0];
+    const double t1 = pl_wtime();
+    s->t_phi += t1 - t0;
     pl_backend *be = pl_op_backend(op2);
-    return be->upload(be, phi, h, (size_t)n);
+    PL_CALL(be->upload(be, phi, h, (size_t)n));
+    PL_CALL(be->sync(be));
+    s->t_upload += pl_wtime() - t1;
+    return PL_OK;
 }
 
 /* Every recursion on op2; the spectra into s.  Collective. */
@@ -236,12 +271,15 @@ static int el_recursions(app_ctx *ctx, pl_op *op2, const hh_model *m, const hh_m
     pl_op_get_info(op2, &info);
     pl_backend *be = pl_op_backend(op2);
     const size_t n = (size_t)info.n_local;
-    double *y = app_host_big(n + 1), *h = app_host_big(n + 1), *phi = NULL, *q = NULL;
+    double *y = NULL, *h = NULL, *phi = NULL;
     int rc = PL_OK, steps_sum = 0;
     double t_step_sum = 0.0;
-    PL_CHECK_GOTO(y && h, PL_ERR_MEM, out, rc, "out of host memory");
+    if (!s->dev) {
+        y = app_host_big(n + 1);
+        h = app_host_big(n + 1);
+        PL_CHECK_GOTO(y && h, PL_ERR_MEM, out, rc, "out of host memory");
+    }
     PL_CALL_GOTO(be->vec_alloc(be, n + 1, &phi), out, rc);
-    PL_CALL_GOTO(be->vec_alloc(be, n + 1, &q), out, rc);
     s->sector_e0 = INFINITY;
     for (int i = 0; i < s->nk; i++) {
         if (s->rep[i] != i) continue;
@@ -254,8 +292,9 @@ static int el_recursions(app_ctx *ctx, pl_op *op2, const hh_model *m, const hh_m
             PL_CALL_GOTO(el_phi(op2, m, m2, s, coef[p], xs, xa, xb, y, h, phi), out, rc);
             const double tr = pl_wtime();
             s->apply_seconds += tr - ta;
-            PL_CALL_GOTO(lz_recursion(op2, phi, s->sc->steps, ap, bp, &s->nsteps[r], &ts), out, rc);
-            s->recursion_seconds += pl_wtime() - tr;
+            PL_CALL_GOTO(lz_recursion_fast(op2, phi, s->sc->steps, ap, bp, &s->nsteps[r], &ts), out, rc);
+            const double tf = pl_wtime();
+            s->recursion_seconds += tf - tr;
             t_step_sum += ts * s->nsteps[r];
             steps_sum += s->nsteps[r];
             s->rec_k[r] = s->klist[i];
@@ -264,20 +303,39 @@ static int el_recursions(app_ctx *ctx, pl_op *op2, const hh_model *m, const hh_m
             /* a part that reaches nothing (|phi|^2 at rounding level) says nothing about the sector */
             const double low = bp[0] * bp[0] > 1e-12 ? lowest_reached(s->nsteps[r], ap, bp) : INFINITY;
             if (low < s->sector_e0) s->sector_e0 = low;
+            s->t_fraction += pl_wtime() - tf;
         }
     }
     s->step_seconds = steps_sum > 0 ? app_max_over_ranks(ctx, t_step_sum / steps_sum) : 0.0;
-    /* the SpMV time of H' for the ratio (the recursion's applies are queued: no samples) */
+out:
+    if (phi) be->vec_free(be, phi);
+    free(y);
+    free(h);
+    return rc;
+}
+
+/* The SpMV time of H' for the ratio (the recursion's applies are queued:
+ * no samples): the median of 21 products, after the A(k, w) time.
+ * Collective. */
+static int el_spmv_median(app_ctx *ctx, pl_op *op2, el_out *s)
+{
+    pl_op_info info;
+    pl_op_get_info(op2, &info);
+    pl_backend *be = pl_op_backend(op2);
+    const size_t n = (size_t)info.n_local;
+    double *x = NULL, *q = NULL;
+    int rc = PL_OK;
+    PL_CALL_GOTO(be->vec_alloc(be, n + 1, &x), out, rc);
+    PL_CALL_GOTO(be->vec_alloc(be, n + 1, &q), out, rc);
+    PL_CALL_GOTO(be->set(be, n, 1.0, x), out, rc);
     pl_op_reset_counters(op2);
-    for (int i = 0; i < 21; i++) PL_CALL_GOTO(pl_op_apply(op2, phi, q), out, rc);
+    for (int i = 0; i < 21; i++) PL_CALL_GOTO(pl_op_apply(op2, x, q), out, rc);
     pl_op_timings ot;
     pl_op_timings_get(op2, &ot);
     s->spmv_median = app_max_over_ranks(ctx, ot.t_median);
 out:
-    if (phi) be->vec_free(be, phi);
+    if (x) be->vec_free(be, x);
     if (q) be->vec_free(be, q);
-    free(y);
-    free(h);
     return rc;
 }
 
@@ -303,6 +361,26 @@ static int el_sources(app_ctx *ctx, pl_op *op, pl_op *op2, const hh_model *m, co
     *xs = app_host_big((size_t)(*xb - *xa) + 1);
     PL_CHECK(*xs, PL_ERR_MEM, "out of host memory for the ground state's rows");
     return app_fetch_rows(ctx->comm, row0, n, 1, *xblk, (size_t)n, *xa, *xb, *xs, (size_t)(*xb - *xa));
+}
+
+/* Where phi is made: on the backend (one rank, s->dev; PJDS_EL_HOST=1, for
+ * measurements, forces the host), else from psi0's rows on the host
+ * (el_sources).  Collective. */
+static int el_prepare(app_ctx *ctx, pl_op *op, pl_op *op2, const hh_model *m, const hh_model *m2, el_out *s,
+                      const lz_result *res, double **xblk, double **xs, int64_t *xa, int64_t *xb)
+{
+    const char *force = getenv("PJDS_EL_HOST");
+    if (ctx->size == 1 && !(force && force[0] == '1') && el_dev_usable(op, op2)) {
+        const int e = el_dev_create(op, op2, m, m2, s->kind, s->spin, res->vectors, &s->dev);
+        if (e == PL_OK) {
+            s->on_backend = 1;
+            return PL_OK;
+        }
+        if (e != PL_ERR_INPUT && e != PL_ERR_MEM) return e;
+        pl_debug("spectral: phi on the host (%s)", pl_error_message()); /* the backend's memory is short */
+        pl_error_clear();
+    }
+    return el_sources(ctx, op, op2, m, m2, s, res->vectors, res->ld, xblk, xs, xa, xb);
 }
 
 /* The spectra of the entries that copy their -k partner, the sum over k,
@@ -356,11 +434,14 @@ int spectral_electron(app_ctx *ctx, pl_op *op, const hh_model *m, const lz_resul
     PL_CALL_GOTO(build_sector(ctx, pl_op_backend(op), &sp, hh_model_rows(m), &op2), out, rc);
     s.build_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
     app_signal_exit_phase("the recursion", "nothing to save (spectral has no checkpoints)");
-    PL_CALL_GOTO(el_sources(ctx, op, op2, m, m2, &s, res->vectors, res->ld, &xblk, &xs, &xa, &xb), out, rc);
+    const double tf = pl_wtime();
+    PL_CALL_GOTO(el_prepare(ctx, op, op2, m, m2, &s, res, &xblk, &xs, &xa, &xb), out, rc);
+    s.t_fetch = pl_wtime() - tf;
     PL_CALL_GOTO(el_recursions(ctx, op2, m, m2, &s, xs, xa, xb), out, rc);
     s.total_seconds = app_max_over_ranks(ctx, pl_wtime() - t0);
-    s.apply_seconds = app_max_over_ranks(ctx, s.apply_seconds);
-    s.recursion_seconds = app_max_over_ranks(ctx, s.recursion_seconds);
+    PL_CALL_GOTO(el_spmv_median(ctx, op2, &s), out, rc);
+    double *ph[] = {&s.apply_seconds, &s.recursion_seconds, &s.t_fetch, &s.t_phi, &s.t_upload, &s.t_fraction};
+    for (size_t i = 0; i < sizeof ph / sizeof *ph; i++) *ph[i] = app_max_over_ranks(ctx, *ph[i]);
     el_finish(&s);
     if (ctx->rank == 0) {
         const double spmvs = (double)s.nk * sc->steps * s.spmv_median;
@@ -371,11 +452,20 @@ int spectral_electron(app_ctx *ctx, pl_op *op, const hh_model *m, const lz_resul
                 sc->local ? (s.nk > 1 ? "sites" : "site") : (s.nk > 1 ? "momenta" : "momentum"), s.nrec, (long long)s.sector_rows, s.sector_up,
                 s.sector_down, s.build_seconds, s.total_seconds, spmvs > 0 ? s.total_seconds / spmvs : 0.0, s.nk,
                 sc->steps, 1e3 * s.spmv_median, 1e3 * s.step_seconds, s.mu);
+        pl_info("spectral: A(k,w) phases: build %.3f s, psi0 %s %.3f s, phi %.3f s (on the %s), upload %.3f s, "
+                "recursions %.3f s, continued fractions %.3f s, rest %.3f s",
+                s.build_seconds, s.on_backend ? "reordered on the backend" : "to the host", s.t_fetch, s.t_phi,
+                s.on_backend ? "backend" : "host", s.t_upload, s.recursion_seconds, s.t_fraction,
+                s.total_seconds - s.build_seconds - s.t_fetch - s.t_phi - s.t_upload - s.recursion_seconds -
+                    s.t_fraction);
     }
     app_signal_flag_phase(); /* the result is complete: it is written, then exit 0 */
+    const double tw = pl_wtime();
     PL_CALL_GOTO(solve_write(ctx, cfg->output.file, ctx->overwrite, op, res, f, el_write, &s), out, rc);
+    if (ctx->rank == 0) pl_info("spectral: the file written in %.3f s", pl_wtime() - tw);
     solve_report(ctx, res, f, cfg->output.file);
 out:
+    el_dev_destroy(&s.dev);
     if (xs != xblk) free(xs);
     free(xblk);
     pl_op_destroy(&op2);

@@ -163,7 +163,16 @@ int hh_op_apply_local(const hh_model *m, int kind, int momentum, int part, int64
  * hh_el_source_range: the src rows [*xa, *xb) that dst rows [r0, r1) read.
  * hh_el_apply: y[r - r0] = (sum_j coef[j] O_j x)(r) for dst rows [r0, r1),
  * x holding src rows [xa, xb) (original order; OpenMP-parallel).
- * PL_ERR_ARG when x misses a row it needs. */
+ * PL_ERR_ARG when x misses a row it needs.
+ * hh_el_table: the same operator as a sparse matrix on electron
+ * configurations (the phonons are the identity): for every target
+ * configuration e < dst->N / n_ph, entries [ptr[e], ptr[e+1]) give the
+ * source configuration hrow and the value sign * coef[j], in site order j
+ * (hh_el_apply's order of the sum), so that
+ *   y[e n_ph + p] = sum_k val[k] x[hrow[k] n_ph + p]
+ * started from 0 is hh_el_apply's y bit for bit.  ptr holds
+ * dst->N / n_ph + 1 entries, hrow and val L times that many at most;
+ * returns the number of entries.  Can't fail. */
 enum { HH_EL_REMOVE = 0, HH_EL_ADD = 1 };
 int hh_el_sector(const hh_params *p, int kind, int spin, hh_params *out);
 int hh_el_coefs(const hh_model *m, int momentum, int site, double coef[2][HH_LATTICE_MAX_SITES]);
@@ -172,6 +181,8 @@ void hh_el_source_range(const hh_model *src, const hh_model *dst, int kind, int 
                         int64_t *xa, int64_t *xb);
 int hh_el_apply(const hh_model *src, const hh_model *dst, int kind, int spin, const double *coef, int64_t r0,
                 int64_t r1, const double *x, int64_t xa, int64_t xb, double *y);
+int64_t hh_el_table(const hh_model *src, const hh_model *dst, int kind, int spin, const double *coef, int64_t *ptr,
+                    int32_t *hrow, double *val);
 
 /* ---- momentum distribution (hh_obs_nk.c; docs/models.md "Observables") ----
  * The one-body density matrix G_s(i, j) = <c+_{i s} c_{j s}> of nvec

@@ -140,3 +140,23 @@ int hh_el_apply(const hh_model *src, const hh_model *dst, int kind, int spin, co
              (long long)xa, (long long)xb);
     return PL_OK;
 }
+
+int64_t hh_el_table(const hh_model *src, const hh_model *dst, int kind, int spin, const double *coef, int64_t *ptr,
+                    int32_t *hrow, double *val)
+{
+    const int64_t ne = dst->N / dst->n_ph;
+    int64_t k = 0;
+    ptr[0] = 0;
+    for (int64_t e = 0; e < ne; e++) {
+        for (int j = 0; j < dst->L; j++) { /* site order: hh_el_apply's order of the sum */
+            if (coef[j] == 0.0) continue;
+            double s = 0.0;
+            const int64_t es = el_source(src, dst, kind, spin, e / dst->n_dn_states, e % dst->n_dn_states, j, &s);
+            if (es < 0) continue;
+            hrow[k] = (int32_t)es;
+            val[k++] = s * coef[j];
+        }
+        ptr[e + 1] = k;
+    }
+    return k;
+}

@@ -321,6 +321,17 @@ double lz_random_element(uint64_t seed, int64_t g);
  * time of one step.  Collective. */
 int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
                  double *step_seconds);
+/* lz_recursion with the fused step where lz_recursion_fusable (one rank, a
+ * matrix-free operator with the backend's kron_spmm_aug, and cgs_step;
+ * PJDS_LZ_FUSED=0 refuses, for measurements): per
+ * step the SpMV with the update and two dots in one pass
+ * (pl_op_apply_block_aug, R = 1), then one cgs_step pass; alpha_j =
+ * v_j.(H v_j - beta_j v_{j-1}) (Paige), beta_{j+1} the exact norm.  The
+ * coefficients equal lz_recursion's to rounding (not bit for bit).
+ * Elsewhere lz_recursion.  Collective. */
+int lz_recursion_fast(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
+                      double *step_seconds);
+int lz_recursion_fusable(pl_op *op);
 /* A(w) = -(1/pi) Im G(w + i eta + e0), G(z) = beta0^2 / (z - alpha0 -
  * beta1^2 / (z - alpha1 - ...)) of n levels, at the points omega[0..points-1]
  * into intensity.  Can't fail. */

@@ -22,12 +22,66 @@
  * the exact Gram matrix removes the local loss of orthogonality each step. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lanczos.h"
 #include "pl_error.h"
 
-int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
-                 double *step_seconds)
+int lz_recursion_fusable(pl_op *op)
+{
+    pl_backend *be = pl_op_backend(op);
+    pl_op_info info;
+    pl_op_get_info(op, &info);
+    if (info.n_local != info.n_global || !be->cgs_step) return 0; /* one rank: the fused block product */
+    /* off unless PJDS_LZ_FUSED=1: with it, reference.akw.hh and reference.akw.normal crashed in the CUDA build
+     * (a segmentation fault inside the fused step, H100, 2026-11-26; the composed step passes both) */
+    const char *e = getenv("PJDS_LZ_FUSED");
+    if (!e || e[0] != '1') return 0;
+    /* matrix-free only: with pJDS the fused step was slower than the
+     * composed one (HMEp's N - 1 sector on one H100, 2026-11-26: 0.554
+     * against 0.442 ms a step; matrix-free 0.205-0.208 against 0.221 ms) */
+    return info.format == PL_FORMAT_MATRIX_FREE && be->kron_spmm_aug;
+}
+
+/* The fused step (lanczos.h lz_recursion_fast).  The ring holds two
+ * unnormalised vectors, X = u_j = s_j v_j and Y = u_{j-1} (s_{j-1}); one step:
+ *   Y = (1/s_j) H X - (beta_j / s_{j-1}) Y = w      (SpMV, update, dots X.X, w.X)
+ *   alpha_j = w.X / s_j
+ *   Y = w - (alpha_j / s_j) X = u_{j+1}, |u_{j+1}|^2  (cgs_step: one pass)
+ *   beta_{j+1} = s_{j+1} = |u_{j+1}|, swap X and Y
+ * (Paige's variant alpha_j = v_j.(H v_j - beta_j v_{j-1}), beta the exact
+ * norm of the new vector): two passes over the vectors after the SpMV's
+ * instead of seven, two synchronisations instead of one. */
+static int rec_fused(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps, double *B,
+                     size_t ld, double normest)
+{
+    pl_backend *be = pl_op_backend(op);
+    const size_t n = ld; /* one rank: n_local >= 1 rows, ld = n */
+    double *X = B, *Y = B + ld, *W = B + 2 * ld, sx = beta[0], sy = 1.0, bj = 0.0;
+    PL_CALL(be->copy(be, n, phi, X));
+    for (int j = 0; j < steps; j++) {
+        double d[2];
+        PL_CALL(pl_op_apply_block_aug(op, 1, 1.0 / sx, 0.0, -bj / sy, X, Y, W, d));
+        const double a = d[1] / sx;
+        alpha[j] = a;
+        *nsteps = j + 1;
+        if (j + 1 == steps) break;
+        double h[2], c = a / sx;
+        PL_CALL(pl_vec_cgs_step(op, 1, X, ld, Y, &c, h));
+        const double r = sqrt(h[1]);
+        if (!(r > 1e-13 * normest)) break; /* invariant subspace: the fraction ends */
+        beta[j + 1] = bj = r;
+        double *t = X;
+        X = Y;
+        Y = t;
+        sy = sx;
+        sx = r;
+    }
+    return PL_OK;
+}
+
+static int rec_run(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
+                   double *step_seconds, int fused)
 {
     PL_CHECK(op && phi && steps >= 1 && alpha && beta && nsteps, PL_ERR_ARG, "lz_recursion: bad arguments");
     *nsteps = 0;
@@ -46,12 +100,16 @@ int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double 
         *nsteps = 0; /* O psi = 0: no spectral weight */
         goto out;
     }
+    const double normest = info.norm_estimate > 0 ? info.norm_estimate : 1.0, t0 = pl_wtime();
+    if (fused) {
+        PL_CALL_GOTO(rec_fused(op, phi, steps, alpha, beta, nsteps, B, ld, normest), out, rc);
+        goto done;
+    }
     /* ring: prev = P, cur = C, new w = W (column indices of B) */
     int P = 0, C = 1, W = 2;
     PL_CALL_GOTO(be->copy(be, n, phi, B + C * ld), out, rc);
     PL_CALL_GOTO(be->scal(be, n, 1.0 / nrm, B + C * ld), out, rc);
-    const double normest = info.norm_estimate > 0 ? info.norm_estimate : 1.0;
-    double bj = 0.0, t0 = pl_wtime();
+    double bj = 0.0;
     for (int j = 0; j < steps; j++) {
         PL_CALL_GOTO(pl_op_apply_queued(op, B + C * ld, B + W * ld), out, rc);
         double G[9];
@@ -92,11 +150,25 @@ int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double 
         C = W;
         W = t;
     }
+done:
     PL_CALL_GOTO(be->sync(be), out, rc);
     if (step_seconds) *step_seconds = *nsteps > 0 ? (pl_wtime() - t0) / (double)*nsteps : 0.0;
 out:
     be->vec_free(be, B);
     return rc;
+}
+
+int lz_recursion(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
+                 double *step_seconds)
+{
+    return rec_run(op, phi, steps, alpha, beta, nsteps, step_seconds, 0);
+}
+
+int lz_recursion_fast(pl_op *op, const double *phi, int steps, double *alpha, double *beta, int *nsteps,
+                      double *step_seconds)
+{
+    PL_CHECK(op, PL_ERR_ARG, "lz_recursion_fast: bad arguments");
+    return rec_run(op, phi, steps, alpha, beta, nsteps, step_seconds, lz_recursion_fusable(op));
 }
 
 void lz_continued_fraction(int n, const double *alpha, const double *beta, double e0, double eta, int points,

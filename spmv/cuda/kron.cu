@@ -260,6 +260,22 @@ extern "C" int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double 
     PL_CHECK(m && x && y, PL_ERR_ARG, "kron_apply: NULL argument");
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     kr_args a;
+    pl_kr_args_of(m, x, y, &a);
+    if (a.ntiles == 0) return PL_OK;
+    if (m->variant == 2) PL_CALL(pl_kr_launch_rs(cx, m, &a));
+    if (m->variant == 3 || m->variant == 4) PL_CALL(pl_kr_launch_row(cx, m, &a));
+    if (m->variant == 5) PL_CALL(pl_kr_launch_hop(cx, m, &a));
+    if (m->variant != 1) return PL_OK;
+    const unsigned grid = (unsigned)(a.ntiles < (int64_t)INT32_MAX ? a.ntiles : (int64_t)INT32_MAX);
+    kr_kernel<<<grid, KR_BLOCK, 0, cx->stream>>>(a);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+void pl_kr_args_of(const pl_cuda_kron *m, const double *x, double *y, kr_args *ap)
+{
+    kr_args &a = *ap;
+    memset(ap, 0, sizeof *ap);
     a.n_left = m->n_left;
     a.n_right = m->n_right;
     a.tiles_per_l = (m->n_right + KR_BLOCK - 1) / KR_BLOCK;
@@ -280,13 +296,4 @@ extern "C" int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double 
     a.act_c = m->act_c;
     a.x = x;
     a.y = y;
-    if (a.ntiles == 0) return PL_OK;
-    if (m->variant == 2) PL_CALL(pl_kr_launch_rs(cx, m, &a));
-    if (m->variant == 3 || m->variant == 4) PL_CALL(pl_kr_launch_row(cx, m, &a));
-    if (m->variant == 5) PL_CALL(pl_kr_launch_hop(cx, m, &a));
-    if (m->variant != 1) return PL_OK;
-    const unsigned grid = (unsigned)(a.ntiles < (int64_t)INT32_MAX ? a.ntiles : (int64_t)INT32_MAX);
-    kr_kernel<<<grid, KR_BLOCK, 0, cx->stream>>>(a);
-    PL_CUDA_LAUNCH();
-    return PL_OK;
 }

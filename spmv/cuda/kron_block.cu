@@ -26,7 +26,9 @@
  * Y is the CPU's bit for bit too (its dots are summed in another order).
  * The dots: per thread over its rows, across the rows of a warp by
  * shuffles, over the 8 warps in shared memory, per block into d_aug, then
- * one block per column adds the blocks (kb_sum_cols). */
+ * one block per column adds the blocks (kb_sum_cols).  kron_spmm_aug of
+ * one vector on an operator whose kernel is variant 5 runs that kernel's
+ * aug form instead (kron_hop.cu: the same values, its own dots order). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -270,10 +272,15 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
     a.beta = beta;
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     cudaStream_t s = cx->stream;
-    const unsigned grid = a.nrows > 0 ? kb_grid(cx, a.nrows, kb_threads(R)) : 0;
+    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
+    /* one vector on variant 5 (the single product's kernel, faster than
+     * this file's R = 1 mapping): its aug form (kron_hop.cu), one part per tile */
+    const bool hop = R == 1 && m->variant == 5 && a.nrows > 0;
+    const unsigned grid = a.nrows > 0 && !hop ? kb_grid(cx, a.nrows, kb_threads(R)) : 0;
     /* the per-block sums in the context's buffer of spmm_aug (same stream;
      * both return after it finished), grown when needed */
-    const size_t nb = grid > 0 ? grid : 1, need = nb * 2 * (size_t)R + 2 * (size_t)R;
+    const size_t nb = hop ? (size_t)pl_kr_hop_tiles(m) : grid > 0 ? grid : 1,
+                 need = nb * 2 * (size_t)R + 2 * (size_t)R;
     if (cx->aug_n < need) {
         if (cx->d_aug) PL_CUDA(cudaFree(cx->d_aug));
         cx->d_aug = NULL;
@@ -283,7 +290,15 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
     }
     if (!cx->h_aug_pin) PL_CUDA(cudaMallocHost((void **)&cx->h_aug_pin, 2 * PL_SPMM_RMAX * sizeof(double)));
     double *part = cx->d_aug, *d_out = cx->d_aug + nb * 2 * (size_t)R;
-    if (grid > 0) {
+    if (hop) {
+        kr_args k;
+        pl_kr_args_of(m, X, Y, &k);
+        k.alpha = alpha;
+        k.gamma = gamma;
+        k.beta = beta;
+        k.part = part;
+        PL_CALL(pl_kr_launch_hop_aug(cx, m, &k, d_out));
+    } else if (grid > 0) {
         PL_CALL(kb_dispatch(cx, a, true, part, grid));
         kb_sum_cols<<<2 * R, KB_THREADS, 0, s>>>((int64_t)grid, 2 * R, part, d_out);
         PL_CUDA_LAUNCH();

@@ -40,10 +40,25 @@
 #define KR_HS_NTMAX 8     /* coupling tables in registers up to this   */
 #define KR_HS_MINB 2      /* blocks per SM (registers <= 64 a thread)  */
 
+/* y[l, r] = s, or the aug step's value with its dots (pl_kr_launch_hop_aug):
+ * ((alpha s) + (gamma x)) + (beta y), rounded as the CPU's aug step. */
+template <bool AUG>
+static __device__ __forceinline__ void kr_hs_store(const kr_args &a, int64_t i, double s, double xv, double *dd)
+{
+    if (!AUG) {
+        a.y[i] = s;
+        return;
+    }
+    const double yn = __dadd_rn(__dadd_rn(__dmul_rn(a.alpha, s), __dmul_rn(a.gamma, xv)), __dmul_rn(a.beta, a.y[i]));
+    a.y[i] = yn;
+    dd[0] += xv * xv;
+    dd[1] += yn * xv;
+}
+
 /* Left rows l = l0, l0 + ls, ... of right row r (lane rr of the tile). */
-template <int NT>
+template <int NT, bool AUG>
 static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, int rt, int64_t r0,
-                                  int rr, int l0, int ls)
+                                  int rr, int l0, int ls, double *dd)
 {
     const int64_t nr = a.n_right, r = r0 + rr;
     int32_t tlo[NT > 0 ? NT : 1], thi[NT > 0 ? NT : 1];
@@ -73,12 +88,14 @@ static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
         for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
             s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
-        a.y[l * nr + r] = s;
+        kr_hs_store<AUG>(a, l * nr + r, s, srow[rr], dd);
     }
 }
 
 /* The same for any nterms: the coupling lists and tables from memory. */
-static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt, int64_t r0, int rr, int l0, int ls)
+template <bool AUG>
+static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt, int64_t r0, int rr, int l0, int ls,
+                                      double *dd)
 {
     const int64_t nr = a.n_right, nt = a.nterms, r = r0 + rr;
     const double dr = __ldg(a.dr + r);
@@ -95,12 +112,32 @@ static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
         for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
             s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
-        a.y[l * nr + r] = s;
+        kr_hs_store<AUG>(a, l * nr + r, s, srow[rr], dd);
+    }
+}
+
+/* The block's dots (aug step): over the warps by shuffles, then over the
+ * KR_HS_THREADS / 32 warps in shared memory, into part[2 tile + 0, 1]. */
+static __device__ void kr_hs_dots(const kr_args &a, double *dd)
+{
+    __shared__ double red[2 * (KR_HS_THREADS / 32)];
+    for (int k = 0; k < 2; k++)
+        for (int o = 16; o > 0; o /= 2) dd[k] += __shfl_down_sync(0xffffffffu, dd[k], o);
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) {
+        red[2 * w] = dd[0];
+        red[2 * w + 1] = dd[1];
+    }
+    __syncthreads();
+    if (threadIdx.x < 2) {
+        double t = 0.0;
+        for (int i = 0; i < KR_HS_THREADS / 32; i++) t += red[2 * i + threadIdx.x];
+        a.part[2 * (int64_t)blockIdx.x + threadIdx.x] = t;
     }
 }
 
 /* One block per tile of rt right rows; x[:, tile] staged in sx. */
-template <int NT>
+template <int NT, bool AUG>
 static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel(kr_args a, const double *__restrict__ c, int rt)
 {
     extern __shared__ double sx[];
@@ -112,16 +149,36 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
     }
     __syncthreads();
     const int rr = threadIdx.x % rt;
-    if (r0 + rr >= nr) return;
-    const int l0 = threadIdx.x / rt, ls = blockDim.x / rt;
-    if (NT < 0) kr_hs_rows_any(a, sx, rt, r0, rr, l0, ls);
-    else kr_hs_rows<(NT < 0 ? 0 : NT)>(a, c, sx, rt, r0, rr, l0, ls);
+    double dd[2] = {0.0, 0.0};
+    if (r0 + rr < nr) {
+        const int l0 = threadIdx.x / rt, ls = blockDim.x / rt;
+        if (NT < 0) kr_hs_rows_any<AUG>(a, sx, rt, r0, rr, l0, ls, dd);
+        else kr_hs_rows<(NT < 0 ? 0 : NT), AUG>(a, c, sx, rt, r0, rr, l0, ls, dd);
+    }
+    if (AUG) kr_hs_dots(a, dd);
+}
+
+/* d_out[k] = sum of part[2 t + k] over the tiles, k = 0, 1 (one block each) */
+static __global__ void __launch_bounds__(256) kr_hs_sum(int64_t ntiles, const double *__restrict__ part,
+                                                        double *__restrict__ d_out)
+{
+    __shared__ double sh[256];
+    double t = 0.0;
+    for (int64_t b = threadIdx.x; b < ntiles; b += 256) t += part[2 * b + blockIdx.x];
+    sh[threadIdx.x] = t;
+    __syncthreads();
+    for (int h = 128; h > 0; h /= 2) {
+        if (threadIdx.x < h) sh[threadIdx.x] += sh[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) d_out[blockIdx.x] = sh[0];
 }
 
 template <int NT>
 static int kr_hs_attr(size_t smem)
 {
-    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     return PL_OK;
 }
 
@@ -147,7 +204,9 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
     int optin = 0;
     PL_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cx->device));
     int rt = want == 8 || want == 16 || want == 32 ? want : 32;
-    while (rt >= 8 && m->n_left * rt * 8 > (int64_t)optin) rt /= 2;
+    /* the aug kernel's static reduction array beside the tile */
+    const int64_t room = (int64_t)optin - 2 * (KR_HS_THREADS / 32) * 8;
+    while (rt >= 8 && m->n_left * rt * 8 > room) rt /= 2;
     if (rt < 8 || m->n_left * rt > (int64_t)INT32_MAX) return PL_OK;
     m->smem = (size_t)m->n_left * (size_t)rt * 8;
     PL_CALL(kr_hs_set(m->nterms, m->smem));
@@ -156,29 +215,42 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
     return PL_OK;
 }
 
-template <int NT>
+int64_t pl_kr_hop_tiles(const pl_cuda_kron *m) { return (m->n_right + m->chunk - 1) / m->chunk; }
+
+template <int NT, bool AUG>
 static int kr_hs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 {
-    const int64_t tiles = (m->n_right + m->chunk - 1) / m->chunk;
+    const int64_t tiles = pl_kr_hop_tiles(m);
     PL_CHECK(tiles <= (int64_t)INT32_MAX, PL_ERR_NOTSUP, "kron variant 5: %lld tiles exceed one launch",
              (long long)tiles);
-    kr_hs_kernel<NT><<<(unsigned)tiles, KR_HS_THREADS, m->smem, cx->stream>>>(*a, m->c, m->chunk);
+    kr_hs_kernel<NT, AUG><<<(unsigned)tiles, KR_HS_THREADS, m->smem, cx->stream>>>(*a, m->c, m->chunk);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
 
-int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
+template <bool AUG>
+static int kr_hs_switch(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 {
     switch (m->nterms) {
-    case 0: return kr_hs_go<0>(cx, m, a);
-    case 1: return kr_hs_go<1>(cx, m, a);
-    case 2: return kr_hs_go<2>(cx, m, a);
-    case 3: return kr_hs_go<3>(cx, m, a);
-    case 4: return kr_hs_go<4>(cx, m, a);
-    case 5: return kr_hs_go<5>(cx, m, a);
-    case 6: return kr_hs_go<6>(cx, m, a);
-    case 7: return kr_hs_go<7>(cx, m, a);
-    case 8: return kr_hs_go<8>(cx, m, a);
-    default: return kr_hs_go<-1>(cx, m, a);
+    case 0: return kr_hs_go<0, AUG>(cx, m, a);
+    case 1: return kr_hs_go<1, AUG>(cx, m, a);
+    case 2: return kr_hs_go<2, AUG>(cx, m, a);
+    case 3: return kr_hs_go<3, AUG>(cx, m, a);
+    case 4: return kr_hs_go<4, AUG>(cx, m, a);
+    case 5: return kr_hs_go<5, AUG>(cx, m, a);
+    case 6: return kr_hs_go<6, AUG>(cx, m, a);
+    case 7: return kr_hs_go<7, AUG>(cx, m, a);
+    case 8: return kr_hs_go<8, AUG>(cx, m, a);
+    default: return kr_hs_go<-1, AUG>(cx, m, a);
     }
+}
+
+int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a) { return kr_hs_switch<false>(cx, m, a); }
+
+int pl_kr_launch_hop_aug(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out)
+{
+    PL_CALL(kr_hs_switch<true>(cx, m, a));
+    kr_hs_sum<<<2, 256, 0, cx->stream>>>(pl_kr_hop_tiles(m), a->part, d_out);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
 }

@@ -54,7 +54,14 @@ typedef struct kr_args {
     const double *__restrict__ act_c;
     const double *__restrict__ x;
     double *__restrict__ y;
+    /* the aug step of variant 5 (pl_kr_launch_hop_aug): y = ((alpha s) +
+     * (gamma x)) + (beta y), the per-tile dots x.x, y.x into part */
+    double alpha, gamma, beta;
+    double *part;
 } kr_args;
+
+/* kron.cu: the kernel arguments of m for x, y (aug fields zero). */
+void pl_kr_args_of(const pl_cuda_kron *m, const double *x, double *y, kr_args *a);
 
 /* kron_kernels.cu */
 /* Variant 2: left rows per block for m (chunk request c, 0: default). */
@@ -77,6 +84,12 @@ void pl_kr_pack(const pl_kron *k, uint32_t *pk_lo, uint32_t *pk_hi, double *dict
  * memory (m->chunk, m->smem; sets the kernel's limit); *fits = 0: none. */
 int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits);
 int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
+/* Variant 5 with kron_spmm_aug's step for one vector (a->alpha, gamma,
+ * beta): y = ((alpha (H x)) + (gamma x)) + (beta y) of each value, and
+ * d_out[0] = x.x, d_out[1] = y_new.x (the tiles' sums in a->part, 2 per
+ * tile: pl_kr_hop_tiles(m) tiles).  Queued on cx->stream. */
+int64_t pl_kr_hop_tiles(const pl_cuda_kron *m);
+int pl_kr_launch_hop_aug(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
 /* Launch variant 2, 3 or 4 on cx->stream. */
 int pl_kr_launch_rs(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 int pl_kr_launch_row(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
