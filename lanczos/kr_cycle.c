@@ -5,6 +5,7 @@
  * checkpoint state both methods share.  The method supplies the hooks of a
  * kr_method; every decision that both make alike is made here, once.
  * Written against spmv.h only: no backend headers, no conditional code. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,15 @@
 #include "pl_error.h"
 
 double kr_scale(double mag, double normest) { return fmax(mag, normest); }
+
+double kr_conv_norm(const kr_solver *s)
+{
+    if (!s->opt->value_relative) return s->normest;
+    /* each value against itself, down to the rounding floor of the operator's products (about eps
+     * normest in a residual estimate): below 10 eps / tol of normest a test relative to |theta|
+     * could not be met */
+    return s->normest * fmin(1.0, 10.0 * DBL_EPSILON / s->opt->tol);
+}
 
 int kr_converged_relative(double est, double mag, double normest, double tol, double *rel)
 {
@@ -235,7 +245,7 @@ static int kr_converge(kr_solver *s)
     int nc = 0, prefix = 1;
     for (int i = 0; i < s->nwant; i++) {
         double mag = s->ritz_im ? hypot(s->ritz[i], s->ritz_im[i]) : fabs(s->ritz[i]), rel;
-        int ok = kr_converged_relative(s->est[i], mag, s->normest, s->opt->tol, &rel);
+        int ok = kr_converged_relative(s->est[i], mag, kr_conv_norm(s), s->opt->tol, &rel);
         worst = fmax(worst, rel);
         if (prefix && ok) nc++;
         else prefix = 0;

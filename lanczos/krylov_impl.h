@@ -373,6 +373,10 @@ int kr_run(kr_solver *s);
 int kr_converged_relative(double est, double mag, double normest, double tol, double *rel);
 /* The scale of the test: max(mag, normest) (a NaN mag gives normest). */
 double kr_scale(double mag, double normest);
+/* The norm of the convergence tests of s: s->normest, or under
+ * opt->value_relative normest * min(1, 10 eps / tol) (each value against
+ * its own magnitude, down to the products' rounding floor). */
+double kr_conv_norm(const kr_solver *s);
 /* A history row (nev values; ritz_im may be NULL) and the monitor record of a
  * finished cycle with nconv converged, worst relative estimate worst. */
 int kr_report(kr_solver *s, const double *ritz, const double *ritz_im, const double *est, int nconv, double worst,

@@ -436,15 +436,15 @@ static int ks_verify(kr_solver *s, int *verdict)
     PL_CALL(ks_projected(k, nlock, s->mm, which, 1));
     const double thr = k->wr[0], thi = k->wi[0], estc = k->est[0];
     for (int i = 0; i < sz; i++) s->normest = fmax(s->normest, hypot(k->wr[i], k->wi[i]));
-    double scale = kr_scale(hypot(thr, thi), s->normest);
+    double scale = kr_scale(hypot(thr, thi), kr_conv_norm(s));
     /* unlike a symmetric Ritz value, a nonsymmetric one may lie outside the
      * spectrum (in the field of values): only a converged value beyond the
      * edge proves a missed eigenvalue */
     int beyond = want_key(which, thr, thi) > want_key(which, k->lock_re[nret - 1], k->lock_im[nret - 1]) + tol * scale;
-    int conv_c = kr_converged_relative(estc, hypot(thr, thi), s->normest, tol, NULL);
+    int conv_c = kr_converged_relative(estc, hypot(thr, thi), kr_conv_norm(s), tol, NULL);
     double worst = 0.0;
     for (int i = 0; i < nret; i++)
-        worst = fmax(worst, k->lock_est[i] / kr_scale(hypot(k->lock_re[i], k->lock_im[i]), s->normest));
+        worst = fmax(worst, k->lock_est[i] / kr_scale(hypot(k->lock_re[i], k->lock_im[i]), kr_conv_norm(s)));
     if (beyond && conv_c) {
         s->nlock = 0; /* unlock: the whole relation A V = V S + v b^T holds */
         k->verify_start = s->restarts;
@@ -531,7 +531,7 @@ static int ks_recheck(kr_solver *s, int *again)
     const int nret = s->nwant;
     int bad = 0, lead = 0;
     for (int i = 0; i < nret; i++) {
-        int ok = kr_converged_relative(res->residuals[i], hypot(k->wr[i], k->wi[i]), s->normest,
+        int ok = kr_converged_relative(res->residuals[i], hypot(k->wr[i], k->wi[i]), kr_conv_norm(s),
                                        KS_RES_FACTOR * s->opt->tol, NULL);
         bad |= !ok;
         if (ok && lead == i) lead++;

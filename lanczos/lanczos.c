@@ -410,13 +410,13 @@ static int lz_verify(kr_solver *s, int *verdict)
         ls_theta[i] = c->lock_theta[c->lord[i]];
         ls_est[i] = c->lock_est[c->lord[i]];
     }
-    double scale = kr_scale(fabs(thc), s->normest), edge = ls_theta[nev - 1];
+    double scale = kr_scale(fabs(thc), kr_conv_norm(s)), edge = ls_theta[nev - 1];
     const double mg = tol * scale; /* the margin of both tests below */
     int missed = which == PL_WHICH_SMALLEST  ? thc < edge - mg
                  : which == PL_WHICH_LARGEST ? thc > edge + mg
                                              : fabs(thc) > fabs(edge) + mg;
     double worst = 0.0;
-    for (int i = 0; i < nev; i++) worst = fmax(worst, ls_est[i] / kr_scale(fabs(ls_theta[i]), s->normest));
+    for (int i = 0; i < nev; i++) worst = fmax(worst, ls_est[i] / kr_scale(fabs(ls_theta[i]), kr_conv_norm(s)));
     if (!missed || nlock < c->lcap) /* (else the history row comes from the full problem) */
         PL_CALL(kr_report(s, ls_theta, NULL, ls_est, nev, worst, 1));
     *verdict = KR_RESTARTED;
@@ -429,7 +429,7 @@ static int lz_verify(kr_solver *s, int *verdict)
         *verdict = KR_UNLOCKED;
         return PL_OK;
     }
-    if (missed && kr_converged_relative(estc, fabs(thc), s->normest, tol, NULL) && sz >= 3)
+    if (missed && kr_converged_relative(estc, fabs(thc), kr_conv_norm(s), tol, NULL) && sz >= 3)
         return lz_lock_missed(s, thc, estc);
     /* accepted: the search's value has converged to the verify tolerance
      * and the interval [thc - estc, thc + estc], which holds an eigenvalue,
@@ -440,8 +440,8 @@ static int lz_verify(kr_solver *s, int *verdict)
     const int clear = which == PL_WHICH_SMALLEST  ? thc - estc > edge + mg
                       : which == PL_WHICH_LARGEST ? thc + estc < edge - mg
                                                   : fabs(thc) + estc < fabs(edge) - mg;
-    const int conv_v = kr_converged_relative(estc, fabs(thc), s->normest, vtol, NULL);
-    const int conv_t = kr_converged_relative(estc, fabs(thc), s->normest, tol, NULL);
+    const int conv_v = kr_converged_relative(estc, fabs(thc), kr_conv_norm(s), vtol, NULL);
+    const int conv_t = kr_converged_relative(estc, fabs(thc), kr_conv_norm(s), tol, NULL);
     if (!missed && ((clear && conv_v) || conv_t || s->whole_space || s->restarts >= w->pg.budget)) {
         *verdict = KR_ACCEPTED;
         return PL_OK;
@@ -529,7 +529,7 @@ static int lz_recheck(kr_solver *s, int *again)
     if (s->reason != LZ_CONVERGED || c->reorth != LZ_REORTH_PARTIAL || !(c->pro.thresh > c->pro.strict)) return PL_OK;
     int bad = 0;
     for (int i = 0; i < nev; i++) {
-        const double bound = s->opt->tol * kr_scale(fabs(res->eigenvalues[i]), s->normest) +
+        const double bound = s->opt->tol * kr_scale(fabs(res->eigenvalues[i]), kr_conv_norm(s)) +
                              1e3 * DBL_EPSILON * s->normest;
         bad |= !(res->residuals[i] <= bound);
     }

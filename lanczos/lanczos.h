@@ -204,6 +204,13 @@ typedef struct lz_options {
     /* residuals and estimates are B-norms, orth_loss is max |x_i^T B x_j -       */
     /* delta_ij|.  ks_solve refuses it (PL_ERR_ARG)                               */
     pl_op *inner_b;
+    int value_relative;  /* = 0: converged when the estimate <= tol * max(|theta_i|, normest)  */
+                         /* (above); 1: <= tol * max(|theta_i|, normest * min(1, 10 eps/tol)) */
+                         /* (st/: of a shift-and-invert                                       */
+                         /* operator the wanted theta spread over orders of magnitude, and      */
+                         /* the residual of the original problem is about |theta_i|^-1 times   */
+                         /* the operator's, so a normest-relative test left the values far    */
+                         /* from the shift 1e-7 residuals at tol 1e-12, H100 2026-11-26)        */
 } lz_options;
 
 /* Defaults as documented above.  Can't fail. */
