@@ -22,6 +22,7 @@
  * (addition), are folded in exactly. */
 #include <lapacke.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +159,52 @@ static void el_fraction(el_out *s, int n, const double *alpha, const double *bet
     }
 }
 
+/* One recursion's continued fraction and lowest reached value, in a thread
+ * of its own while the GPU runs the next recursion (el_recursions: a GPU
+ * backend only; on the CPU backend the threads are the recursion's). */
+typedef struct frac_job {
+    el_out *s;
+    int n;
+    const double *alpha, *beta;
+    double *acc, low, seconds;
+    pthread_t th;
+    int started;
+} frac_job;
+
+static void *frac_run(void *arg)
+{
+    frac_job *j = arg;
+    const double t0 = pl_wtime();
+    el_fraction(j->s, j->n, j->alpha, j->beta, j->acc);
+    /* a part that reaches nothing (|phi|^2 at rounding level) says nothing about the sector */
+    j->low = j->beta[0] * j->beta[0] > 1e-12 ? lowest_reached(j->n, j->alpha, j->beta) : INFINITY;
+    j->seconds = pl_wtime() - t0;
+    return NULL;
+}
+
+/* Wait for the job (if one runs) and take its results into s. */
+static void frac_join(frac_job *j)
+{
+    if (!j->started) return;
+    pthread_join(j->th, NULL);
+    j->started = 0;
+    if (j->low < j->s->sector_e0) j->s->sector_e0 = j->low;
+    j->s->t_fraction += j->seconds;
+}
+
+/* Start the job, or run it here when no thread can be made (or wanted). */
+static void frac_start(frac_job *j, int background)
+{
+    if (background && pthread_create(&j->th, NULL, frac_run, j) == 0) {
+        j->started = 1;
+        return;
+    }
+    frac_run(j);
+    j->started = 0;
+    if (j->low < j->s->sector_e0) j->s->sector_e0 = j->low;
+    j->s->t_fraction += j->seconds;
+}
+
 /* The momenta (or sites) of the output and, for each, the entry whose
  * recursions give it (itself, or its -k partner). */
 static int el_plan(el_out *s, const hh_model *m)
@@ -274,6 +321,7 @@ static int el_recursions(app_ctx *ctx, pl_op *op2, const hh_model *m, const hh_m
     double *y = NULL, *h = NULL, *phi = NULL;
     int rc = PL_OK, steps_sum = 0;
     double t_step_sum = 0.0;
+    frac_job job = {0};
     if (!s->dev) {
         y = app_host_big(n + 1);
         h = app_host_big(n + 1);
@@ -299,15 +347,19 @@ static int el_recursions(app_ctx *ctx, pl_op *op2, const hh_model *m, const hh_m
             steps_sum += s->nsteps[r];
             s->rec_k[r] = s->klist[i];
             s->weights[i] += bp[0] * bp[0];
-            el_fraction(s, s->nsteps[r], ap, bp, s->akw + (size_t)i * s->sc->points);
-            /* a part that reaches nothing (|phi|^2 at rounding level) says nothing about the sector */
-            const double low = bp[0] * bp[0] > 1e-12 ? lowest_reached(s->nsteps[r], ap, bp) : INFINITY;
-            if (low < s->sector_e0) s->sector_e0 = low;
-            s->t_fraction += pl_wtime() - tf;
+            /* the fraction of this recursion beside the next one on the GPU (the previous one's first:
+             * it may add into the same momentum's row); s->t_fraction: the fractions' own seconds */
+            frac_join(&job);
+            job = (frac_job){.s = s, .n = s->nsteps[r], .alpha = ap, .beta = bp,
+                             .acc = s->akw + (size_t)i * s->sc->points};
+            frac_start(&job, !be->host_memory);
+            (void)tf;
         }
     }
+    frac_join(&job);
     s->step_seconds = steps_sum > 0 ? app_max_over_ranks(ctx, t_step_sum / steps_sum) : 0.0;
 out:
+    frac_join(&job);
     if (phi) be->vec_free(be, phi);
     free(y);
     free(h);
