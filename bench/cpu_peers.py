@@ -51,16 +51,8 @@ def load_csr(path):
 
 
 def slepc_mods():
-    for var in ("PETSC_DIR", "SLEPC_DIR"):
-        d = os.path.join(os.environ[var], "lib/python3/dist-packages")
-        if d not in sys.path:
-            sys.path.append(d)
-    import slepc4py
-    slepc4py.init([sys.argv[0]])
-    from petsc4py import PETSc
-    from slepc4py import SLEPc
-    PETSc.Log.begin()
-    return PETSc, SLEPc
+    from slepc_env import slepc_modules
+    return slepc_modules()
 
 
 def run_slepc(a, nev, tol):

@@ -177,25 +177,9 @@ file = {out}
 
 
 # ---------------------------------------------------------------- SLEPc
-_slepc = None
-
-
 def slepc_mods():
-    global _slepc
-    if _slepc is None:
-        # Debian's petsc4py.pth/slepc4py.pth read PETSC_DIR/SLEPC_DIR at interpreter start-up;
-        # this script sets them itself, so add the paths here too.
-        for var in ("PETSC_DIR", "SLEPC_DIR"):
-            d = os.path.join(os.environ[var], "lib/python3/dist-packages")
-            if d not in sys.path:
-                sys.path.append(d)
-        import slepc4py
-        slepc4py.init([sys.argv[0]])
-        from petsc4py import PETSc
-        from slepc4py import SLEPc
-        PETSc.Log.begin()
-        _slepc = (PETSc, SLEPc)
-    return _slepc
+    from slepc_env import slepc_modules
+    return slepc_modules()
 
 
 def run_slepc(a, which, nev, tol, ncv, cap, conv):

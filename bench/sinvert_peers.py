@@ -54,15 +54,8 @@ def load(spec):
 def slepc_worker(npz, sigma, nev, tol, sym):
     import numpy as np
     import scipy.sparse as sp
-    for var in ("PETSC_DIR", "SLEPC_DIR"):
-        d = os.path.join(os.environ[var], "lib/python3/dist-packages")
-        if d not in sys.path:
-            sys.path.append(d)
-    import slepc4py
-    slepc4py.init([sys.argv[0]])
-    from petsc4py import PETSc
-    from slepc4py import SLEPc
-    PETSc.Log.begin()
+    from slepc_env import slepc_modules
+    PETSc, SLEPc = slepc_modules()
     A = sp.load_npz(npz).tocsr()
     n = A.shape[0]
     M = PETSc.Mat().create(comm=PETSc.COMM_WORLD)
