@@ -580,12 +580,7 @@ int pl_cfg_key_used(const pl_config *cfg, const key_desc *k)
     }
 }
 
-#define BAD(sec, key, ...)                                                              \
-    do {                                                                                \
-        char w_[1200], m_[400];                                                         \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                           \
-        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, sec, key, w_, sizeof w_), m_); \
-    } while (0)
+#define BAD(sec, key, ...) PL_CFG_BAD(cfg, sec, key, __VA_ARGS__)
 
 int pl_config_check(pl_config *cfg)
 {

@@ -277,4 +277,13 @@ int pl_config_check_spectral(pl_config *cfg);
 /* Name of an enum value as written in the INI file. */
 const char *pl_config_enum_name(const char *section, const char *key, int value);
 
+/* For the check files of pl_config: return PL_ERR_INPUT with the message
+ * "<where [sec] key>: why" (the file and line the key was set on). */
+#define PL_CFG_BAD(cfg, sec, key, ...)                                                                   \
+    do {                                                                                                 \
+        char w_[1200], m_[480];                                                                          \
+        snprintf(m_, sizeof m_, __VA_ARGS__);                                                            \
+        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, sec, key, w_, sizeof w_), m_);     \
+    } while (0)
+
 #endif

@@ -9,13 +9,7 @@
 #include "pl_config.h"
 #include "pl_error.h"
 
-/* PL_ERR_INPUT "<where [sec] key>: why" */
-#define BAD(sec, key, ...)                                                                             \
-    do {                                                                                               \
-        char w_[1200], m_[400];                                                                        \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                          \
-        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, sec, key, w_, sizeof w_), m_);   \
-    } while (0)
+#define BAD(sec, key, ...) PL_CFG_BAD(cfg, sec, key, __VA_ARGS__)
 
 static const char *const search_keys[] = {"max_phonons_start", "max_phonons_limit", "max_phonons_tol"};
 #define NSEARCH (sizeof search_keys / sizeof search_keys[0])

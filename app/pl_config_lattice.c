@@ -19,13 +19,7 @@ int pl_config_lattice_key_used(const pl_config *cfg, const char *key)
     return 1;
 }
 
-/* PL_ERR_INPUT "<where [model] key>: why" */
-#define BAD(key, ...)                                                                                    \
-    do {                                                                                                 \
-        char w_[1200], m_[400];                                                                          \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                            \
-        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, "model", key, w_, sizeof w_), m_); \
-    } while (0)
+#define BAD(key, ...) PL_CFG_BAD(cfg, "model", key, __VA_ARGS__)
 
 int pl_config_resolve_lattice(pl_config *cfg)
 {

@@ -23,13 +23,7 @@ int pl_config_spectral_key_used(const pl_config *cfg, const char *key)
     return 1;
 }
 
-/* PL_ERR_INPUT "<where [spectral] key>: why" */
-#define BAD(key, ...)                                                                                       \
-    do {                                                                                                    \
-        char w_[1200], m_[480];                                                                             \
-        snprintf(m_, sizeof m_, __VA_ARGS__);                                                               \
-        return PL_ERROR(PL_ERR_INPUT, "%s: %s", pl_config_where(cfg, "spectral", key, w_, sizeof w_), m_); \
-    } while (0)
+#define BAD(key, ...) PL_CFG_BAD(cfg, "spectral", key, __VA_ARGS__)
 
 /* the electron operators on a generated model: momentum or site, the band */
 static int check_electron(pl_config *cfg)
