@@ -374,12 +374,9 @@ static int launch_cheb(pl_cuda_ctx *cx, const spmm_args &a, double alpha, double
     return PL_OK;
 }
 
-} // namespace
-
-extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y)
+/* The kernels' arguments for the block product of m with X into Y. */
+spmm_args args_of(const pl_cuda_mat *m, int R, const double *X, double *Y)
 {
-    PL_CHECK(R >= 1 && R <= 64, PL_ERR_ARG, "spmm: R = %d outside 1..64", R);
-    if (m->nrows == 0) return PL_OK;
     spmm_args a;
     a.nrows = m->nrows;
     a.C = m->C;
@@ -391,6 +388,16 @@ extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const 
     a.R = R;
     a.X = X;
     a.Y = Y;
+    return a;
+}
+
+} // namespace
+
+extern "C" int pl_cuda_spmm(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, const double *X, double *Y)
+{
+    PL_CHECK(R >= 1 && R <= 64, PL_ERR_ARG, "spmm: R = %d outside 1..64", R);
+    if (m->nrows == 0) return PL_OK;
+    const spmm_args a = args_of(m, R, X, Y);
     cudaStream_t s = cx->stream;
     /* 16-byte aligned blocks of R = 2^k: the vector kernel, 8 columns per
      * thread (at most R); else one column per thread */
@@ -450,17 +457,7 @@ extern "C" int pl_cuda_spmm_aug(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, do
     *done = 0;
     const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0);
     if (m->d_row_map || !aligned) return PL_OK; /* the caller composes the step */
-    spmm_args a;
-    a.nrows = m->nrows;
-    a.C = m->C;
-    a.chunk_start = m->d_chunk_start;
-    a.row_len = m->d_row_len;
-    a.col = m->d_col;
-    a.val = m->d_val;
-    a.row_map = NULL;
-    a.R = R;
-    a.X = X;
-    a.Y = Y;
+    const spmm_args a = args_of(m, R, X, Y); /* (m->d_row_map is NULL here) */
     int rc = PL_OK;
     switch (R) {
     case 2: rc = launch_aug<1, 2>(cx, a, alpha, gamma, beta, h_dots); break;
@@ -480,17 +477,7 @@ extern "C" int pl_cuda_spmm_cheb(pl_cuda_ctx *cx, const pl_cuda_mat *m, int R, d
     *done = 0;
     const bool aligned = ((uintptr_t)X % 16 == 0) && ((uintptr_t)Y % 16 == 0) && ((uintptr_t)Acc % 16 == 0);
     if (m->d_row_map || !aligned) return PL_OK; /* the caller composes the step */
-    spmm_args a;
-    a.nrows = m->nrows;
-    a.C = m->C;
-    a.chunk_start = m->d_chunk_start;
-    a.row_len = m->d_row_len;
-    a.col = m->d_col;
-    a.val = m->d_val;
-    a.row_map = NULL;
-    a.R = R;
-    a.X = X;
-    a.Y = Y;
+    const spmm_args a = args_of(m, R, X, Y); /* (m->d_row_map is NULL here) */
     int rc = PL_OK;
     switch (R) {
     case 2: rc = launch_cheb<1, 2>(cx, a, alpha, gamma, beta, c1, c2, Acc); break;
