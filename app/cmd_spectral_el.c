@@ -119,20 +119,28 @@ static double lowest_reached(int n, const double *alpha, const double *beta)
 {
     if (n <= 0) return INFINITY;
     const int k = n < 400 ? n : 400;
-    double *d = malloc((size_t)k * sizeof *d), *e = malloc((size_t)k * sizeof *e), *z = malloc((size_t)k * sizeof *z);
-    lapack_int sup[2], m = 0;
-    double low = INFINITY, w = 0.0;
-    for (int i = 1; d && e && z && i <= k && low == INFINITY; i++) {
+    /* W of length k, not 1: dstevr's bisection (dstebz) writes every
+     * eigenvalue it separates into W before it keeps the requested one, and
+     * a recursion that lost orthogonality has tied (ghost) Ritz values; a
+     * single double here overran the caller's stack (the fused step's
+     * slightly different coefficients made it show, H100, 2026-11-26) */
+    double *d = malloc((size_t)k * sizeof *d), *e = malloc((size_t)k * sizeof *e), *z = malloc((size_t)k * sizeof *z),
+           *w = malloc((size_t)k * sizeof *w);
+    lapack_int *sup = malloc(2 * (size_t)k * sizeof *sup), m = 0;
+    double low = INFINITY;
+    for (int i = 1; d && e && z && w && sup && i <= k && low == INFINITY; i++) {
         for (int j = 0; j < k; j++) d[j] = alpha[j];
         for (int j = 0; j + 1 < k; j++) e[j] = beta[j + 1];
         e[k - 1] = 0.0;
-        if (LAPACKE_dstevr(LAPACK_COL_MAJOR, 'V', 'I', k, d, e, 0.0, 0.0, i, i, 0.0, &m, &w, z, k, sup) != 0 || m != 1)
+        if (LAPACKE_dstevr(LAPACK_COL_MAJOR, 'V', 'I', k, d, e, 0.0, 0.0, i, i, 0.0, &m, w, z, k, sup) != 0 || m != 1)
             break;
-        if (z[0] * z[0] > 1e-10) low = w;
+        if (z[0] * z[0] > 1e-10) low = w[0];
     }
     free(d);
     free(e);
     free(z);
+    free(w);
+    free(sup);
     return low;
 }
 

@@ -33,10 +33,12 @@ int lz_recursion_fusable(pl_op *op)
     pl_op_info info;
     pl_op_get_info(op, &info);
     if (info.n_local != info.n_global || !be->cgs_step) return 0; /* one rank: the fused block product */
-    /* off unless PJDS_LZ_FUSED=1: with it, reference.akw.hh and reference.akw.normal crashed in the CUDA build
-     * (a segmentation fault inside the fused step, H100, 2026-11-26; the composed step passes both) */
+    /* PJDS_LZ_FUSED=0 composes the step (for comparisons).  The crash of
+     * reference.akw.hh/normal once blamed on this step (H100, 2026-11-26)
+     * was a stack overrun in the lowest reached value's dstevr call
+     * (app/cmd_spectral_el.c), which the fused step's coefficients exposed */
     const char *e = getenv("PJDS_LZ_FUSED");
-    if (!e || e[0] != '1') return 0;
+    if (e && e[0] == '0') return 0;
     /* matrix-free only: with pJDS the fused step was slower than the
      * composed one (HMEp's N - 1 sector on one H100, 2026-11-26: 0.554
      * against 0.442 ms a step; matrix-free 0.205-0.208 against 0.221 ms) */
