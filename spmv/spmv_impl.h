@@ -124,6 +124,21 @@ typedef struct pl_halo_ops {
 int64_t pl_kron_nactive(const pl_kron *k);
 void pl_kron_active(const pl_kron *k, int64_t *ptr, int32_t *m, double *c);
 
+/* kron_pack16.c: the right factors' tables of k packed for the CUDA kernel
+ * variant 6 (spmv/cuda/kron_row.cu), stored m-major ([m n_right + r]) so
+ * that consecutive right rows are consecutive words:
+ *   col[m n_right + r] = lo | hi << 16, each PL_KRON_P16_NONE where -1;
+ *   val[m n_right + r] = dlo | dhi << 8, indices into dict (0 where none),
+ *   dict[i] (i < *ndict <= PL_KRON_P16_DICT) the distinct values of lo_val,
+ *   hi_val where the column is >= 0, bitwise (so -0.0 and 0.0 differ).
+ * col and val hold n_right nterms entries, dict PL_KRON_P16_DICT.  Returns
+ * 1, or 0 where they do not fit: n_right >= PL_KRON_P16_NONE, or more than
+ * PL_KRON_P16_DICT distinct values (col, val, dict then undefined).  Can't
+ * fail otherwise. */
+#define PL_KRON_P16_NONE 0xFFFFu
+#define PL_KRON_P16_DICT 256
+int pl_kron_pack16(const pl_kron *k, uint32_t *col, uint16_t *val, double *dict, int *ndict);
+
 #ifdef __cplusplus
 }
 #endif

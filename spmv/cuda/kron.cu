@@ -9,14 +9,16 @@
  * returns.
  *
  * Kernels: PJDS_KRON_KERNEL (read at kron_create; kron_variant.h) picks one
- * of five; unset: pl_cuda_kron_variant_default(), 5 where its 32-wide tile
+ * of six; unset: pl_cuda_kron_variant_default(), 5 where its 32-wide tile
  * of every left row fits a block's shared memory (n_left <= 887 on an
  * H100), else 2.  HMEp, tests/gpu/kron_timing, medians of 50, 2026-11-25:
  * variant 1 0.204 ms, 2 0.157 ms with chunk 8 and 0.166 ms with 16, 3
  * 0.229 ms, 4 0.218 ms (one H100); 2 against 5 in the same runs: 0.170 /
  * 0.171, 0.168 / 0.156 ms (two H100s), 0.165 / 0.155 ms (an H200); all bit
  * for bit the CPU's.  Variants 2-4 and the reasoning behind them are in
- * kron_kernels.cu, variant 5 in kron_hop.cu.
+ * kron_kernels.cu, variant 5 in kron_hop.cu, variant 6 (x[l, :] in shared
+ * memory with packed tables, persistent blocks; not a default) in
+ * kron_row.cu.
  *
  * Variant 1 ("tile", the first version): one thread per row (l, r).  The
  * grid is tiled over r: a block of KR_BLOCK threads takes KR_BLOCK
@@ -95,7 +97,7 @@ extern "C" void pl_cuda_kron_destroy(pl_backend *be, void *mat)
     pl_cuda_kron *m = (pl_cuda_kron *)mat;
     if (!m) return;
     void *p[] = {m->a_ptr, m->a_col, m->a_val, m->dl, m->dr, m->lo, m->hi, m->lo_val, m->hi_val,
-                 m->act_ptr, m->act_m, m->act_c, m->c, m->pk_lo, m->pk_hi, m->pk_dict};
+                 m->act_ptr, m->act_m, m->act_c, m->c, m->pk_lo, m->pk_hi, m->pk_dict, m->rp_col, m->rp_val};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         if (p[i]) (void)cudaFree(p[i]); /* cudaFree waits for the device */
     free(m);
@@ -120,14 +122,14 @@ static int kr_upload(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, const i
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_ptr, ptr, (nl + 1) * sizeof(int64_t), tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_m, am, na * sizeof(int32_t), tot));
     PL_CALL(pl_cuda_upload_array(cx, (void **)&m->act_c, ac, na * sizeof(double), tot));
-    if (m->variant == 2 || m->variant == 5) /* the dense couplings */
+    if (m->variant == 2 || m->variant == 5 || m->variant == 6) /* the dense couplings */
         PL_CALL(pl_cuda_upload_array(cx, (void **)&m->c, k->c, nl * nt * sizeof(double), tot));
     PL_CUDA(cudaStreamSynchronize(cx->stream)); /* the host tables may go now */
     return PL_OK;
 }
 
-static const char *const kr_names[PL_CUDA_KRON_NVARIANTS] = {"tile", "r-stationary", "row-smem",
-                                                             "row-smem-packed", "hop-smem"};
+static const char *const kr_names[PL_CUDA_KRON_NVARIANTS] = {"tile",     "r-stationary", "row-smem",
+                                                             "row-smem-packed", "hop-smem", "phonon-row"};
 
 extern "C" int pl_cuda_kron_nvariants(void) { return PL_CUDA_KRON_NVARIANTS; }
 extern "C" int pl_cuda_kron_variant_default(void) { return 5; }
@@ -198,6 +200,15 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
     PL_CALL(kr_env("PJDS_KRON_ORDER", 1, 2, NULL, &order));
     m->rmajor = order == 2;
     m->requested = v;
+    if (v == 6) { /* variant 6: x[l, :] and the dictionary in shared memory, packed tables */
+        PL_CALL(pl_kr_prow_setup(cx, k, m, split, &fits));
+        if (fits) {
+            m->variant = 6;
+            return PL_OK;
+        }
+        m->smem = 0;
+        v = 5; /* the row or the values do not fit: the default's kernel */
+    }
     if (v == 5) { /* variant 5: the tile width rt (asked: PJDS_KRON_CHUNK 8, 16, 32; default: 32 only) */
         PL_CALL(pl_kr_hop_setup(cx, m, asked ? chunk : 32, &fits));
         if (fits && (asked || m->chunk == 32)) {
@@ -265,6 +276,7 @@ extern "C" int pl_cuda_kron_apply(pl_backend *be, const void *mat, const double 
     if (m->variant == 2) PL_CALL(pl_kr_launch_rs(cx, m, &a));
     if (m->variant == 3 || m->variant == 4) PL_CALL(pl_kr_launch_row(cx, m, &a));
     if (m->variant == 5) PL_CALL(pl_kr_launch_hop(cx, m, &a));
+    if (m->variant == 6) PL_CALL(pl_kr_launch_prow(cx, m, &a));
     if (m->variant != 1) return PL_OK;
     const unsigned grid = (unsigned)(a.ntiles < (int64_t)INT32_MAX ? a.ntiles : (int64_t)INT32_MAX);
     kr_kernel<<<grid, KR_BLOCK, 0, cx->stream>>>(a);

@@ -1,6 +1,7 @@
 /* kron_impl.h — internals of the CUDA matrix-free operator shared by
- * kron.cu (tables, upload, variant choice, variant 1) and kron_kernels.cu
- * (variants 2-4).  CUDA only; included from those two files. */
+ * kron.cu (tables, upload, variant choice, variant 1), kron_kernels.cu
+ * (variants 2-4), kron_hop.cu (5), kron_row.cu (6) and kron_block.cu.
+ * CUDA only; included from those files. */
 #ifndef PL_KRON_IMPL_H
 #define PL_KRON_IMPL_H
 
@@ -28,14 +29,17 @@ typedef struct pl_cuda_kron {
     double *c;         /* variant 2: the dense couplings, n_left x nterms          */
     uint32_t *pk_lo;   /* variant 4: [m n_right + r] column | dictionary index << 24 */
     uint32_t *pk_hi;
-    double *pk_dict;   /* variant 4: the values, pk_ndict <= KR_PK_DICT             */
+    double *pk_dict;   /* variants 4, 6: the values, pk_ndict <= KR_PK_DICT (4),    */
+                       /* PL_KRON_P16_DICT (6)                                      */
+    uint32_t *rp_col;  /* variant 6: pl_kron_pack16's col, [m n_right + r]         */
+    uint16_t *rp_val;  /* variant 6: its val (indices into pk_dict)                 */
     int pk_ndict;
     int variant;       /* the kernel apply runs (after fall-backs)                  */
     int requested;     /* PJDS_KRON_KERNEL, or the default                          */
     int chunk;         /* variant 2: left rows per block; 5: right rows per tile    */
     int rmajor;        /* variant 2: blocks in r-tile-major order (PJDS_KRON_ORDER)  */
-    int split;         /* variants 3, 4: blocks per left row                        */
-    size_t smem;       /* variants 3, 4, 5: dynamic shared memory per block         */
+    int split;         /* variants 3, 4: blocks per left row; 6: blocks per SM      */
+    size_t smem;       /* variants 3-6: dynamic shared memory per block             */
     size_t bytes;
 } pl_cuda_kron;
 
@@ -90,6 +94,14 @@ int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
  * tile: pl_kr_hop_tiles(m) tiles).  Queued on cx->stream. */
 int64_t pl_kr_hop_tiles(const pl_cuda_kron *m);
 int pl_kr_launch_hop_aug(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
+/* kron_row.cu: variant 6, x[l, :] of one left row in shared memory with
+ * the packed tables (pl_kron_pack16, uploaded here into m->rp_col,
+ * rp_val, pk_dict).  *fits = 0 where the row and dictionary do not fit a
+ * block's shared memory or the values do not pack (nothing uploaded);
+ * else m->smem set (and the kernel's limit), m->split = split blocks per
+ * multiprocessor, or (split <= 0) as many as fit one. */
+int pl_kr_prow_setup(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m, int split, int *fits);
+int pl_kr_launch_prow(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 /* Launch variant 2, 3 or 4 on cx->stream. */
 int pl_kr_launch_rs(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 int pl_kr_launch_row(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);

@@ -8,10 +8,13 @@
  * tile fits, else 2; PJDS_KRON_CHUNK then applies to 2 only).  A kernel that can't
  * take the operator falls back (4 -> 3 -> 1: packed tables that do not fit,
  * a left row that does not fit shared memory; 5 -> 2: a tile of x over all
- * left rows that does not fit).  Knobs, also read at kron_create:
+ * left rows that does not fit; 6 -> 5: a left row that does not fit shared
+ * memory, values that do not pack; 6 is never the default: PJDS_KRON_KERNEL
+ * = 6 or phonon-row).  Knobs, also read at kron_create:
  * PJDS_KRON_CHUNK (variant 2: left rows per block, 1..64; variant 5: right
  * rows per tile, 8, 16 or 32),
- * PJDS_KRON_SPLIT (variants 3 and 4: blocks per left row, 1..64). */
+ * PJDS_KRON_SPLIT (variants 3 and 4: blocks per left row, 1..64; variant 6:
+ * blocks per multiprocessor, 1..64, default as many as fit one). */
 #ifndef PL_KRON_VARIANT_H
 #define PL_KRON_VARIANT_H
 
@@ -19,16 +22,17 @@
 extern "C" {
 #endif
 
-#define PL_CUDA_KRON_NVARIANTS 5
+#define PL_CUDA_KRON_NVARIANTS 6
 
 int pl_cuda_kron_nvariants(void);
 int pl_cuda_kron_variant_default(void);
-/* "tile", "r-stationary", "row-smem", "row-smem-packed", "hop-smem"; NULL
- * out of range. */
+/* "tile", "r-stationary", "row-smem", "row-smem-packed", "hop-smem",
+ * "phonon-row"; NULL out of range. */
 const char *pl_cuda_kron_variant_name(int v);
 /* The kernel an operator made by the CUDA backend's kron_create runs
  * (after fall-backs); 0 for NULL.  *param: variant 2's chunk, variants 3
- * and 4's split, else 0 (param may be NULL). */
+ * and 4's split, variant 6's blocks per multiprocessor, else 0 (param may
+ * be NULL). */
 int pl_cuda_kron_variant_of(const void *mat, int *param);
 
 #ifdef __cplusplus

@@ -10,8 +10,10 @@
  * median ms, GB/s at 16 B per row (x read once, y written once), max
  * |diff|, bitwise equal.  Also the device-to-device copy bandwidth for
  * scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
+ * PJDS_KRON_TIMING_VARIANTS (e.g. "5,6"): only these variants, in one run
+ * (unset: all; the other PJDS_KRON_* knobs apply as in kron_variant.h).
  * Usage: kron_timing [L n_up n_down t U w0 g M site|normal periodic|open]
- * Exit status 1 if a variant's y differs from the CPU's. */
+ * Exit status 1 if a variant's y differs from the CPU's, 2 for bad usage. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdio.h>
@@ -65,6 +67,22 @@ done:
     return r;
 }
 
+/* want[v] = 1 for the variants PJDS_KRON_TIMING_VARIANTS names (all where
+ * unset or empty); 0 for a malformed list. */
+static int variants_wanted(int *want, int nv)
+{
+    const char *s = getenv("PJDS_KRON_TIMING_VARIANTS");
+    for (int v = 1; v <= nv; v++) want[v] = !s || !*s;
+    while (s && *s) {
+        char *end = NULL;
+        const long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > nv || (*end && *end != ',')) return 0;
+        want[v] = 1;
+        s = *end ? end + 1 : end;
+    }
+    return 1;
+}
+
 /* The CPU backend's y = H x (the reference). */
 static int cpu_reference(const pl_kron *k, const double *x, double *y)
 {
@@ -82,7 +100,7 @@ done:
     return r;
 }
 
-static int run(const hh_params *p, int *all_equal)
+static int run(const hh_params *p, const int *want, int *all_equal)
 {
     hh_model *m = NULL;
     hh_mf *mf = NULL;
@@ -116,6 +134,7 @@ static int run(const hh_params *p, int *all_equal)
     *all_equal = 1;
     for (int v = 1; v <= pl_cuda_kron_nvariants(); v++) {
         int eq = 0;
+        if (!want[v]) continue;
         PL_CALL_GOTO(one_variant(be, &k, v, dx, dy, hy, yc, &eq), done, r);
         *all_equal &= eq;
     }
@@ -144,8 +163,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "no CUDA device\n");
         return 2;
     }
+    int want[PL_CUDA_KRON_NVARIANTS + 1];
+    if (!variants_wanted(want, PL_CUDA_KRON_NVARIANTS)) {
+        fprintf(stderr, "PJDS_KRON_TIMING_VARIANTS = '%s': not a list like 5,6 of variants 1..%d\n",
+                getenv("PJDS_KRON_TIMING_VARIANTS"), PL_CUDA_KRON_NVARIANTS);
+        return 2;
+    }
     int eq = 0;
-    if (run(&p, &eq) != PL_OK) {
+    if (run(&p, want, &eq) != PL_OK) {
         pl_error_report();
         return 1;
     }

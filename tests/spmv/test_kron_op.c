@@ -44,11 +44,13 @@
  * sum in pl_kron.h's order), for every kernel variant (PJDS_KRON_KERNEL,
  * spmv/cuda/kron_variant.h; variant 2 also with PJDS_KRON_CHUNK = 7 and both
  * block orders (PJDS_KRON_ORDER 1, 2),
- * variants 3 and 4 with PJDS_KRON_SPLIT = 3) on every model of 1, and on
- * random tables (check_random): a right row too long for shared memory
- * (variants 3, 4 fall back to 1), nterms = 0, n_left = 1, nterms = 11 with
- * rows of A longer than the kernels stage, and values too many to pack
- * (variant 4 falls back to 3). */
+ * variants 3 and 4 with PJDS_KRON_SPLIT = 3, variant 5, variant 6 with
+ * PJDS_KRON_SPLIT unset and 2) on every model of 1, and on random tables
+ * (check_random): a right row too long for shared memory (variants 3, 4
+ * fall back to 1, 6 to 5), nterms = 0, n_left = 1, nterms = 11 with rows
+ * of A longer than the kernels stage, values too many to pack (variant 4
+ * falls back to 3, 6 to 5), and an odd n_right (left rows not 16-byte
+ * aligned) with 20 entries per row of A (variant 6's hopping in batches). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <mpi.h>
@@ -181,7 +183,8 @@ static void check_bitwise(const pl_kron *k, const double *x, const char *d)
 
 /* The kernel runs of the cuda backend: variant, PJDS_KRON_CHUNK, PJDS_KRON_SPLIT, PJDS_KRON_ORDER. */
 static const int kernel_runs[][4] = {{1, 0, 0, 0}, {2, 0, 0, 0}, {2, 7, 0, 0}, {2, 0, 0, 1}, {2, 0, 0, 2},
-                                     {2, 7, 0, 2}, {3, 0, 0, 0}, {3, 0, 3, 0}, {4, 0, 0, 0}, {4, 0, 3, 0}};
+                                     {2, 7, 0, 2}, {3, 0, 0, 0}, {3, 0, 3, 0}, {4, 0, 0, 0}, {4, 0, 3, 0},
+                                     {5, 0, 0, 0}, {6, 0, 0, 0}, {6, 0, 2, 0}};
 #define N_KERNEL_RUNS ((int)(sizeof kernel_runs / sizeof kernel_runs[0]))
 
 /* Set the environment of kernel run i (i < 0: unset it all). */
@@ -375,7 +378,7 @@ done:
 /* Random tables: nl x nr, nt terms, na entries per row of A; few = values
  * from 10 (packable), else random.  want[v - 1]: the kernel each variant
  * must end on (fall-backs).  Every kernel run's y equals the CPU's bitwise. */
-static void check_random(pl_backend *be, int64_t nl, int64_t nr, int nt, int na, int few, const int want[4],
+static void check_random(pl_backend *be, int64_t nl, int64_t nr, int nt, int na, int few, const int want[6],
                          const char *d)
 {
     const int64_t N = nl * nr, nrt = nr * nt, nnz = nl * na;
@@ -445,13 +448,14 @@ done:
 
 static void random_cases(pl_backend *be)
 {
-    const int all[4] = {1, 2, 3, 4}, nosmem[4] = {1, 2, 1, 1}, nopack[4] = {1, 2, 3, 3};
+    const int all[6] = {1, 2, 3, 4, 5, 6}, nosmem[6] = {1, 2, 1, 1, 5, 5}, nopack[6] = {1, 2, 3, 3, 5, 5};
     check_random(be, 3, 40000, 3, 2, 1, nosmem, "random: n_right 40000 (no room in shared memory)");
     check_random(be, 7, 1000, 0, 3, 1, all, "random: nterms 0");
     check_random(be, 1, 5000, 4, 1, 1, all, "random: n_left 1");
     check_random(be, 20, 300, 11, 600, 1, all, "random: nterms 11, 600 entries per row of A");
     check_random(be, 50, 2000, 11, 5, 0, nopack, "random: nterms 11, values too many to pack");
     check_random(be, 130, 700, 5, 4, 0, nopack, "random: nterms 5, 130 left rows");
+    check_random(be, 130, 701, 5, 20, 1, all, "random: nterms 5, n_right 701, 20 entries per row of A");
 }
 #endif
 
