@@ -11,14 +11,14 @@
  * Kernels: PJDS_KRON_KERNEL (read at kron_create; kron_variant.h) picks one
  * of six; unset: pl_cuda_kron_variant_default(), 5 where its 32-wide tile
  * of every left row fits a block's shared memory (n_left <= 887 on an
- * H100), else 2.  HMEp, tests/gpu/kron_timing, medians of 50, 2026-11-25:
+ * H100), else 6 where a left row fits (split 2), else 2.  HMEp, tests/gpu/kron_timing, medians of 50, 2026-11-25:
  * variant 1 0.204 ms, 2 0.157 ms with chunk 8 and 0.166 ms with 16, 3
  * 0.229 ms, 4 0.218 ms (one H100); 2 against 5 in the same runs: 0.170 /
  * 0.171, 0.168 / 0.156 ms (two H100s), 0.165 / 0.155 ms (an H200); all bit
  * for bit the CPU's.  Variants 2-4 and the reasoning behind them are in
  * kron_kernels.cu, variant 5 in kron_hop.cu, variant 6 (x[l, :] in shared
- * memory with packed tables, persistent blocks; not a default) in
- * kron_row.cu.
+ * memory with packed tables, persistent blocks; the default where 5 does
+ * not fit: hh9 8.17 against variant 2's 13.18 ms) in kron_row.cu.
  *
  * Variant 1 ("tile", the first version): one thread per row (l, r).  The
  * grid is tiled over r: a block of KR_BLOCK threads takes KR_BLOCK
@@ -217,6 +217,14 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
         }
         m->smem = 0;
         m->chunk = 0;
+        if (!asked) { /* the default where the tile does not fit: variant 6, two blocks per multiprocessor */
+            PL_CALL(pl_kr_prow_setup(cx, k, m, split ? split : 2, &fits));
+            if (fits) {
+                m->variant = 6;
+                return PL_OK;
+            }
+            m->smem = 0;
+        }
         v = 2; /* x[:, tile] of every left row does not fit shared memory (narrower tiles were slower than 2) */
     }
     if (v == 3 || v == 4) {

@@ -5,16 +5,18 @@
  * The environment variable PJDS_KRON_KERNEL (1 .. pl_cuda_kron_nvariants(),
  * read once by be->kron_create) picks the kernel of each operator made
  * afterwards; unset: pl_cuda_kron_variant_default() (5 where its 32-wide
- * tile fits, else 2; PJDS_KRON_CHUNK then applies to 2 only).  A kernel that can't
+ * tile fits, else 6 where a left row fits, else 2; PJDS_KRON_CHUNK then
+ * applies to 2 only).  A kernel that can't
  * take the operator falls back (4 -> 3 -> 1: packed tables that do not fit,
  * a left row that does not fit shared memory; 5 -> 2: a tile of x over all
  * left rows that does not fit; 6 -> 5: a left row that does not fit shared
- * memory, values that do not pack; 6 is never the default: PJDS_KRON_KERNEL
- * = 6 or phonon-row).  Knobs, also read at kron_create:
+ * memory, values that do not pack; unasked, 6 is taken only where 5 does
+ * not fit).  Knobs, also read at kron_create:
  * PJDS_KRON_CHUNK (variant 2: left rows per block, 1..64; variant 5: right
  * rows per tile, 8, 16 or 32),
  * PJDS_KRON_SPLIT (variants 3 and 4: blocks per left row, 1..64; variant 6:
- * blocks per multiprocessor, 1..64, default as many as fit one). */
+ * blocks per multiprocessor, 1..64, default 2 where 6 is the default's
+ * choice, else as many as fit one). */
 #ifndef PL_KRON_VARIANT_H
 #define PL_KRON_VARIANT_H
 
