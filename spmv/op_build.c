@@ -81,6 +81,9 @@ int pl_op_check_options(const pl_op_options *cfg, const pl_backend *be)
              "chunk_height = %d must be in [1, 4096]", cfg->chunk_height);
     PL_CHECK(cfg->exchange >= PL_EXCHANGE_VECTOR && cfg->exchange <= PL_EXCHANGE_TASK, PL_ERR_INPUT,
              "exchange = %d is not vector, overlap or task", cfg->exchange);
+    PL_CHECK(!cfg->reproducible || be->host_memory, PL_ERR_INPUT,
+             "reproducible results need backend = cpu (the %s backend's reductions are not exact)",
+             be->name ? be->name : "?");
     return PL_OK;
 }
 
@@ -721,7 +724,14 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *cfg_in, pl_backend *be
     pl_op *op = NULL;
     PL_CALL(pl_op_new(comm, be, &op));
     op->sort_window = cfg->sort_window;
+    op->repro = cfg->reproducible != 0;
     int rc = PL_OK;
+    if (op->repro && op->size > 1) { /* the same answer on every rank */
+        rc = PL_ERROR(PL_ERR_INPUT, "reproducible results on %d ranks need format = matrix_free (a stored matrix "
+                                    "sums the local and the remote columns of a row apart)",
+                      op->size);
+        goto fail;
+    }
     build_tmp t = {0};
     rc = op_build(op, rows, cfg, &t);
     build_tmp_free(&t);

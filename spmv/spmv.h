@@ -60,6 +60,15 @@ typedef struct pl_op_options {
     int kron_split;          /* enum pl_kron_split: how pl_op_create_kron cuts  */
                              /* a matrix-free operator over several ranks =     */
                              /* LEFT (electron configurations)                  */
+    int reproducible;        /* 1: results bitwise independent of the number   */
+                             /* of ranks and threads (op_repro.c): every global */
+                             /* reduction (pl_vec_*) exact and rounded once,   */
+                             /* every row of y = A x summed in the one-rank     */
+                             /* order (a matrix-free operator: the LEFT split,  */
+                             /* its hopping after the halo in CSR order).  A    */
+                             /* host-memory backend only (cpu; PL_ERR_INPUT     */
+                             /* otherwise); stored formats on several ranks:    */
+                             /* PL_ERR_INPUT (their rows split local/remote) = 0 */
 } pl_op_options;
 void pl_op_options_defaults(pl_op_options *o);
 
@@ -702,6 +711,9 @@ void pl_op_set_detailed_timing(pl_op *op, int on);
 void pl_op_reset_counters(pl_op *op);
 
 /* ---- global vector operations (backend op + one MPI_Allreduce) -------- */
+/* With pl_op_options.reproducible every one below sums its products exactly
+ * (op_repro.c) instead: the same bits on any number of ranks and threads. */
+int pl_op_reproducible(const pl_op *op);
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
 int pl_vec_nrm2(pl_op *op, const double *x, double *r);
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);

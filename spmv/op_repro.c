@@ -1,0 +1,100 @@
+/* op_repro.c — the global reductions of an operator made with
+ * pl_op_options.reproducible (spmv.h; [solver] reproducible = true): every
+ * sum of products x_i y_i over the rows of all ranks is exact and rounded
+ * once (core/pl_exsum.h), so it is the same double on any number of ranks
+ * and threads, whatever the rows' split.
+ *
+ * Each product is rounded to a double as in a plain dot product; the
+ * products are then summed without error.  The result r of sum_i x_i y_i
+ * satisfies |r - sum_i x_i y_i| <= u sum_i |x_i y_i| + u |r| (+ 2^-1075 per
+ * product that underflows), u = 2^-53, against n u sum_i |x_i y_i| of a
+ * plain recursive sum: no worse, and independent of the order.
+ *
+ * Work: the rows of this rank in one static range per OpenMP thread, a
+ * thread's accumulators for a group of RP_GROUP sums at a time (rows in
+ * blocks of RP_BLOCK so that x and y stay in cache across the group), the
+ * threads' accumulators merged (integer additions), the ranks' by one
+ * MPI_Allreduce(MPI_SUM) of the normalised int64 limbs (PL_EXSUM_WORDS per
+ * sum; exact, so the reduction tree does not matter), and each sum rounded
+ * on every rank.  Host memory only (the cpu backend): pl_op_create refuses
+ * the option on a device backend. */
+#include <omp.h>
+#include <stdlib.h>
+
+#include "pl_error.h"
+#include "pl_exsum.h"
+#include "spmv.h"
+#include "op_impl.h"
+
+#define RP_GROUP 16
+#define RP_BLOCK 512
+#define RP_OMP_MIN 4096
+
+/* acc[q] += sum over rows [i0, i1) of pr[q].x[i s] pr[q].y[i s], q < gn. */
+static void rp_rows(int gn, const pl_repro_pair *pr, size_t s, size_t i0, size_t i1, pl_exsum *acc)
+{
+    for (size_t b = i0; b < i1; b += RP_BLOCK) {
+        const size_t e = b + RP_BLOCK < i1 ? b + RP_BLOCK : i1;
+        for (int q = 0; q < gn; q++) {
+            const double *x = pr[q].x, *y = pr[q].y;
+            pl_exsum *a = acc + q;
+            if (s == 1)
+                for (size_t i = b; i < e; i++) pl_exsum_add(a, x[i] * y[i]);
+            else
+                for (size_t i = b; i < e; i++) pl_exsum_add(a, x[i * s] * y[i * s]);
+        }
+    }
+}
+
+/* The exact local sums of np pairs into acc[np] (zeroed here). */
+static int rp_local(const pl_op *op, int np, const pl_repro_pair *pr, size_t stride, pl_exsum *acc)
+{
+    const size_t n = (size_t)op->n;
+    const int nt = n > RP_OMP_MIN ? omp_get_max_threads() : 1;
+    pl_exsum *ta = malloc((size_t)nt * RP_GROUP * sizeof *ta);
+    PL_CHECK(ta, PL_ERR_MEM, "out of host memory for %d exact accumulators", nt * RP_GROUP);
+    for (int q = 0; q < np; q++) pl_exsum_zero(acc + q);
+    for (int g0 = 0; g0 < np; g0 += RP_GROUP) {
+        const int gn = np - g0 < RP_GROUP ? np - g0 : RP_GROUP;
+        for (int q = 0; q < nt * RP_GROUP; q++) pl_exsum_zero(ta + q);
+#pragma omp parallel num_threads(nt)
+        {
+            const int t = omp_get_thread_num(), T = omp_get_num_threads();
+            const size_t i0 = n * (size_t)t / (size_t)T, i1 = n * (size_t)(t + 1) / (size_t)T;
+            rp_rows(gn, pr + g0, stride, i0, i1, ta + (size_t)t * RP_GROUP);
+        }
+        for (int t = 0; t < nt; t++)
+            for (int q = 0; q < gn; q++) pl_exsum_merge(acc + g0 + q, ta + (size_t)t * RP_GROUP + q);
+    }
+    free(ta);
+    return PL_OK;
+}
+
+int pl_op_repro_sums(pl_op *op, int np, const pl_repro_pair *pr, size_t stride, double *out)
+{
+    if (np <= 0) return PL_OK;
+    PL_CHECK(op->be->host_memory, PL_ERR_NOTSUP, "reproducible reductions need a host-memory backend, not %s",
+             op->be->name);
+    pl_exsum *acc = malloc((size_t)np * sizeof *acc);
+    int64_t *w = NULL;
+    int rc = PL_OK;
+    PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for %d exact accumulators", np);
+    PL_CALL_GOTO(rp_local(op, np, pr, stride, acc), out, rc);
+    if (op->size > 1) {
+        const size_t nw = (size_t)np * PL_EXSUM_WORDS;
+        PL_CHECK_GOTO(nw <= (size_t)INT32_MAX, PL_ERR_ARG, out, rc, "%d reproducible sums at once are too many", np);
+        w = malloc(nw * sizeof *w);
+        PL_CHECK_GOTO(w, PL_ERR_MEM, out, rc, "out of host memory for %d exact accumulators", np);
+        for (int q = 0; q < np; q++) pl_exsum_pack(acc + q, w + (size_t)q * PL_EXSUM_WORDS);
+        const int e = MPI_Allreduce(MPI_IN_PLACE, w, (int)nw, MPI_INT64_T, MPI_SUM, op->comm);
+        PL_CHECK_GOTO(e == MPI_SUCCESS, PL_ERR_MPI, out, rc, "MPI_Allreduce of exact sums failed");
+        for (int q = 0; q < np; q++) pl_exsum_unpack(acc + q, w + (size_t)q * PL_EXSUM_WORDS, op->size);
+    }
+    for (int q = 0; q < np; q++) out[q] = pl_exsum_round(acc + q);
+out:
+    free(w);
+    free(acc);
+    return rc;
+}
+
+int pl_op_reproducible(const pl_op *op) { return op && op->repro; }
