@@ -76,25 +76,34 @@ int pl_op_repro_sums(pl_op *op, int np, const pl_repro_pair *pr, size_t stride, 
     PL_CHECK(op->be->host_memory, PL_ERR_NOTSUP, "reproducible reductions need a host-memory backend, not %s",
              op->be->name);
     pl_exsum *acc = malloc((size_t)np * sizeof *acc);
-    int64_t *w = NULL;
     int rc = PL_OK;
     PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for %d exact accumulators", np);
     PL_CALL_GOTO(rp_local(op, np, pr, stride, acc), out, rc);
-    if (op->size > 1) {
-        const size_t nw = (size_t)np * PL_EXSUM_WORDS;
-        PL_CHECK_GOTO(nw <= (size_t)INT32_MAX, PL_ERR_ARG, out, rc, "%d reproducible sums at once are too many", np);
-        w = malloc(nw * sizeof *w);
-        PL_CHECK_GOTO(w, PL_ERR_MEM, out, rc, "out of host memory for %d exact accumulators", np);
-        for (int q = 0; q < np; q++) pl_exsum_pack(acc + q, w + (size_t)q * PL_EXSUM_WORDS);
-        const int e = MPI_Allreduce(MPI_IN_PLACE, w, (int)nw, MPI_INT64_T, MPI_SUM, op->comm);
-        PL_CHECK_GOTO(e == MPI_SUCCESS, PL_ERR_MPI, out, rc, "MPI_Allreduce of exact sums failed");
-        for (int q = 0; q < np; q++) pl_exsum_unpack(acc + q, w + (size_t)q * PL_EXSUM_WORDS, op->size);
-    }
-    for (int q = 0; q < np; q++) out[q] = pl_exsum_round(acc + q);
+    PL_CALL_GOTO(pl_exsum_allreduce(op->comm, (size_t)np, acc, out), out, rc);
 out:
-    free(w);
     free(acc);
     return rc;
+}
+
+int pl_exsum_allreduce(MPI_Comm comm, size_t n, pl_exsum *acc, double *out)
+{
+    int size = 1;
+    PL_MPI(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    int64_t *w = NULL;
+    if (size > 1 && n > 0) {
+        const size_t nw = n * PL_EXSUM_WORDS;
+        PL_CHECK(nw <= (size_t)INT32_MAX, PL_ERR_ARG, "%zu exact sums at once are too many", n);
+        w = malloc(nw * sizeof *w);
+        PL_CHECK(w, PL_ERR_MEM, "out of host memory for %zu exact accumulators", n);
+        for (size_t q = 0; q < n; q++) pl_exsum_pack(acc + q, w + q * PL_EXSUM_WORDS);
+        const int e = MPI_Allreduce(MPI_IN_PLACE, w, (int)nw, MPI_INT64_T, MPI_SUM, comm);
+        if (e != MPI_SUCCESS) free(w);
+        PL_MPI(e, "MPI_Allreduce of exact sums");
+        for (size_t q = 0; q < n; q++) pl_exsum_unpack(acc + q, w + q * PL_EXSUM_WORDS, size);
+        free(w);
+    }
+    for (size_t q = 0; q < n; q++) out[q] = pl_exsum_round(acc + q);
+    return PL_OK;
 }
 
 int pl_op_reproducible(const pl_op *op) { return op && op->repro; }

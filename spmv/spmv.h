@@ -23,6 +23,7 @@
 
 #include "pl_csr.h"
 #include "pl_error.h"
+#include "pl_exsum.h"
 #include "pl_kron.h"
 #include "spmv_tuning.h"
 
@@ -714,6 +715,10 @@ void pl_op_reset_counters(pl_op *op);
 /* With pl_op_options.reproducible every one below sums its products exactly
  * (op_repro.c) instead: the same bits on any number of ranks and threads. */
 int pl_op_reproducible(const pl_op *op);
+/* out[q] = the sum over the ranks of comm of acc[q] (exact accumulators,
+ * core/pl_exsum.h; acc is normalised in place), rounded once: one
+ * MPI_Allreduce of their int64 limbs.  Collective.  PL_ERR_MEM, PL_ERR_MPI. */
+int pl_exsum_allreduce(MPI_Comm comm, size_t n, pl_exsum *acc, double *out);
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
 int pl_vec_nrm2(pl_op *op, const double *x, double *r);
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);
