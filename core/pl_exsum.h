@@ -47,8 +47,10 @@ double pl_exsum_round(const pl_exsum *a);
 void pl_exsum_pack(pl_exsum *a, int64_t *w);
 void pl_exsum_unpack(pl_exsum *a, const int64_t *w, int64_t terms);
 
-/* a += v, exactly.  A few integer operations; no rounding. */
-static inline void pl_exsum_add(pl_exsum *a, double v)
+/* a += v without the carry bookkeeping: the caller adds the number of
+ * such terms to a->load (and runs pl_exsum_norm when it reaches 2^30)
+ * before a->load can pass 2^30.  A few integer operations; no rounding. */
+static inline void pl_exsum_add_raw(pl_exsum *a, double v)
 {
     uint64_t b;
     memcpy(&b, &v, sizeof b);
@@ -72,6 +74,12 @@ static inline void pl_exsum_add(pl_exsum *a, double v)
     a->d[i] += (d0 ^ s) - s;
     a->d[i + 1] += (d1 ^ s) - s;
     a->d[i + 2] += (d2 ^ s) - s;
+}
+
+/* a += v, exactly. */
+static inline void pl_exsum_add(pl_exsum *a, double v)
+{
+    pl_exsum_add_raw(a, v);
     if (++a->load >= (INT64_C(1) << 30)) pl_exsum_norm(a);
 }
 

@@ -29,19 +29,25 @@
 #define RP_GROUP 16
 #define RP_BLOCK 512
 #define RP_OMP_MIN 4096
+#define RP_WAYS 4
 
-/* acc[q] += sum over rows [i0, i1) of pr[q].x[i s] pr[q].y[i s], q < gn. */
+/* acc[q] += sum over rows [i0, i1) of pr[q].x[i s] pr[q].y[i s], q < gn.
+ * Row i goes to sub-accumulator i % RP_WAYS of its pair (acc[q RP_WAYS +
+ * i % RP_WAYS]), so that consecutive additions touch different limbs and
+ * do not wait for each other; the caller merges the ways (exact). */
 static void rp_rows(int gn, const pl_repro_pair *pr, size_t s, size_t i0, size_t i1, pl_exsum *acc)
 {
     for (size_t b = i0; b < i1; b += RP_BLOCK) {
         const size_t e = b + RP_BLOCK < i1 ? b + RP_BLOCK : i1;
         for (int q = 0; q < gn; q++) {
             const double *x = pr[q].x, *y = pr[q].y;
-            pl_exsum *a = acc + q;
-            if (s == 1)
-                for (size_t i = b; i < e; i++) pl_exsum_add(a, x[i] * y[i]);
-            else
-                for (size_t i = b; i < e; i++) pl_exsum_add(a, x[i * s] * y[i * s]);
+            pl_exsum *a = acc + (size_t)q * RP_WAYS;
+            size_t i = b;
+            for (; i + RP_WAYS <= e; i += RP_WAYS)
+                for (int w = 0; w < RP_WAYS; w++) pl_exsum_add_raw(a + w, x[(i + w) * s] * y[(i + w) * s]);
+            for (; i < e; i++) pl_exsum_add_raw(a, x[i * s] * y[i * s]);
+            for (int w = 0; w < RP_WAYS; w++) /* at most RP_BLOCK terms each since the last check */
+                if ((a[w].load += RP_BLOCK) >= (INT64_C(1) << 29)) pl_exsum_norm(a + w);
         }
     }
 }
@@ -51,20 +57,23 @@ static int rp_local(const pl_op *op, int np, const pl_repro_pair *pr, size_t str
 {
     const size_t n = (size_t)op->n;
     const int nt = n > RP_OMP_MIN ? omp_get_max_threads() : 1;
-    pl_exsum *ta = malloc((size_t)nt * RP_GROUP * sizeof *ta);
-    PL_CHECK(ta, PL_ERR_MEM, "out of host memory for %d exact accumulators", nt * RP_GROUP);
+    const size_t per = (size_t)RP_GROUP * RP_WAYS; /* a thread's accumulators */
+    pl_exsum *ta = malloc((size_t)nt * per * sizeof *ta);
+    PL_CHECK(ta, PL_ERR_MEM, "out of host memory for %zu exact accumulators", (size_t)nt * per);
     for (int q = 0; q < np; q++) pl_exsum_zero(acc + q);
     for (int g0 = 0; g0 < np; g0 += RP_GROUP) {
         const int gn = np - g0 < RP_GROUP ? np - g0 : RP_GROUP;
-        for (int q = 0; q < nt * RP_GROUP; q++) pl_exsum_zero(ta + q);
+        for (size_t q = 0; q < (size_t)nt * per; q++) pl_exsum_zero(ta + q);
 #pragma omp parallel num_threads(nt)
         {
             const int t = omp_get_thread_num(), T = omp_get_num_threads();
             const size_t i0 = n * (size_t)t / (size_t)T, i1 = n * (size_t)(t + 1) / (size_t)T;
-            rp_rows(gn, pr + g0, stride, i0, i1, ta + (size_t)t * RP_GROUP);
+            rp_rows(gn, pr + g0, stride, i0, i1, ta + (size_t)t * per);
         }
         for (int t = 0; t < nt; t++)
-            for (int q = 0; q < gn; q++) pl_exsum_merge(acc + g0 + q, ta + (size_t)t * RP_GROUP + q);
+            for (int q = 0; q < gn; q++)
+                for (int w = 0; w < RP_WAYS; w++)
+                    pl_exsum_merge(acc + g0 + q, ta + (size_t)t * per + (size_t)q * RP_WAYS + (size_t)w);
     }
     free(ta);
     return PL_OK;
