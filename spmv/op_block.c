@@ -223,8 +223,8 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
     pl_backend *be = op->be;
     PL_CHECK(!op->shell, PL_ERR_NOTSUP, "a spectral transformation has no block product");
     PL_CHECK(!op->d_xext, PL_ERR_NOTSUP,
-             "block products of a matrix-free operator on several ranks with reproducible results are not "
-             "implemented (use one rank, or reproducible = false)");
+             "block products with reproducible results on several ranks are not implemented (use one rank, or "
+             "reproducible = false)");
     if (op->fmt == PL_FORMAT_MATRIX_FREE) PL_CALL(kron_block_check(op, 0));
     else PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
     const double t0 = pl_wtime();

@@ -48,7 +48,11 @@ struct pl_op {
     void *kdist;        /* several ranks: the split (op_kron_dist.c)      */
     int repro;          /* pl_op_options.reproducible: exact reductions   */
                         /* (op_repro.c), row sums in the global order     */
-    double *d_xext;     /* repro, matrix-free on several ranks: [halo; x] */
+    double *d_xext;     /* repro, matrix-free on several ranks: [halo; x]; */
+                        /* unified: [x; halo]                            */
+    int unified;        /* repro, stored, several ranks (op_build.c): loc */
+                        /* holds every entry of a row in CSR order, its   */
+                        /* remote columns n + halo index; rem is empty    */
     double norm_est;
     size_t dev_bytes;
     /* halo plan */

@@ -65,11 +65,14 @@ typedef struct pl_op_options {
                              /* of ranks and threads (op_repro.c): every global */
                              /* reduction (pl_vec_*) exact and rounded once,   */
                              /* every row of y = A x summed in the one-rank     */
-                             /* order (a matrix-free operator: the LEFT split,  */
-                             /* its hopping after the halo in CSR order).  A    */
-                             /* host-memory backend only (cpu; PL_ERR_INPUT     */
-                             /* otherwise); stored formats on several ranks:    */
-                             /* PL_ERR_INPUT (their rows split local/remote) = 0 */
+                             /* order: a matrix-free operator takes the LEFT    */
+                             /* split and adds its hopping after the halo in    */
+                             /* CSR order (op_kron_dist.c); a stored one keeps  */
+                             /* whole rows in one pJDS part reading [x; halo]   */
+                             /* (op_build.c; compressed: PL_ERR_INPUT on       */
+                             /* several ranks).  Block products on several      */
+                             /* ranks: PL_ERR_NOTSUP.  A host-memory backend    */
+                             /* only (cpu; PL_ERR_INPUT otherwise) = 0          */
 } pl_op_options;
 void pl_op_options_defaults(pl_op_options *o);
 

@@ -16,9 +16,10 @@ usage: check_edge.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
                and 3 ranks with OMP_NUM_THREADS 1 and 2 gives bitwise
                identical eigenvalues, eigenvectors and observables, which
                also match numpy.linalg.eigvalsh of the exported matrix to
-               1e-9; an imported matrix on one rank with 1 and 2 threads
-               likewise; on several ranks a stored matrix is refused, as
-               is backend = cuda (exit 2, one line naming the key).
+               1e-9; an imported matrix (stored pJDS, whole rows in one
+               part on several ranks) on 1-3 ranks likewise; format =
+               compressed and kron_split = phonon on 2 ranks and backend =
+               cuda are refused (exit 2, one line naming the key).
 Exit 0 = pass, 1 = fail."""
 import os
 import subprocess
@@ -225,7 +226,7 @@ def case_reproducible(exe, mpi, tmp):
                 A = sp.csr_matrix((f["values"][:], f["col_idx"][:], f["row_ptr"][:]), shape=(n, n))
             ref = np.sort(sla.eigsh(A, k=6, which="SA", tol=1e-13)[0])
         fail |= same_bits(got, method, ref)
-    # an imported matrix (a random symmetric one): stored, so one rank only; 1 and 2 threads
+    # an imported matrix (a random symmetric one): stored pJDS
     rng = np.random.default_rng(30)
     n = 12000
     import scipy.sparse as sp
@@ -240,13 +241,15 @@ def case_reproducible(exe, mpi, tmp):
         f.create_dataset("values", data=B.data.astype(np.float64))
     text = ("[model]\ntype = hdf5\n[matrix]\nfile = %s\n[solver]\nnev = 3\ntolerance = 1e-10\nreproducible = true\n"
             "[output]\neigenvectors = true\n" % mpath)
-    got = repro_runs(exe, mpi, tmp, text, [(1, 1), (1, 2)], "imported")
+    got = repro_runs(exe, mpi, tmp, text, layouts, "imported")
     if got is None:
         return 1
     import scipy.sparse.linalg as sla
     fail |= same_bits(got, "imported", np.sort(sla.eigsh(B, k=6, which="SA", tol=1e-13)[0]))
-    # what it refuses: a stored matrix on several ranks, the cuda backend (exit 2, one line naming the key)
-    bad = [(text, [mpi[0], mpi[1], "2"] + mpi[2:] + [exe] if mpi else None, "matrix_free"),
+    # what it refuses (exit 2, one line naming the key): compressed or the phonon split on several ranks, cuda
+    two = [mpi[0], mpi[1], "2"] + mpi[2:] + [exe] if mpi else None
+    bad = [(text + "[spmv]\nformat = compressed\n", two, "[spmv] format"),
+           (HH_REPRO % "lanczos" + "[spmv]\nkron_split = phonon\n", two, "[spmv] kron_split"),
            (text + "[spmv]\nbackend = cuda\n", [exe], "[solver] reproducible")]
     for t, cmd, why in bad:
         if cmd is None:
@@ -257,7 +260,8 @@ def case_reproducible(exe, mpi, tmp):
                                   "output.file=" + os.path.join(tmp, "b.h5")], capture_output=True, text=True)
         lines = [ln for ln in p.stderr.strip().splitlines() if ln.startswith("pjds-lanczos") or "error" in ln]
         ok = p.returncode == 2 and why in p.stderr and len(set(lines)) == 1
-        print("%s: refused with exit %d: %s" % ("ok" if ok else "FAIL", p.returncode, p.stderr.strip()[-300:]))
+        msg = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[-300:])
+        print("%s: refused with exit %d: %s" % ("ok" if ok else "FAIL", p.returncode, msg))
         fail |= 0 if ok else 1
     return fail
 
