@@ -219,38 +219,9 @@ int pl_vec_nrm2(pl_op *op, const double *x, double *r)
     return PL_OK;
 }
 
-/* The sums of the pairs (V_r, W_c), r < k, c < m, into C[c k + r]
- * (sym: W = V, the pairs r <= c only, mirrored). */
-static int repro_block(pl_op *op, int k, int m, const double *V, size_t ld, const double *W, size_t ldw, double *C,
-                       int sym)
-{
-    const size_t np = (size_t)k * (size_t)m;
-    pl_repro_pair *pr = malloc((np ? np : 1) * sizeof *pr);
-    int *at = malloc((np ? np : 1) * sizeof *at);
-    int rc = PL_OK, q = 0;
-    PL_CHECK_GOTO(pr && at, PL_ERR_MEM, out, rc, "out of host memory");
-    for (int c = 0; c < m; c++)
-        for (int r = 0; r < k && (!sym || r <= c); r++) {
-            pr[q] = (pl_repro_pair){V + (size_t)r * ld, W + (size_t)c * ldw};
-            at[q++] = c * k + r;
-        }
-    double *v = malloc((size_t)(q ? q : 1) * sizeof *v);
-    PL_CHECK_GOTO(v, PL_ERR_MEM, out, rc, "out of host memory");
-    rc = pl_op_repro_sums(op, q, pr, 1, v);
-    for (int i = 0; rc == PL_OK && i < q; i++) {
-        C[at[i]] = v[i];
-        if (sym) C[(at[i] % k) * k + at[i] / k] = v[i];
-    }
-    free(v);
-out:
-    free(pr);
-    free(at);
-    return rc;
-}
-
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h)
 {
-    if (op->repro) return repro_block(op, k, 1, V, ld, w, (size_t)op->n, h, 0);
+    if (op->repro) return pl_op_repro_block(op, k, 1, V, ld, w, (size_t)op->n, h, 0);
     PL_CALL(op->be->gemv_t(op->be, (size_t)op->n, k, V, ld, w, h));
     if (op->size == 1 || k == 0) return PL_OK;
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, k, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w");
@@ -261,7 +232,7 @@ int pl_vec_gemm_t(pl_op *op, int k, int m, const double *V, size_t ld, const dou
 {
     PL_CHECK(k >= 0 && m >= 0 && (double)k * m < 2147483647.0, PL_ERR_ARG, "gemm_t of %d x %d", k, m);
     if (k == 0 || m == 0) return PL_OK;
-    if (op->repro) return repro_block(op, k, m, V, ld, W, ldw, C, 0);
+    if (op->repro) return pl_op_repro_block(op, k, m, V, ld, W, ldw, C, 0);
     if (op->be->gemm_t) {
         PL_CALL(op->be->gemm_t(op->be, (size_t)op->n, k, m, V, ld, W, ldw, C));
     } else {
@@ -276,7 +247,7 @@ int pl_vec_gemm_t(pl_op *op, int k, int m, const double *V, size_t ld, const dou
 int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G)
 {
     PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX, PL_ERR_ARG, "gram of %d columns (1..%d)", k, PL_GRAM_KMAX);
-    if (op->repro) return repro_block(op, k, k, V, ld, V, ld, G, 1);
+    if (op->repro) return pl_op_repro_block(op, k, k, V, ld, V, ld, G, 1);
     if (op->be->gram) {
         PL_CALL(op->be->gram(op->be, (size_t)op->n, k, V, ld, G));
     } else {
@@ -292,7 +263,7 @@ int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, con
     PL_CHECK(op->be->cgs_step, PL_ERR_NOTSUP, "backend %s has no fused Gram-Schmidt step", op->be->name);
     if (op->repro) { /* the update (row by row: the same bits on any split), then the exact sums */
         if (k > 0) PL_CALL(op->be->gemv_n(op->be, (size_t)op->n, k, -1.0, V, ld, h_in, 1.0, w));
-        PL_CALL(repro_block(op, k, 1, V, ld, w, (size_t)op->n, h_out, 0));
+        PL_CALL(pl_op_repro_block(op, k, 1, V, ld, w, (size_t)op->n, h_out, 0));
         return pl_vec_dot(op, w, w, h_out + k);
     }
     PL_CALL(op->be->cgs_step(op->be, (size_t)op->n, k, V, ld, w, h_in, h_out));
@@ -306,8 +277,8 @@ int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t 
     PL_CHECK(op->be->sel_gram, PL_ERR_NOTSUP, "backend %s has no fused selective Gram matrix", op->be->name);
     PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX, PL_ERR_ARG, "sel_gram of %d columns (1..%d)", ka, PL_SEL_KMAX);
     if (op->repro) { /* A^T x, then B^T B */
-        PL_CALL(repro_block(op, ka, 1, A, ld, B + 2 * ld, ld, h, 0));
-        return repro_block(op, 3, 3, B, ld, B, ld, h + ka, 1);
+        PL_CALL(pl_op_repro_block(op, ka, 1, A, ld, B + 2 * ld, ld, h, 0));
+        return pl_op_repro_block(op, 3, 3, B, ld, B, ld, h + ka, 1);
     }
     PL_CALL(op->be->sel_gram(op->be, (size_t)op->n, ka, A, B, ld, h));
     if (op->size == 1) return PL_OK;

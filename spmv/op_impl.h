@@ -20,6 +20,10 @@ typedef struct pl_repro_pair {
     const double *x, *y;
 } pl_repro_pair;
 int pl_op_repro_sums(pl_op *op, int np, const pl_repro_pair *pr, size_t stride, double *out);
+/* The exact sums of the column pairs (V_r, W_c), r < k, c < m, into
+ * C[c k + r]; sym (W = V, k = m): the pairs r <= c only, mirrored. */
+int pl_op_repro_block(pl_op *op, int k, int m, const double *V, size_t ld, const double *W, size_t ldw, double *C,
+                      int sym);
 
 struct pl_op {
     MPI_Comm user_comm; /* as given (returned by pl_op_comm) */

@@ -94,6 +94,35 @@ out:
     return rc;
 }
 
+/* The sums of the pairs (V_r, W_c), r < k, c < m, into C[c k + r]
+ * (sym: W = V, the pairs r <= c only, mirrored). */
+int pl_op_repro_block(pl_op *op, int k, int m, const double *V, size_t ld, const double *W, size_t ldw, double *C,
+                      int sym)
+{
+    const size_t np = (size_t)k * (size_t)m;
+    pl_repro_pair *pr = malloc((np ? np : 1) * sizeof *pr);
+    int *at = malloc((np ? np : 1) * sizeof *at);
+    int rc = PL_OK, q = 0;
+    PL_CHECK_GOTO(pr && at, PL_ERR_MEM, out, rc, "out of host memory");
+    for (int c = 0; c < m; c++)
+        for (int r = 0; r < k && (!sym || r <= c); r++) {
+            pr[q] = (pl_repro_pair){V + (size_t)r * ld, W + (size_t)c * ldw};
+            at[q++] = c * k + r;
+        }
+    double *v = malloc((size_t)(q ? q : 1) * sizeof *v);
+    PL_CHECK_GOTO(v, PL_ERR_MEM, out, rc, "out of host memory");
+    rc = pl_op_repro_sums(op, q, pr, 1, v);
+    for (int i = 0; rc == PL_OK && i < q; i++) {
+        C[at[i]] = v[i];
+        if (sym) C[(at[i] % k) * k + at[i] / k] = v[i];
+    }
+    free(v);
+out:
+    free(pr);
+    free(at);
+    return rc;
+}
+
 int pl_exsum_allreduce(MPI_Comm comm, size_t n, pl_exsum *acc, double *out)
 {
     int size = 1;
