@@ -15,7 +15,8 @@ electron_addition) and the momentum distribution n_s(k) against independent refe
   ranks    1, 2 and 3 ranks (MPIEXEC): by default the recursion coefficients of every momentum over 16 steps agree
            to 1e-8 (the ground states of the rank counts differ by ~1e-12; the plain recursion amplifies it), A(k, w)
            to 1e-10; with [solver] reproducible = true the ground-state energy, alpha, beta, the weights, A(k, w) and
-           n_s(k) of the three rank counts (and of 1 rank on 2 threads) are bitwise equal (np.array_equal); the
+           n_s(k) of the three rank counts (and of 1 rank on 2 threads) are bitwise equal (np.array_equal), and so are
+           the recursions of operator = density, current and phonon_displacement at one momentum; the
            lattices (ladder, square, triangular, bonds) solved on 2 and 3 ranks give 1 rank's eigenvalues and
            observables (n_s(k) included) to 1e-10
   bad      exit 2 and one line: a momentum on a lattice without translations, addition into a full band, removal
@@ -277,6 +278,15 @@ def check_ranks(exe, tmp, mpi):
               f"E0, alpha, beta, weights, A(k,w) and n(k) over 16 steps {'bitwise equal to' if ok else 'DIFFER from'} "
               f"1 rank's (largest difference {d:.1e}{'; ' + ', '.join(diff) if diff else ''})")
         fail |= 0 if ok else 1
+    # the other [spectral] operators (the current's stored operator O with its two value terms, whole rows per rank)
+    for op in ("density", "current", "phonon_displacement"):
+        got = {np_: spectral(exe, tmp, keys, dict(operator=op, momentum=1, steps=16), mpi + [str(np_)],
+                             name=f"o{np_}", solver="reproducible = true\n") for np_ in (1, 2, 3)}
+        diff = [f"{np_} ranks {k}" for np_ in (2, 3) for k in ("alpha", "beta", "intensity", "e0")
+                if not np.array_equal(got[np_][k], got[1][k])]
+        print(f"{'ok' if not diff else 'FAIL'}: reproducible = true, operator = {op}, q index 1: alpha, beta and the "
+              f"intensity of 2 and 3 ranks {'bitwise equal to 1 rank' + chr(39) + 's' if not diff else 'differ: ' + ', '.join(diff)}")
+        fail |= 1 if diff else 0
     d = max(float(np.max(np.abs(rep[(1, None)][k] - res[1][k]))) for k in ("alpha", "beta", "weights"))
     ok = d <= 1e-8
     print(f"{'ok' if ok else 'FAIL'}: reproducible = true against the default on 1 rank: recursion coefficients to "
