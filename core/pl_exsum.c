@@ -21,8 +21,8 @@ void pl_exsum_norm(pl_exsum *a)
 
 void pl_exsum_merge(pl_exsum *a, const pl_exsum *b)
 {
-    if (a->load + b->load >= (INT64_C(1) << 30)) pl_exsum_norm(a);
-    if (a->load + b->load >= (INT64_C(1) << 30)) { /* b itself is heavy: take it normalised */
+    if (a->load + b->load >= PL_EXSUM_LOAD_MAX) pl_exsum_norm(a);
+    if (a->load + b->load >= PL_EXSUM_LOAD_MAX) { /* b itself is heavy: take it normalised */
         pl_exsum t = *b;
         pl_exsum_norm(&t);
         pl_exsum_merge(a, &t);
@@ -50,7 +50,7 @@ void pl_exsum_unpack(pl_exsum *a, const int64_t *w, int64_t terms)
     a->nan = w[PL_EXSUM_DIGITS];
     a->pinf = w[PL_EXSUM_DIGITS + 1];
     a->ninf = w[PL_EXSUM_DIGITS + 2];
-    a->load = terms > 0 ? terms : 1;
+    a->load = 1 + terms / (INT64_C(1) << 20); /* terms normalised limbs of < 2^32 each */
 }
 
 /* Bits [q, q + cnt) of the magnitude digits g (cnt <= 60; bits below 0 are 0). */

@@ -8,8 +8,9 @@
  * Representation: value = sum_i d[i] 2^(32 i - 1074), i < PL_EXSUM_DIGITS:
  * bit 0 is the smallest subnormal 2^-1074, so every finite double is an
  * integer multiple of it and adds without rounding: its 53-bit significand
- * shifted to its exponent lands in three 32-bit digits, which are added
- * into signed 64-bit limbs (the carries are deferred: a limb takes 2^30
+ * shifted to its exponent spans 85 bits from a digit boundary: its low 32
+ * bits are added to one signed 64-bit limb and the rest (< 2^53) to the
+ * next (the carries are deferred: the limbs take PL_EXSUM_LOAD_MAX
  * additions before pl_exsum_norm must run; pl_exsum_add does that itself).
  * 68 digits hold 2176 bits: the 2099 bits of the double range with 77 bits
  * of headroom for the sum's growth.  Inf and NaN are counted apart and give
@@ -24,12 +25,13 @@
 #include <string.h>
 
 #define PL_EXSUM_DIGITS 68
+#define PL_EXSUM_LOAD_MAX 1024 /* additions of < 2^53 per limb between carries: 2^63 / 2^53 */
 #define PL_EXSUM_WORDS (PL_EXSUM_DIGITS + 3) /* limbs + NaN, +inf, -inf counts: what an MPI_SUM combines */
 
 typedef struct pl_exsum {
     int64_t d[PL_EXSUM_DIGITS]; /* limbs of 32-bit digits, carries deferred */
     int64_t nan, pinf, ninf;    /* special values seen */
-    int64_t load;               /* bound on |d[i]| in units of 2^32 */
+    int64_t load;               /* bound on |d[i]| in units of 2^53 (additions since the carries) */
 } pl_exsum;
 
 void pl_exsum_zero(pl_exsum *a);
@@ -48,8 +50,8 @@ void pl_exsum_pack(pl_exsum *a, int64_t *w);
 void pl_exsum_unpack(pl_exsum *a, const int64_t *w, int64_t terms);
 
 /* a += v without the carry bookkeeping: the caller adds the number of
- * such terms to a->load (and runs pl_exsum_norm when it reaches 2^30)
- * before a->load can pass 2^30.  A few integer operations; no rounding. */
+ * such terms to a->load and runs pl_exsum_norm before a->load would pass
+ * PL_EXSUM_LOAD_MAX.  A few integer operations; no rounding. */
 static inline void pl_exsum_add_raw(pl_exsum *a, double v)
 {
     uint64_t b;
@@ -68,19 +70,18 @@ static inline void pl_exsum_add_raw(pl_exsum *a, double v)
         p = e - 1;
     }
     const int i = p >> 5, o = p & 31;
-    const unsigned __int128 w = (unsigned __int128)m << o; /* <= 84 bits */
-    const int64_t s = -(int64_t)(b >> 63);                  /* 0 or -1 */
-    const int64_t d0 = (int64_t)(uint32_t)w, d1 = (int64_t)(uint32_t)(w >> 32), d2 = (int64_t)(w >> 64);
-    a->d[i] += (d0 ^ s) - s;
-    a->d[i + 1] += (d1 ^ s) - s;
-    a->d[i + 2] += (d2 ^ s) - s;
+    /* m 2^o = lo + hi 2^32: lo the low 32 bits (those of the 64-bit shift, whatever it drops above), hi < 2^53 */
+    const int64_t lo = (int64_t)(uint32_t)(m << o), hi = (int64_t)((m >> 1) >> (31 - o));
+    const int64_t s = -(int64_t)(b >> 63); /* 0 or -1 */
+    a->d[i] += (lo ^ s) - s;
+    a->d[i + 1] += (hi ^ s) - s;
 }
 
 /* a += v, exactly. */
 static inline void pl_exsum_add(pl_exsum *a, double v)
 {
     pl_exsum_add_raw(a, v);
-    if (++a->load >= (INT64_C(1) << 30)) pl_exsum_norm(a);
+    if (++a->load >= PL_EXSUM_LOAD_MAX) pl_exsum_norm(a);
 }
 
 #endif

@@ -30,6 +30,7 @@
 #define RP_BLOCK 512
 #define RP_OMP_MIN 4096
 #define RP_WAYS 4
+#define RP_WAYS_TERMS (RP_BLOCK / RP_WAYS + RP_WAYS) /* terms a way takes from one block */
 
 /* acc[q] += sum over rows [i0, i1) of pr[q].x[i s] pr[q].y[i s], q < gn.
  * Row i goes to sub-accumulator i % RP_WAYS of its pair (acc[q RP_WAYS +
@@ -42,12 +43,14 @@ static void rp_rows(int gn, const pl_repro_pair *pr, size_t s, size_t i0, size_t
         for (int q = 0; q < gn; q++) {
             const double *x = pr[q].x, *y = pr[q].y;
             pl_exsum *a = acc + (size_t)q * RP_WAYS;
+            for (int w = 0; w < RP_WAYS; w++) { /* room for this block's terms: RP_WAYS_TERMS each at most */
+                if (a[w].load + RP_WAYS_TERMS > PL_EXSUM_LOAD_MAX) pl_exsum_norm(a + w);
+                a[w].load += RP_WAYS_TERMS;
+            }
             size_t i = b;
             for (; i + RP_WAYS <= e; i += RP_WAYS)
                 for (int w = 0; w < RP_WAYS; w++) pl_exsum_add_raw(a + w, x[(i + w) * s] * y[(i + w) * s]);
             for (; i < e; i++) pl_exsum_add_raw(a, x[i * s] * y[i * s]);
-            for (int w = 0; w < RP_WAYS; w++) /* at most RP_BLOCK terms each since the last check */
-                if ((a[w].load += RP_BLOCK) >= (INT64_C(1) << 29)) pl_exsum_norm(a + w);
         }
     }
 }
