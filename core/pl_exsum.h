@@ -8,7 +8,7 @@
  * Representation: value = sum_i d[i] 2^(32 i - 1074), i < PL_EXSUM_DIGITS:
  * bit 0 is the smallest subnormal 2^-1074, so every finite double is an
  * integer multiple of it and adds without rounding: its 53-bit significand
- * shifted to its exponent spans 85 bits from a digit boundary: its low 32
+ * shifted to its exponent spans at most 84 bits from a digit boundary: its low 32
  * bits are added to one signed 64-bit limb and the rest (< 2^53) to the
  * next (the carries are deferred: the limbs take PL_EXSUM_LOAD_MAX
  * additions before pl_exsum_norm must run; pl_exsum_add does that itself).
