@@ -75,6 +75,8 @@ void app_hh_params(const pl_model_cfg *m, hh_params *p);
 void app_hh_name(const pl_model_cfg *m, char *name, size_t n);
 void app_bs_params(const pl_model_cfg *m, bs_params *p);
 void app_op_options(const pl_spmv_cfg *s, pl_op_options *o);
+/* [spmv] backend, except auto under [solver] reproducible = true: cpu. */
+int app_backend_kind(const pl_config *cfg);
 /* An input error of a lower layer given the config place of the parameter it
  * names (or of fallback_key); rc is returned. */
 int app_param_error(const pl_config *cfg, const char *section, const char *fallback_key, int rc);

@@ -49,6 +49,12 @@ typedef struct app_backend_job {
     double seconds;      /* device count + creation                       */
 } app_backend_job;
 
+int app_backend_kind(const pl_config *cfg)
+{
+    /* [solver] reproducible: exact reductions exist on the cpu backend only, so auto means cpu */
+    return cfg->solver.reproducible && cfg->spmv.backend == PL_BACKEND_AUTO ? PL_BACKEND_CPU : cfg->spmv.backend;
+}
+
 static int uses_gpu(int kind, int nd) { return kind == PL_BACKEND_CUDA || (kind == PL_BACKEND_AUTO && nd > 0); }
 
 static void job_lock(app_backend_job *j, int lock)
@@ -157,7 +163,7 @@ int app_backend_start(app_ctx *ctx)
                         strerror(e));
     }
     j->ctx = ctx;
-    j->kind = ctx->cfg.spmv.backend;
+    j->kind = app_backend_kind(&ctx->cfg);
     j->local_rank = ctx->local_rank;
     j->local_size = ctx->local_size;
     ctx->be_job = j;
@@ -255,7 +261,7 @@ void app_backend_discard(app_ctx *ctx)
 int app_backend_gpu_planned(app_ctx *ctx)
 {
     if (ctx->plan_be) return strcmp(ctx->plan_be->name, "cpu") != 0;
-    const int kind = ctx->cfg.spmv.backend;
+    const int kind = app_backend_kind(&ctx->cfg);
     if (ctx->be_job) { /* the count of the job (app_backend_check waited for it) */
         job_wait(ctx->be_job, 1);
         return uses_gpu(ctx->be_job->kind, ctx->be_job->nd);

@@ -121,11 +121,18 @@ static int choose_split(const app_ctx *ctx, const pl_kron *k, int *split, const 
     if (cfg == 1) return PL_OK;
     if (cfg == 2) {
         PL_CHECK(!spectral, PL_ERR_INPUT, "phonon runs `solve` and `dos` so far; `spectral` needs electron or auto");
+        PL_CHECK(!ctx->cfg.solver.reproducible, PL_ERR_INPUT,
+                 "phonon sums a row's terms in another order than one rank does; [solver] reproducible = true needs "
+                 "electron or auto");
         *split = PL_KRON_SPLIT_RIGHT;
         return PL_OK;
     }
     if (spectral) {
         *how = "auto, spectral";
+        return PL_OK;
+    }
+    if (ctx->cfg.solver.reproducible) { /* the split whose rows keep the one-rank sums (op_kron_dist.c) */
+        *how = "auto, reproducible";
         return PL_OK;
     }
     PL_CALL(pl_kron_split_choose(k, ctx->size, split, NULL, NULL));

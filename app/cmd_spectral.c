@@ -86,6 +86,7 @@ static int build_operator(app_ctx *ctx, pl_op *op, const hh_model *m, pl_op **oo
     PL_CHECK_GOTO(!bad, PL_ERR_MPI, out, rc, "another rank failed to build the [spectral] operator");
     pl_op_options scfg;
     app_op_options(&ctx->cfg.spmv, &scfg);
+    scfg.reproducible = ctx->cfg.solver.reproducible; /* (several ranks: refused, O is stored) */
     /* O is stored: the tables stand for H only (format = matrix_free, or
      * auto that chose them for H) */
     if (scfg.format == PL_FORMAT_MATRIX_FREE) scfg.format = PL_FORMAT_AUTO;
@@ -314,7 +315,7 @@ int cmd_spectral(app_ctx *ctx)
      * under auto on one rank (app_free.c decides as for solve): HMEp's
      * phonon spectrum (nev 1, 200 steps) on one H100 took 0.80 s from start
      * to file against 0.96 s with the stored matrix (2026-11-25) */
-    ctx->free_ok = ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE || ctx->size == 1;
+    ctx->free_ok = ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE || ctx->size == 1 || cfg->solver.reproducible;
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     app_signal_exit_phase("the permutation and upload of the matrix", note);
     PL_CALL_GOTO(solve_make_op(ctx, &rows, be, &op, &f), out, rc);

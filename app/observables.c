@@ -182,8 +182,10 @@ static int observables_nk(app_ctx *ctx, const hh_model *m, int64_t row0, int64_t
     const size_t S = hh_obs_onebody_size(m);
     const int L = obs->L;
     double *acc = calloc((size_t)nvec * S + 1, sizeof *acc), *buf = NULL;
+    pl_exsum *ex = ctx->cfg.solver.reproducible ? calloc((size_t)nvec * S + 1, sizeof *ex) : NULL;
     int rc = PL_OK;
-    PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for the momentum distribution");
+    PL_CHECK_GOTO(acc && (ex || !ctx->cfg.solver.reproducible), PL_ERR_MEM, out, rc,
+                  "out of host memory for the momentum distribution");
     for (int v = 0; v < nvec; v++) {
         int64_t xa = 0, xb = 0;
         hh_obs_hop_range(m, row0, row0 + n, &xa, &xb);
@@ -197,16 +199,23 @@ static int observables_nk(app_ctx *ctx, const hh_model *m, int64_t row0, int64_t
         } else {
             xa = row0;
         }
-        PL_CALL_GOTO(hh_obs_onebody(m, row0, row0 + n, 1, xv, (size_t)n, xa, acc + (size_t)v * S), out, rc);
+        if (ex)
+            PL_CALL_GOTO(hh_obs_onebody_exact(m, row0, row0 + n, 1, xv, (size_t)n, xa, ex + (size_t)v * S), out, rc);
+        else
+            PL_CALL_GOTO(hh_obs_onebody(m, row0, row0 + n, 1, xv, (size_t)n, xa, acc + (size_t)v * S), out, rc);
     }
-    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
-                      MPI_SUCCESS,
-                  PL_ERR_MPI, out, rc, "MPI_Allreduce of the one-body density matrix failed");
+    if (ex) /* [solver] reproducible: exact sums over configurations, threads and ranks */
+        PL_CALL_GOTO(pl_exsum_allreduce(ctx->comm, (size_t)nvec * S, ex, acc), out, rc);
+    else
+        PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
+                          MPI_SUCCESS,
+                      PL_ERR_MPI, out, rc, "MPI_Allreduce of the one-body density matrix failed");
     obs->momentum_distribution = malloc(((size_t)nvec * 2 * (size_t)L + 1) * sizeof(double));
     PL_CHECK_GOTO(obs->momentum_distribution, PL_ERR_MEM, out, rc, "out of host memory");
     hh_obs_momentum_distribution(m, nvec, acc, obs->momentum_distribution);
 out:
     free(acc);
+    free(ex);
     free(buf);
     return rc;
 }
@@ -225,6 +234,7 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     const int64_t nl = info.n_local, r1 = row0 + n;
     hh_model *m = NULL;
     double *x = NULL, *halo = NULL, *acc = NULL, *eh = NULL, *y = NULL;
+    pl_exsum *ex = NULL;
     int rc = PL_OK;
     hh_params hp;
     app_hh_params(&ctx->cfg.model, &hp);
@@ -252,11 +262,22 @@ int app_observables(app_ctx *ctx, pl_op *op, int nvec, const double *V, size_t l
     acc = calloc((size_t)nvec * S + 1, sizeof *acc);
     PL_CHECK_GOTO(acc, PL_ERR_MEM, out, rc, "out of host memory for the observables");
     const double t_a = pl_wtime();
-    PL_CALL_GOTO(hh_obs_accumulate(m, row0, r1, nvec, x, (size_t)n, halo, (size_t)(nh > 0 ? nh : 1), acc), out, rc);
+    if (ctx->cfg.solver.reproducible) { /* exact sums: the same on any split of whole configurations */
+        ex = calloc((size_t)nvec * S + 1, sizeof *ex);
+        PL_CHECK_GOTO(ex, PL_ERR_MEM, out, rc, "out of host memory for the observables");
+        PL_CALL_GOTO(hh_obs_accumulate_exact(m, row0, r1, nvec, x, (size_t)n, halo, (size_t)(nh > 0 ? nh : 1), ex),
+                     out, rc);
+    } else {
+        PL_CALL_GOTO(hh_obs_accumulate(m, row0, r1, nvec, x, (size_t)n, halo, (size_t)(nh > 0 ? nh : 1), acc), out,
+                     rc);
+    }
     const double t_s = pl_wtime();
-    PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
-                      MPI_SUCCESS,
-                  PL_ERR_MPI, out, rc, "MPI_Allreduce of the observables failed");
+    if (ex)
+        PL_CALL_GOTO(pl_exsum_allreduce(ctx->comm, (size_t)nvec * S, ex, acc), out, rc);
+    else
+        PL_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, acc, (int)((size_t)nvec * S), MPI_DOUBLE, MPI_SUM, ctx->comm) ==
+                          MPI_SUCCESS,
+                      PL_ERR_MPI, out, rc, "MPI_Allreduce of the observables failed");
     PL_CALL_GOTO(hh_obs_finish(m, nvec, acc, eh, obs), out, rc);
     const double t_f = pl_wtime();
     if (obs->periodic) PL_CALL_GOTO(observables_nk(ctx, m, row0, n, nvec, x, obs), out, rc);
@@ -268,6 +289,7 @@ out:
     free(x);
     free(halo);
     free(acc);
+    free(ex);
     free(eh);
     hh_model_destroy(&m);
     if (seconds) *seconds = app_max_over_ranks(ctx, pl_wtime() - t0);

@@ -68,6 +68,7 @@ const key_desc pl_cfg_keys[] = {
     {"solver", "max_restarts", KT_INT_AUTO, F(solver, max_restarts), 0, NULL, 0, 0},
     {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
     {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
+    {"solver", "reproducible", KT_BOOL, F(solver, reproducible), 0, NULL, 0, 0},
     {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
     {"solver", "interval", KT_RANGE, F(solver, interval), 0, NULL, 0, 0},
     {"solver", "target", KT_CPLX_OPT, F(solver, target), 0, NULL, 0, 0},
@@ -633,6 +634,9 @@ int pl_config_check(pl_config *cfg)
     if (s->ncv != 0 && s->ncv < s->nev + 2) BAD("solver", "ncv", "must be 0 (auto) or >= nev + 2 = %d (got %d)", s->nev + 2, s->ncv);
     if (s->max_restarts < 0 && s->max_restarts != PL_MAX_RESTARTS_AUTO)
         BAD("solver", "max_restarts", "must be >= 0 or auto (got %d)", s->max_restarts);
+    if (s->reproducible && cfg->spmv.backend == PL_BACKEND_CUDA)
+        BAD("solver", "reproducible", "true needs [spmv] backend = cpu or auto (the cuda backend's reductions "
+                                      "are not exact)");
     {
         const int cheb = s->method == PL_METHOD_CHEBFD, has_iv = !isnan(s->interval[0]);
         int has_t = !isnan(s->target); /* or every point of a [sweep] target has one */

@@ -94,6 +94,10 @@ typedef struct pl_solver_cfg {
     uint64_t seed;           /* seed: start vector seed = 1                     */
     int verify;              /* verify: search for missed copies of degenerate  */
                              /* eigenvalues after convergence = true            */
+    int reproducible;        /* reproducible: results bitwise independent of    */
+                             /* the number of ranks and OpenMP threads (exact   */
+                             /* reductions, row sums in one order; cpu backend, */
+                             /* matrix_free on several ranks) = false           */
     int reorthogonalization; /* reorthogonalization: partial | full = partial   */
                              /* (Lanczos; Krylov-Schur is always full)          */
     /* method = chebfd (lanczos.h cf_*; docs/config.md): one of interval,     */

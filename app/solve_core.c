@@ -378,6 +378,7 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     double t0 = pl_wtime();
     pl_op_options oo;
     app_op_options(&cfg->spmv, &oo);
+    oo.reproducible = cfg->solver.reproducible;
     int orc;
     if (ctx->mf) { /* app_free.c: the operator from the tables */
         orc = app_param_error(cfg, "spmv", "format", app_free_op(ctx, &oo, be, op, &f->mi.nnz));

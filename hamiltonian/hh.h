@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pl_exsum.h"
 #include "lattice.h"
 #include "pl_csr.h"
 
@@ -107,6 +108,13 @@ size_t hh_obs_acc_size(const hh_model *m);
 int64_t hh_obs_halo_end(const hh_model *m, int64_t r0, int64_t r1);
 int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
                       const double *halo, size_t ldh, double *acc);
+/* The same with exact sums ([solver] reproducible): each electron
+ * configuration's terms (summed over its phonon rows in their order) are
+ * added to ex (nvec x hh_obs_acc_size accumulators, zeroed by the caller)
+ * without rounding, so a block cut at configuration boundaries adds the
+ * same to the total on any split and thread count. */
+int hh_obs_accumulate_exact(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
+                            const double *halo, size_t ldh, pl_exsum *ex);
 typedef struct hh_obs {
     int nvec, L, M, periodic;            /* periodic: the lattice has translations (the *_r) */
     int lattice, lx, ly;                 /* enum hh_lattice_kind and its lx x ly (bonds: 0)   */
@@ -196,6 +204,10 @@ void hh_obs_hop_range(const hh_model *m, int64_t r0, int64_t r1, int64_t *xa, in
 size_t hh_obs_onebody_size(const hh_model *m);
 int hh_obs_onebody(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *x, size_t ldx, int64_t xa,
                    double *acc);
+/* The same into exact accumulators ex (nvec x hh_obs_onebody_size, zeroed
+ * by the caller; as hh_obs_accumulate_exact, per configuration). */
+int hh_obs_onebody_exact(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *x, size_t ldx,
+                         int64_t xa, pl_exsum *ex);
 void hh_obs_momentum_distribution(const hh_model *m, int nvec, const double *g, double *nk);
 
 #endif

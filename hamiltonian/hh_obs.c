@@ -20,6 +20,7 @@
  * the same bits every run and with any thread count (a checkpointed and
  * resumed solve included). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,10 +75,11 @@ static void ph_state(const hh_model *m, int64_t p, int32_t *occ_buf, int64_t *up
 /* fixed blocks of electron configurations (see the top of the file) */
 #define HH_OBS_BLOCKS 256
 
-int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
-                      const double *halo, size_t ldh, double *acc)
+/* hh_obs_accumulate (ex NULL) and hh_obs_accumulate_exact (acc NULL). */
+static int obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
+                          const double *halo, size_t ldh, double *acc, pl_exsum *ex)
 {
-    PL_CHECK(m && r0 >= 0 && r1 >= r0 && r1 <= m->N && nvec >= 0 && (psi || r1 == r0) && acc, PL_ERR_ARG,
+    PL_CHECK(m && r0 >= 0 && r1 >= r0 && r1 <= m->N && nvec >= 0 && (psi || r1 == r0) && (acc || ex), PL_ERR_ARG,
              "hh_obs_accumulate: bad arguments");
     const size_t S = hh_obs_acc_size(m);
     const int L = m->L, nm = m->nmodes, M = m->M;
@@ -89,14 +91,22 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
     int err = 0;
     const int64_t ne = e1 - e0, nb = ne < HH_OBS_BLOCKS ? ne : HH_OBS_BLOCKS;
     const size_t bsz = (size_t)(nvec > 0 ? nvec : 1) * S;
-    double *bsum = calloc((size_t)(nb > 0 ? nb : 1) * bsz, sizeof *bsum); /* one sum per block */
-    PL_CHECK(bsum, PL_ERR_MEM, "out of host memory for the observables");
-#pragma omp parallel
+    /* exact: one configuration's terms at a time (loc, zeroed), then into the thread's accumulators */
+    const int nth = ex ? omp_get_max_threads() : 1;
+    double *bsum = calloc((size_t)(ex ? nth : nb > 0 ? nb : 1) * bsz, sizeof *bsum); /* one sum per block */
+    pl_exsum *tex = ex ? calloc((size_t)nth * bsz, sizeof *tex) : NULL;
+    if (!bsum || (ex && !tex)) {
+        free(bsum);
+        free(tex);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory for the observables");
+    }
+#pragma omp parallel num_threads(nth > 1 ? nth : omp_get_max_threads())
     {
         double *z = malloc(((size_t)nvec * (size_t)nm + 1) * sizeof *z);
         double *pd = malloc(((size_t)nvec * (size_t)(M + 1) + 1) * sizeof *pd);
         int32_t occ_buf[HH_MAX_MODES];
         int64_t up_buf[HH_MAX_MODES];
+        const int th = omp_get_thread_num();
         if (!z || !pd) {
 #pragma omp atomic write
             err = 1;
@@ -104,8 +114,9 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
 #pragma omp for schedule(dynamic, 1)
         for (int64_t blk = 0; blk < nb; blk++)
         for (int64_t e = e0 + ne * blk / nb; e < e0 + ne * (blk + 1) / nb; e++) {
-            double *loc = bsum + (size_t)blk * bsz;
+            double *loc = ex ? bsum + (size_t)th * bsz : bsum + (size_t)blk * bsz;
             if (!z || !pd) continue;
+            if (ex) memset(loc, 0, bsz * sizeof *loc);
             const int64_t base = e * nph;
             const int64_t pa = (r0 > base ? r0 : base) - base, pb = (r1 < base + nph ? r1 : base + nph) - base;
             memset(z, 0, (size_t)nvec * (size_t)nm * sizeof *z);
@@ -184,15 +195,34 @@ int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const
                     }
                 }
             }
+            if (ex) /* each entry got one term (0 + t = t): exactly */
+                for (size_t i = 0; i < bsz; i++) pl_exsum_add(tex + (size_t)th * bsz + i, loc[i]);
         }
         free(z);
         free(pd);
     }
-    for (int64_t blk = 0; blk < nb; blk++) /* in block order: the same sums every run */
-        for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += bsum[(size_t)blk * bsz + i];
+    if (ex)
+        for (int t = 0; t < nth; t++)
+            for (size_t i = 0; i < (size_t)nvec * S; i++) pl_exsum_merge(ex + i, tex + (size_t)t * bsz + i);
+    else
+        for (int64_t blk = 0; blk < nb; blk++) /* in block order: the same sums every run */
+            for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += bsum[(size_t)blk * bsz + i];
     free(bsum);
+    free(tex);
     PL_CHECK(!err, PL_ERR_MEM, "out of host memory for the observables");
     return PL_OK;
+}
+
+int hh_obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
+                      const double *halo, size_t ldh, double *acc)
+{
+    return obs_accumulate(m, r0, r1, nvec, psi, ld, halo, ldh, acc, NULL);
+}
+
+int hh_obs_accumulate_exact(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
+                            const double *halo, size_t ldh, pl_exsum *ex)
+{
+    return obs_accumulate(m, r0, r1, nvec, psi, ld, halo, ldh, NULL, ex);
 }
 
 void hh_obs_free(hh_obs *o)

@@ -10,6 +10,7 @@
  * lie anywhere (hh_obs_hop_range: the caller fetches them).  Reproducible
  * as hh_obs.c: fixed blocks of configurations, summed in block order. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,38 @@ int hh_obs_onebody(const hh_model *m, int64_t r0, int64_t r1, int nvec, const do
     for (int b = 0; b < nb; b++)
         for (size_t i = 0; i < (size_t)nvec * S; i++) acc[i] += part[(size_t)b * nvec * S + i];
     free(part);
+    return PL_OK;
+}
+
+int hh_obs_onebody_exact(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *x, size_t ldx,
+                         int64_t xa, pl_exsum *ex)
+{
+    PL_CHECK(m && r0 >= 0 && r1 >= r0 && r1 <= m->N && nvec >= 1 && ex && (x || r1 == r0), PL_ERR_ARG,
+             "hh_obs_onebody_exact: bad arguments");
+    const size_t S = hh_obs_onebody_size(m), nv = (size_t)nvec * S;
+    if (r1 == r0) return PL_OK;
+    const int64_t nph = m->n_ph, e0 = r0 / nph, e1 = (r1 - 1) / nph;
+    const int nth = omp_get_max_threads();
+    double *part = calloc((size_t)nth * nv + 1, sizeof *part);
+    pl_exsum *tex = calloc((size_t)nth * nv + 1, sizeof *tex);
+    if (!part || !tex) {
+        free(part);
+        free(tex);
+        return PL_ERROR(PL_ERR_MEM, "out of host memory for the one-body density matrix");
+    }
+#pragma omp parallel for schedule(dynamic, 4) num_threads(nth)
+    for (int64_t e = e0; e <= e1; e++) { /* one configuration's terms, then exactly into the thread's sums */
+        const int th = omp_get_thread_num();
+        double *pt = part + (size_t)th * nv;
+        memset(pt, 0, nv * sizeof *pt);
+        const int64_t p0 = e == e0 ? r0 - e * nph : 0, p1 = e == e1 ? r1 - e * nph : nph;
+        for (int v = 0; v < nvec; v++) onebody_config(m, e, p0, p1, x + (size_t)v * ldx, xa, pt + (size_t)v * S);
+        for (size_t i = 0; i < nv; i++) pl_exsum_add(tex + (size_t)th * nv + i, pt[i]);
+    }
+    for (int t = 0; t < nth; t++)
+        for (size_t i = 0; i < nv; i++) pl_exsum_merge(ex + i, tex + (size_t)t * nv + i);
+    free(part);
+    free(tex);
     return PL_OK;
 }
 

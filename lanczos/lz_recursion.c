@@ -33,6 +33,7 @@ int lz_recursion_fusable(pl_op *op)
     pl_op_info info;
     pl_op_get_info(op, &info);
     if (info.n_local != info.n_global || !be->cgs_step) return 0; /* one rank: the fused block product */
+    if (pl_op_reproducible(op)) return 0; /* the steps of several ranks on one too */
     /* PJDS_LZ_FUSED=0 composes the step (for comparisons).  The crash of
      * reference.akw.hh/normal once blamed on this step (H100, 2026-11-26)
      * was a stack overrun in the lowest reached value's dstevr call

@@ -62,6 +62,7 @@ void pl_op_destroy(pl_op **pop)
         if (op->d_send_idx) be->idx_destroy(be, op->d_send_idx);
         if (op->d_sendbuf) be->vec_free(be, op->d_sendbuf);
         if (op->d_halo) be->vec_free(be, op->d_halo);
+        if (op->d_xext) be->vec_free(be, op->d_xext);
     }
     if (op->host_pinned) {
         if (op->h_sendbuf) be->host_free(be, op->h_sendbuf);
@@ -180,6 +181,7 @@ void pl_op_reset_counters(pl_op *op)
 
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r)
 {
+    if (op->repro) return pl_op_repro_sums(op, 1, &(pl_repro_pair){x, y}, 1, r);
     double loc = 0.0;
     PL_CALL(op->be->dot(op->be, (size_t)op->n, x, y, &loc));
     if (op->size == 1) {
@@ -194,6 +196,11 @@ int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r)
 {
     PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX && r, PL_ERR_ARG, "pl_vec_bdot: R = %d outside 1..%d", R, PL_SPMM_RMAX);
     PL_CHECK(op->be->bdot, PL_ERR_NOTSUP, "the %s backend has no block dot product", op->be->name);
+    if (op->repro) {
+        pl_repro_pair pr[PL_SPMM_RMAX];
+        for (int c = 0; c < R; c++) pr[c] = (pl_repro_pair){X + c, Y + c};
+        return pl_op_repro_sums(op, R, pr, (size_t)R, r);
+    }
     double loc[PL_SPMM_RMAX];
     PL_CALL(op->be->bdot(op->be, (size_t)op->n, R, X, Y, loc));
     if (op->size == 1) {
@@ -214,6 +221,7 @@ int pl_vec_nrm2(pl_op *op, const double *x, double *r)
 
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h)
 {
+    if (op->repro) return pl_op_repro_block(op, k, 1, V, ld, w, (size_t)op->n, h, 0);
     PL_CALL(op->be->gemv_t(op->be, (size_t)op->n, k, V, ld, w, h));
     if (op->size == 1 || k == 0) return PL_OK;
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, k, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w");
@@ -224,6 +232,7 @@ int pl_vec_gemm_t(pl_op *op, int k, int m, const double *V, size_t ld, const dou
 {
     PL_CHECK(k >= 0 && m >= 0 && (double)k * m < 2147483647.0, PL_ERR_ARG, "gemm_t of %d x %d", k, m);
     if (k == 0 || m == 0) return PL_OK;
+    if (op->repro) return pl_op_repro_block(op, k, m, V, ld, W, ldw, C, 0);
     if (op->be->gemm_t) {
         PL_CALL(op->be->gemm_t(op->be, (size_t)op->n, k, m, V, ld, W, ldw, C));
     } else {
@@ -238,6 +247,7 @@ int pl_vec_gemm_t(pl_op *op, int k, int m, const double *V, size_t ld, const dou
 int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G)
 {
     PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX, PL_ERR_ARG, "gram of %d columns (1..%d)", k, PL_GRAM_KMAX);
+    if (op->repro) return pl_op_repro_block(op, k, k, V, ld, V, ld, G, 1);
     if (op->be->gram) {
         PL_CALL(op->be->gram(op->be, (size_t)op->n, k, V, ld, G));
     } else {
@@ -251,6 +261,11 @@ int pl_vec_gram(pl_op *op, int k, const double *V, size_t ld, double *G)
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out)
 {
     PL_CHECK(op->be->cgs_step, PL_ERR_NOTSUP, "backend %s has no fused Gram-Schmidt step", op->be->name);
+    if (op->repro) { /* the update (row by row: the same bits on any split), then the exact sums */
+        if (k > 0) PL_CALL(op->be->gemv_n(op->be, (size_t)op->n, k, -1.0, V, ld, h_in, 1.0, w));
+        PL_CALL(pl_op_repro_block(op, k, 1, V, ld, w, (size_t)op->n, h_out, 0));
+        return pl_vec_dot(op, w, w, h_out + k);
+    }
     PL_CALL(op->be->cgs_step(op->be, (size_t)op->n, k, V, ld, w, h_in, h_out));
     if (op->size == 1) return PL_OK;
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h_out, k + 1, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of V^T w, w.w");
@@ -261,6 +276,10 @@ int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t 
 {
     PL_CHECK(op->be->sel_gram, PL_ERR_NOTSUP, "backend %s has no fused selective Gram matrix", op->be->name);
     PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX, PL_ERR_ARG, "sel_gram of %d columns (1..%d)", ka, PL_SEL_KMAX);
+    if (op->repro) { /* A^T x, then B^T B */
+        PL_CALL(pl_op_repro_block(op, ka, 1, A, ld, B + 2 * ld, ld, h, 0));
+        return pl_op_repro_block(op, 3, 3, B, ld, B, ld, h + ka, 1);
+    }
     PL_CALL(op->be->sel_gram(op->be, (size_t)op->n, ka, A, B, ld, h));
     if (op->size == 1) return PL_OK;
     PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, ka + 9, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of A^T x, B^T B");

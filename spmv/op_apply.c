@@ -107,6 +107,13 @@ static int check_mpi(int e, const char *what)
 static int spmv_local(pl_op *op, const double *x, double *y)
 {
     double t0 = pl_wtime();
+    if (op->unified) { /* reproducible stored (op_build.c): the product waits for the halo (spmv_remote) */
+        PL_CALL(op->be->copy(op->be, (size_t)op->n, x, op->d_xext));
+        op->t_local += pl_wtime() - t0;
+        return PL_OK;
+    }
+    if (op->d_xext) /* reproducible matrix-free (op_kron_dist.c): x behind the halo for the hopping */
+        PL_CALL(op->be->copy(op->be, (size_t)op->n, x, op->d_xext + op->n_halo));
     if (op->shell)
         PL_CALL(op->shell(op->shell_arg, x, y)); /* op_shell.c: the caller's product */
     else if (op->d_kron)
@@ -120,9 +127,15 @@ static int spmv_local(pl_op *op, const double *x, double *y)
 
 static int spmv_remote(pl_op *op, double *y)
 {
-    if (op->rem.nrows == 0 && !op->d_krem) return PL_OK;
+    if (op->rem.nrows == 0 && !op->d_krem && !op->unified) return PL_OK;
     double t0 = pl_wtime();
-    if (op->d_krem) /* matrix-free on several ranks: (A_remote (x) 1) x_halo (op_kron_dist.c) */
+    if (op->unified) { /* every row's entries in their order, reading [x; halo] */
+        if (op->n_halo) PL_CALL(op->be->copy(op->be, (size_t)op->n_halo, op->d_halo, op->d_xext + op->n));
+        PL_CALL(op->be->spmv(op->be, op->d_loc, op->d_xext, y));
+    } else if (op->d_xext) { /* reproducible: all the hopping, reading [halo; x] */
+        if (op->n_halo) PL_CALL(op->be->copy(op->be, (size_t)op->n_halo, op->d_halo, op->d_xext));
+        PL_CALL(op->be->kron_rem_apply(op->be, op->d_krem, op->d_xext, y));
+    } else if (op->d_krem) /* matrix-free on several ranks: (A_remote (x) 1) x_halo (op_kron_dist.c) */
         PL_CALL(op->be->kron_rem_apply(op->be, op->d_krem, op->d_halo, y));
     else
         PL_CALL(op->be->spmv(op->be, op->d_rem, op->d_halo, y));

@@ -222,6 +222,9 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
              PL_SPMM_RMAX);
     pl_backend *be = op->be;
     PL_CHECK(!op->shell, PL_ERR_NOTSUP, "a spectral transformation has no block product");
+    PL_CHECK(!op->d_xext, PL_ERR_NOTSUP,
+             "block products with reproducible results on several ranks are not implemented (use one rank, or "
+             "reproducible = false)");
     if (op->fmt == PL_FORMAT_MATRIX_FREE) PL_CALL(kron_block_check(op, 0));
     else PL_CHECK(be->spmm && be->gather_block, PL_ERR_NOTSUP, "the %s backend has no SpMMV", be->name);
     const double t0 = pl_wtime();
@@ -262,7 +265,12 @@ int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double b
         PL_CALL(e);
         op->n_apply += R;
         op->t_total += pl_wtime() - t0;
-        if (dots) memcpy(dots, loc, 2 * (size_t)R * sizeof *dots); /* one rank: the local sums are global */
+        if (dots && op->repro) { /* the fused sums depend on the threads: exact ones */
+            PL_CALL(pl_vec_bdot(op, R, X, X, dots));
+            PL_CALL(pl_vec_bdot(op, R, Y, X, dots + R));
+        } else if (dots) {
+            memcpy(dots, loc, 2 * (size_t)R * sizeof *dots); /* one rank: the local sums are global */
+        }
         return PL_OK;
     }
 composed:

@@ -81,6 +81,9 @@ int pl_op_check_options(const pl_op_options *cfg, const pl_backend *be)
              "chunk_height = %d must be in [1, 4096]", cfg->chunk_height);
     PL_CHECK(cfg->exchange >= PL_EXCHANGE_VECTOR && cfg->exchange <= PL_EXCHANGE_TASK, PL_ERR_INPUT,
              "exchange = %d is not vector, overlap or task", cfg->exchange);
+    PL_CHECK(!cfg->reproducible || be->host_memory, PL_ERR_INPUT,
+             "reproducible results need backend = cpu (the %s backend's reductions are not exact)",
+             be->name ? be->name : "?");
     return PL_OK;
 }
 
@@ -246,6 +249,18 @@ static void fill_chunks(const pjds *p, int remote, const pl_op *op, const pl_csr
                         pv[(int64_t)j * C] = val[e];
                         j++;
                     }
+                } else if (op->unified) { /* every entry in its order: local, or n + halo index */
+                    int64_t ro = t->rem_blk[o >> PL_REM_BLK_LOG];
+                    for (int32_t i = o & ~(PL_REM_BLK - 1); i < o; i++) ro += t->len_rem[i];
+                    const int32_t *rh = t->rem_h + ro;
+                    int32_t h = 0;
+                    for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
+                        uint64_t u = (uint64_t)(col[e] - row0);
+                        last = u < (uint64_t)n ? t->iperm[u] : n + rh[h++];
+                        if (pcol) pc[(int64_t)j * C] = last;
+                        pv[(int64_t)j * C] = val[e];
+                        j++;
+                    }
                 } else {
                     for (int64_t e = rp[o]; e < rp[o + 1]; e++) {
                         uint64_t u = (uint64_t)(col[e] - row0);
@@ -304,7 +319,8 @@ static int fill_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, buil
 {
     const int32_t n = op->n;
     if (op->fmt == PL_FORMAT_COMPRESSED) return pl_op_format_build(op, A, cfg->chunk_height); /* loc stays empty */
-    PL_CALL(pjds_layout(n, n, t->len_loc, t->perm, cfg->chunk_height, cfg->sort_window, &op->loc));
+    PL_CALL(pjds_layout(n, op->unified ? n + op->n_halo : n, t->len_loc, t->perm, cfg->chunk_height,
+                        cfg->sort_window, &op->loc));
     if (op->stream_fill) { /* filled chunk range by chunk range in upload() */
         layout_only(&op->loc);
         return PL_OK;
@@ -386,6 +402,8 @@ static int build_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, bui
     op->stream_fill = be->mat_create_fill && !be->host_memory && !be->tune.fill_host;
     PL_CALL(scan_rows(op, A, t));
     phase("scan rows, halo", &tp);
+    if (op->unified) /* the one part holds whole rows (len_rem stays: fill_chunks finds the halo indices by it) */
+        for (int32_t i = 0; i < n; i++) t->len_loc[i] += t->len_rem[i];
 
     /* permutation of the local rows */
     PL_MALLOC(t->perm, n ? n : 1);
@@ -402,7 +420,7 @@ static int build_local(pl_op *op, const pl_csr *A, const pl_op_options *cfg, bui
     phase("sort", &tp);
     PL_CALL(fill_local(op, A, cfg, t));
     phase("local pJDS", &tp);
-    if (op->size > 1) {
+    if (op->size > 1 && !op->unified) {
         PL_CALL(fill_remote(op, A, cfg, t));
     } else {
         PL_CALL(pjds_layout(0, 0, NULL, NULL, cfg->chunk_height, cfg->sort_window, &op->rem));
@@ -451,6 +469,10 @@ static int upload(pl_op *op, const pl_csr *A, build_tmp *t)
         op->loc.val = op->rem.val = NULL;
     }
     PL_CALL(pl_op_halo_alloc(op, t->send_idx));
+    if (op->unified) { /* [x; halo], the vector the one part reads (op_apply.c) */
+        PL_CALL(be->vec_alloc(be, (size_t)op->n + (size_t)op->n_halo + 1, &op->d_xext));
+        op->dev_bytes += ((size_t)op->n + (size_t)op->n_halo) * sizeof(double);
+    }
     return PL_OK;
 }
 
@@ -721,6 +743,8 @@ int pl_op_create(const pl_csr *rows, const pl_op_options *cfg_in, pl_backend *be
     pl_op *op = NULL;
     PL_CALL(pl_op_new(comm, be, &op));
     op->sort_window = cfg->sort_window;
+    op->repro = cfg->reproducible != 0;
+    op->unified = op->repro && op->size > 1; /* every row in one pass, in its CSR order (fill_chunks) */
     int rc = PL_OK;
     build_tmp t = {0};
     rc = op_build(op, rows, cfg, &t);

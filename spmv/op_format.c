@@ -66,6 +66,13 @@ int pl_op_format_decide(pl_op *op, const pl_csr *A, const pl_op_options *cfg)
     PL_CHECK(want == PL_FORMAT_AUTO || want == PL_FORMAT_PJDS || want == PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
              "format = %d is not auto, pjds or compressed", want);
     if (want == PL_FORMAT_PJDS) return PL_OK;
+    if (op->unified) { /* reproducible on several ranks: whole rows in one pJDS part (op_build.c) */
+        PL_CHECK(want != PL_FORMAT_COMPRESSED, PL_ERR_INPUT,
+                 "format = compressed with reproducible results on several ranks: the compressed part holds local "
+                 "columns only (use format = auto or pjds)");
+        snprintf(op->fmt_note, sizeof op->fmt_note, "reproducible: whole rows in one pJDS part");
+        return PL_OK;
+    }
     PL_CALL(decide_compressed(op, A, cfg, want));
     if (op->fmt == PL_FORMAT_COMPRESSED) op->sort_window = 1; /* rows in their original order */
     return PL_OK;

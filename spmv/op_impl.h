@@ -13,6 +13,18 @@
 
 #define PL_HALO_TAG 7401
 
+/* op_repro.c: out[q] = the exact global sum over rows i of x[i s] y[i s]
+ * of pair q, rounded once (the same bits on any ranks and threads).
+ * Collective. */
+typedef struct pl_repro_pair {
+    const double *x, *y;
+} pl_repro_pair;
+int pl_op_repro_sums(pl_op *op, int np, const pl_repro_pair *pr, size_t stride, double *out);
+/* The exact sums of the column pairs (V_r, W_c), r < k, c < m, into
+ * C[c k + r]; sym (W = V, k = m): the pairs r <= c only, mirrored. */
+int pl_op_repro_block(pl_op *op, int k, int m, const double *V, size_t ld, const double *W, size_t ldw, double *C,
+                      int sym);
+
 struct pl_op {
     MPI_Comm user_comm; /* as given (returned by pl_op_comm) */
     MPI_Comm comm;      /* private duplicate for the halo messages */
@@ -38,6 +50,13 @@ struct pl_op {
     pl_op_shell_fn shell; /* op_shell.c: the product is this function      */
     void *shell_arg;
     void *kdist;        /* several ranks: the split (op_kron_dist.c)      */
+    int repro;          /* pl_op_options.reproducible: exact reductions   */
+                        /* (op_repro.c), row sums in the global order     */
+    double *d_xext;     /* repro, matrix-free on several ranks: [halo; x]; */
+                        /* unified: [x; halo]                            */
+    int unified;        /* repro, stored, several ranks (op_build.c): loc */
+                        /* holds every entry of a row in CSR order, its   */
+                        /* remote columns n + halo index; rem is empty    */
     double norm_est;
     size_t dev_bytes;
     /* halo plan */

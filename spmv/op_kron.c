@@ -178,6 +178,7 @@ int pl_op_create_kron(const pl_kron *k, const pl_op_options *opt, pl_backend *be
     PL_CHECK(k && opt && be, PL_ERR_ARG, "pl_op_create_kron: NULL argument");
     pl_op *op = NULL;
     PL_CALL(pl_op_new(comm, be, &op));
+    op->repro = opt->reproducible != 0;
     int rc = kron_build(op, k, opt);
     if (rc) {
         pl_error_trace(rc, __FILE__, __LINE__, __func__, "kron_build(op, k, opt)");

@@ -18,6 +18,12 @@
  * left row (pl_kron_remote), added by be->kron_rem_apply after the
  * exchange.  The sums of a row are then taken in a different order than on
  * one rank (local entries of A first): equal to about 1e-16, not bitwise.
+ * Reproducible (pl_op_options.reproducible, kd->repro): the local pl_kron
+ * keeps no hopping, and the remote list holds every entry of A's local rows
+ * in CSR order, local columns reading x itself behind the halo (the buffer
+ * [halo; x], op->d_xext, filled by op_apply.c): each row is then the
+ * diagonal and phonon terms plus the hopping in CSR order, one rounding per
+ * product and addition, which is the one-rank kron_apply's sum bit for bit.
  *
  * Halo plan: every rank holds the whole tables, so the plan needs no
  * message: the halo rows of rank p are the sorted unique columns of A's
@@ -170,7 +176,10 @@ static int dist_tables(const pl_kron *k, const kron_dist *kd, dist_tab *t)
         int has = 0;
         for (int64_t j = k->a_ptr[l]; j < k->a_ptr[l + 1]; j++) {
             const int64_t c = k->a_col[j];
-            if (c >= l0 && c < kd->l1) {
+            if (kd->repro && c >= l0 && c < kd->l1) {
+                nrem++;
+                has = 1;
+            } else if (c >= l0 && c < kd->l1) {
                 nloc++;
             } else {
                 PL_CHECK(kd->hmap[c] >= 0, PL_ERR_ARG,
@@ -197,7 +206,11 @@ static int dist_tables(const pl_kron *k, const kron_dist *kd, dist_tab *t)
         const int64_t e0 = e;
         for (int64_t j = k->a_ptr[l]; j < k->a_ptr[l + 1]; j++) {
             const int64_t c = k->a_col[j];
-            if (c >= l0 && c < kd->l1) {
+            if (kd->repro && c >= l0 && c < kd->l1) { /* x's own row, behind the halo in d_xext */
+                t->r_hrow[e] = (int32_t)(kd->n_hrows + (c - l0));
+                t->rem_nnz += k->a_val[j] != 0.0;
+                t->r_val[e++] = k->a_val[j];
+            } else if (c >= l0 && c < kd->l1) {
                 t->a_col[a] = (int32_t)(c - l0);
                 t->a_val[a++] = k->a_val[j];
             } else {
@@ -366,6 +379,7 @@ static int dist_local(pl_op *op, const pl_kron *k)
     PL_MALLOC(lb, P + 1);
     for (int q = 0; q <= P; q++) lb[q] = pl_op_part(k->n_left, q, P);
     kd->split = PL_KRON_SPLIT_LEFT;
+    kd->repro = op->repro;
     kd->n_left = k->n_left;
     kd->n_right = k->n_right;
     kd->l0 = lb[op->rank];
@@ -385,6 +399,10 @@ static int dist_local(pl_op *op, const pl_kron *k)
         op->dev_bytes = pl_kron_bytes(&t.kl) + kd_rem_bytes(&t.rem);
     }
     if (rc == PL_OK) rc = pl_op_halo_alloc(op, send_idx);
+    if (rc == PL_OK && kd->repro) {
+        rc = op->be->vec_alloc(op->be, (size_t)op->n_halo + (size_t)op->n + 1, &op->d_xext);
+        op->dev_bytes += ((size_t)op->n_halo + (size_t)op->n) * sizeof(double);
+    }
     free(send_idx);
     dist_tab_free(&t);
     PL_CALL(rc);
@@ -424,6 +442,12 @@ int pl_op_kron_dist_build(pl_op *op, const pl_kron *k, const pl_op_options *opt)
     int split = opt->kron_split;
     PL_CHECK(split == PL_KRON_SPLIT_LEFT || split == PL_KRON_SPLIT_RIGHT || split == PL_KRON_SPLIT_AUTO,
              PL_ERR_ARG, "pl_op_create_kron: kron_split %d", split);
+    if (op->repro) { /* the split whose row sums keep the one-rank order (dist_tables) */
+        PL_CHECK(split != PL_KRON_SPLIT_RIGHT, PL_ERR_INPUT,
+                 "kron_split = phonon with reproducible results: the phonon split sums its rows in another "
+                 "order than one rank does (use kron_split = auto or electron)");
+        split = PL_KRON_SPLIT_LEFT;
+    }
     if (split == PL_KRON_SPLIT_AUTO) /* the same tables on every rank: the same answer */
         PL_CALL(pl_kron_split_choose(k, op->size, &split, NULL, NULL));
     const int rc = split == PL_KRON_SPLIT_RIGHT ? pl_op_kron_right_local(op, k) : dist_local(op, k);

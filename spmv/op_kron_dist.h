@@ -17,6 +17,9 @@ typedef struct kron_dist {
                              /* left rows (LEFT) or right rows (RIGHT)         */
     int32_t *hmap;           /* lines of that dimension: halo line, or -1      */
     int32_t n_hrows;         /* halo lines                                     */
+    int repro;               /* LEFT, pl_op_options.reproducible: every entry  */
+                             /* of A in the remote list, in CSR order, reading */
+                             /* [halo; x] (op->d_xext): the one-rank row sums  */
 } kron_dist;
 
 /* Owner of index c among the parts bounds[0..P] (bounds[P] > c >= 0). */

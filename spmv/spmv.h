@@ -23,6 +23,7 @@
 
 #include "pl_csr.h"
 #include "pl_error.h"
+#include "pl_exsum.h"
 #include "pl_kron.h"
 #include "spmv_tuning.h"
 
@@ -60,6 +61,18 @@ typedef struct pl_op_options {
     int kron_split;          /* enum pl_kron_split: how pl_op_create_kron cuts  */
                              /* a matrix-free operator over several ranks =     */
                              /* LEFT (electron configurations)                  */
+    int reproducible;        /* 1: results bitwise independent of the number   */
+                             /* of ranks and threads (op_repro.c): every global */
+                             /* reduction (pl_vec_*) exact and rounded once,   */
+                             /* every row of y = A x summed in the one-rank     */
+                             /* order: a matrix-free operator takes the LEFT    */
+                             /* split and adds its hopping after the halo in    */
+                             /* CSR order (op_kron_dist.c); a stored one keeps  */
+                             /* whole rows in one pJDS part reading [x; halo]   */
+                             /* (op_build.c; compressed: PL_ERR_INPUT on       */
+                             /* several ranks).  Block products on several      */
+                             /* ranks: PL_ERR_NOTSUP.  A host-memory backend    */
+                             /* only (cpu; PL_ERR_INPUT otherwise) = 0          */
 } pl_op_options;
 void pl_op_options_defaults(pl_op_options *o);
 
@@ -702,6 +715,13 @@ void pl_op_set_detailed_timing(pl_op *op, int on);
 void pl_op_reset_counters(pl_op *op);
 
 /* ---- global vector operations (backend op + one MPI_Allreduce) -------- */
+/* With pl_op_options.reproducible every one below sums its products exactly
+ * (op_repro.c) instead: the same bits on any number of ranks and threads. */
+int pl_op_reproducible(const pl_op *op);
+/* out[q] = the sum over the ranks of comm of acc[q] (exact accumulators,
+ * core/pl_exsum.h; acc is normalised in place), rounded once: one
+ * MPI_Allreduce of their int64 limbs.  Collective.  PL_ERR_MEM, PL_ERR_MPI. */
+int pl_exsum_allreduce(MPI_Comm comm, size_t n, pl_exsum *acc, double *out);
 int pl_vec_dot(pl_op *op, const double *x, const double *y, double *r);
 int pl_vec_nrm2(pl_op *op, const double *x, double *r);
 int pl_vec_gemv_t(pl_op *op, int k, const double *V, size_t ld, const double *w, double *h);

@@ -11,6 +11,15 @@ usage: check_edge.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
                lowest ones of numpy.linalg.eigvalsh to 1e-9 max(1, |A|).
   determinism  the same config, seed, rank count and backend twice: bitwise
                identical eigenvalues (1 and 2 ranks) and KPM moments.
+  reproducible [solver] reproducible = true: a Holstein-Hubbard solve
+               (18,900 rows, matrix_free, Lanczos and Krylov-Schur) on 1, 2
+               and 3 ranks with OMP_NUM_THREADS 1 and 2 gives bitwise
+               identical eigenvalues, eigenvectors and observables, which
+               also match numpy.linalg.eigvalsh of the exported matrix to
+               1e-9; an imported matrix (stored pJDS, whole rows in one
+               part on several ranks) on 1-3 ranks likewise; format =
+               compressed and kron_split = phonon on 2 ranks and backend =
+               cuda are refused (exit 2, one line naming the key).
 Exit 0 = pass, 1 = fail."""
 import os
 import subprocess
@@ -153,6 +162,110 @@ def case_determinism(exe, mpi, tmp):
     return fail
 
 
+HH_REPRO = ("[model]\ntype = holstein-hubbard\nsites = 6\nn_up = 2\nn_down = 2\nhubbard_u = 4\ncoupling = 0.6\n"
+            "max_phonons = 3\n[solver]\nnev = 3\ntolerance = 1e-11\nreproducible = true\nmethod = %s\n"
+            "[output]\neigenvectors = true\n")
+
+
+def repro_runs(exe, mpi, tmp, text, layouts, tag):
+    """the solve of text on each (ranks, threads) layout: {layout: (eigenvalues, eigenvectors, observables)}"""
+    got = {}
+    for np_, th in layouts:
+        if np_ > 1 and not mpi:
+            continue
+        cmd = [exe] if np_ == 1 else [mpi[0], mpi[1], str(np_)] + mpi[2:] + [exe]
+        env = dict(os.environ, OMP_NUM_THREADS=str(th))
+        cfg, out = os.path.join(tmp, "r.ini"), os.path.join(tmp, "r_%s_%d_%d.h5" % (tag, np_, th))
+        open(cfg, "w").write(text)
+        p = subprocess.run(cmd + ["solve", cfg, "--overwrite", "--quiet", "--set", "output.file=" + out],
+                           capture_output=True, text=True, timeout=300, env=env)
+        if p.returncode:
+            print("FAIL: reproducible %s on %d rank(s), %d thread(s): exit %d %s" % (tag, np_, th, p.returncode,
+                                                                                  p.stderr[-400:]))
+            return None
+        with h5py.File(out) as f:
+            obs = {k: f["observables"][k][:] for k in f["observables"]} if "observables" in f else {}
+            got[(np_, th)] = (f["eigenvalues"][:], f["eigenvectors"][:], obs, f.attrs["spmv_format"])
+    return got
+
+
+def same_bits(got, tag, ref_ev):
+    fail = 0
+    base = min(got)
+    ev0, x0, o0, _ = got[base]
+    for lay, (ev, x, o, fmt) in sorted(got.items()):
+        same = (np.array_equal(ev, ev0) and np.array_equal(x, x0) and sorted(o) == sorted(o0) and
+                all(np.array_equal(o[k], o0[k]) for k in o0))
+        dref = float(np.max(np.abs(ev - ref_ev[: len(ev)])))
+        ok = same and dref <= 1e-9 * max(1.0, float(np.max(np.abs(ref_ev))))
+        print("%s: reproducible %s on %d rank(s), %d thread(s), %s: eigenvalues, eigenvectors and %d observables %s "
+              "the (%d, %d) run's; eigenvalues %.1e from numpy" % ("ok" if ok else "FAIL", tag, lay[0], lay[1], fmt,
+                                                                  len(o), "bitwise equal to" if same else "DIFFER from",
+                                                                  base[0], base[1], dref))
+        fail |= 0 if ok else 1
+    return fail
+
+
+def case_reproducible(exe, mpi, tmp):
+    fail = 0
+    layouts = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1)]
+    ref = None
+    for method in ("lanczos", "krylov-schur"):
+        text = HH_REPRO % method
+        got = repro_runs(exe, mpi, tmp, text, layouts, method)
+        if got is None:
+            return 1
+        if ref is None:  # the exported matrix's lowest eigenvalues (18,900 rows: sparse, shift-invert free)
+            import scipy.sparse as sp
+            import scipy.sparse.linalg as sla
+            cfg, m = os.path.join(tmp, "x.ini"), os.path.join(tmp, "x.h5")
+            open(cfg, "w").write(text)
+            subprocess.run([exe, "export", cfg, m, "--overwrite", "--quiet"], check=True, capture_output=True)
+            with h5py.File(m) as f:
+                n = int(f.attrs["rows"])
+                A = sp.csr_matrix((f["values"][:], f["col_idx"][:], f["row_ptr"][:]), shape=(n, n))
+            ref = np.sort(sla.eigsh(A, k=6, which="SA", tol=1e-13)[0])
+        fail |= same_bits(got, method, ref)
+    # an imported matrix (a random symmetric one): stored pJDS
+    rng = np.random.default_rng(30)
+    n = 12000
+    import scipy.sparse as sp
+    B = sp.random(n, n, density=8.0 / n, random_state=30, format="csr")
+    B = (B + B.T + sp.diags(rng.standard_normal(n))).tocsr()
+    mpath = os.path.join(tmp, "rand.h5")
+    with h5py.File(mpath, "w") as f:
+        for k, val in (("pjds_matrix_schema", 1), ("rows", n), ("cols", n), ("nnz", B.nnz), ("symmetric", 1)):
+            f.attrs[k] = np.int64(val)
+        f.create_dataset("row_ptr", data=B.indptr.astype(np.int64))
+        f.create_dataset("col_idx", data=B.indices.astype(np.int32))
+        f.create_dataset("values", data=B.data.astype(np.float64))
+    text = ("[model]\ntype = hdf5\n[matrix]\nfile = %s\n[solver]\nnev = 3\ntolerance = 1e-10\nreproducible = true\n"
+            "[output]\neigenvectors = true\n" % mpath)
+    got = repro_runs(exe, mpi, tmp, text, layouts, "imported")
+    if got is None:
+        return 1
+    import scipy.sparse.linalg as sla
+    fail |= same_bits(got, "imported", np.sort(sla.eigsh(B, k=6, which="SA", tol=1e-13)[0]))
+    # what it refuses (exit 2, one line naming the key): compressed or the phonon split on several ranks, cuda
+    two = [mpi[0], mpi[1], "2"] + mpi[2:] + [exe] if mpi else None
+    bad = [(text + "[spmv]\nformat = compressed\n", two, "[spmv] format"),
+           (HH_REPRO % "lanczos" + "[spmv]\nkron_split = phonon\n", two, "[spmv] kron_split"),
+           (text + "[spmv]\nbackend = cuda\n", [exe], "[solver] reproducible")]
+    for t, cmd, why in bad:
+        if cmd is None:
+            continue
+        cfg = os.path.join(tmp, "b.ini")
+        open(cfg, "w").write(t)
+        p = subprocess.run(cmd + ["solve", cfg, "--overwrite", "--quiet", "--set",
+                                  "output.file=" + os.path.join(tmp, "b.h5")], capture_output=True, text=True)
+        lines = [ln for ln in p.stderr.strip().splitlines() if ln.startswith("pjds-lanczos") or "error" in ln]
+        ok = p.returncode == 2 and why in p.stderr and len(set(lines)) == 1
+        msg = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[-300:])
+        print("%s: refused with exit %d: %s" % ("ok" if ok else "FAIL", p.returncode, msg))
+        fail |= 0 if ok else 1
+    return fail
+
+
 def main():
     exe, case = sys.argv[1], sys.argv[2]
     mpi = sys.argv[3:]
@@ -162,6 +275,8 @@ def main():
             return case_edge(exe, tmp)
         if case == "determinism":
             return case_determinism(exe, mpi, tmp)
+        if case == "reproducible":
+            return case_reproducible(exe, mpi, tmp)
     print("unknown case", case)
     return 1
 

@@ -12,9 +12,12 @@ electron_addition) and the momentum distribution n_s(k) against independent refe
            addition = 1, all to 1e-10
   normal   the normal phonon basis against a dense build that keeps the uniform mode as an explicit oscillator
            (cut at 22 quanta): the sidebands of the removed mode folded in exactly, to 1e-10 of the peak
-  ranks    1, 2 and 3 ranks (MPIEXEC): the recursion coefficients of every momentum over 16 steps agree to 1e-8
-           (the ground states of the rank counts differ by ~1e-12; the plain recursion amplifies it), A(k, w) to 1e-10,
-           and the lattices (ladder, square, triangular, bonds) solved on 2 and 3 ranks give 1 rank's eigenvalues and
+  ranks    1, 2 and 3 ranks (MPIEXEC): by default the recursion coefficients of every momentum over 16 steps agree
+           to 1e-8 (the ground states of the rank counts differ by ~1e-12; the plain recursion amplifies it), A(k, w)
+           to 1e-10; with [solver] reproducible = true the ground-state energy, alpha, beta, the weights, A(k, w) and
+           n_s(k) of the three rank counts (and of 1 rank on 2 threads) are bitwise equal (np.array_equal), and so are
+           the recursions of operator = density, current and phonon_displacement at one momentum; the
+           lattices (ladder, square, triangular, bonds) solved on 2 and 3 ranks give 1 rank's eigenvalues and
            observables (n_s(k) included) to 1e-10
   bad      exit 2 and one line: a momentum on a lattice without translations, addition into a full band, removal
            from an empty band, momentum and site both, a site out of range, momentum = all or spin with density
@@ -36,12 +39,24 @@ ETA = 0.1
 SPEC = dict(broadening=ETA, omega_min=-12, omega_max=12, points=2401)
 
 
-def spectral(exe, tmp, keys, spec, mpi=None, name="a"):
+def spectral(exe, tmp, keys, spec, mpi=None, name="a", solver="", threads=None):
     cfg, out = os.path.join(tmp, f"{name}.ini"), os.path.join(tmp, f"{name}.h5")
     text = "".join(f"{k} = {v}\n" for k, v in dict(SPEC, **spec).items())
     # several ranks: the cpu backend (a machine with one GPU would refuse 3 ranks on it under auto)
     R.config(cfg, keys, out, f"\n[spectral]\n{text}" + ("\n[spmv]\nbackend = cpu\n" if mpi else ""))
-    R.run((mpi or []) + [exe, "spectral", cfg, "--overwrite", "--quiet"])
+    if solver:  # more [solver] keys (R.config writes the section)
+        t = open(cfg).read().replace("[solver]\n", f"[solver]\n{solver}", 1)
+        open(cfg, "w").write(t)
+    cmd = (mpi or []) + [exe, "spectral", cfg, "--overwrite", "--quiet"]
+    if threads:
+        old = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        try:
+            R.run(cmd)
+        finally:
+            os.environ["OMP_NUM_THREADS"] = old if old is not None else "1"
+    else:
+        R.run(cmd)
     with h5py.File(out) as f:
         s = f["spectral"]
         res = {k: s[k][:] for k in s}
@@ -249,6 +264,34 @@ def check_ranks(exe, tmp, mpi):
         print(f"{'ok' if ok else 'FAIL'}: {np_} ranks: recursion coefficients of every momentum over 16 steps equal 1 "
               f"rank's to {d:.1e} (the ground states differ by ~1e-12), A(k,w) to {dA:.1e} of the peak")
         fail |= 0 if ok else 1
+    # [solver] reproducible = true: the same bits on 1, 2 and 3 ranks and on 1 rank with 2 threads
+    rep = {}
+    for np_, th in ((1, None), (2, None), (3, None), (1, 2)):
+        rep[(np_, th)] = spectral(exe, tmp, keys, dict(operator="electron_removal", momentum="all", steps=16),
+                                  mpi + [str(np_)], name=f"p{np_}_{th}", solver="reproducible = true\n", threads=th)
+    keys_eq = ("alpha", "beta", "weights", "akw", "steps_done", "part_momentum", "momenta", "nk", "e0")
+    for lay in ((2, None), (3, None), (1, 2)):
+        diff = [k for k in keys_eq if not np.array_equal(rep[lay][k], rep[(1, None)][k])]
+        d = max(float(np.max(np.abs(rep[lay][k] - rep[(1, None)][k]))) for k in ("alpha", "beta", "weights", "akw"))
+        ok = not diff
+        print(f"{'ok' if ok else 'FAIL'}: reproducible = true, {lay[0]} rank(s){', 2 threads' if lay[1] else ''}: "
+              f"E0, alpha, beta, weights, A(k,w) and n(k) over 16 steps {'bitwise equal to' if ok else 'DIFFER from'} "
+              f"1 rank's (largest difference {d:.1e}{'; ' + ', '.join(diff) if diff else ''})")
+        fail |= 0 if ok else 1
+    # the other [spectral] operators (the current's stored operator O with its two value terms, whole rows per rank)
+    for op in ("density", "current", "phonon_displacement"):
+        got = {np_: spectral(exe, tmp, keys, dict(operator=op, momentum=1, steps=16), mpi + [str(np_)],
+                             name=f"o{np_}", solver="reproducible = true\n") for np_ in (1, 2, 3)}
+        diff = [f"{np_} ranks {k}" for np_ in (2, 3) for k in ("alpha", "beta", "intensity", "e0")
+                if not np.array_equal(got[np_][k], got[1][k])]
+        print(f"{'ok' if not diff else 'FAIL'}: reproducible = true, operator = {op}, q index 1: alpha, beta and the "
+              f"intensity of 2 and 3 ranks {'bitwise equal to 1 rank' + chr(39) + 's' if not diff else 'differ: ' + ', '.join(diff)}")
+        fail |= 1 if diff else 0
+    d = max(float(np.max(np.abs(rep[(1, None)][k] - res[1][k]))) for k in ("alpha", "beta", "weights"))
+    ok = d <= 1e-8
+    print(f"{'ok' if ok else 'FAIL'}: reproducible = true against the default on 1 rank: recursion coefficients to "
+          f"{d:.1e}")
+    fail |= 0 if ok else 1
     lat = [("ladder 3x2", dict(lattice="ladder", lx=3, n_up=2, n_down=1, hubbard_u=4.0, max_phonons=1, coupling=0.5)),
            ("square 2x2", dict(lattice="square", lx=2, ly=2, n_up=1, n_down=1, hubbard_u=4.0, max_phonons=1,
                                coupling=0.5)),
