@@ -144,28 +144,29 @@ static void fill_chunks(cpu_kron *m, const pl_kron *k)
  * a measurement never runs another path than it names), else the widest
  * level this CPU has. */
 static void chunk_diag_couple_sse2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x,
-                                   double *buf);
+                                   const double *xt, double *buf);
 static void hop_rows_sse2(const double *b, double *yl, int64_t n, const double *const *xs, const double *v,
                           int64_t nj);
 static int pick_simd(cpu_kron *m)
 {
-    static const char *const names[KRON_SIMD_N] = {"sse2", "avx2", "avx2g", "avx512", "avx512g"};
+    static const char *const names[KRON_SIMD_N] = {"sse2", "avx2", "avx2g", "avx512", "avx512g", "avx2t", "avx512t"};
     const char *e = getenv("PJDS_CPU_SIMD");
     m->simd = KRON_SIMD_SSE2;
     m->couple = chunk_diag_couple_sse2;
     m->hop = hop_rows_sse2;
+    m->transpose = NULL;
     if (e && *e) {
         int want = -1;
         for (int i = 0; i < KRON_SIMD_N; i++)
             if (!strcmp(e, names[i])) want = i;
-        PL_CHECK(want >= 0, PL_ERR_INPUT, "PJDS_CPU_SIMD=%s: not sse2, avx2, avx2g, avx512 or avx512g", e);
-        PL_CHECK(want == KRON_SIMD_SSE2 || cpu_kron_simd_kernels(want, &m->couple, &m->hop), PL_ERR_INPUT,
+        PL_CHECK(want >= 0, PL_ERR_INPUT, "PJDS_CPU_SIMD=%s: not sse2, avx2, avx2g, avx2t, avx512, avx512g or avx512t", e);
+        PL_CHECK(want == KRON_SIMD_SSE2 || cpu_kron_simd_kernels(want, &m->couple, &m->hop, &m->transpose), PL_ERR_INPUT,
                  "PJDS_CPU_SIMD=%s: this CPU or build has no such kernels", e);
         m->simd = want;
         return PL_OK;
     }
     for (int i = KRON_SIMD_N - 1; i > KRON_SIMD_SSE2; i--)
-        if (cpu_kron_simd_kernels(i, &m->couple, &m->hop)) {
+        if (cpu_kron_simd_kernels(i, &m->couple, &m->hop, &m->transpose)) {
             m->simd = i;
             break;
         }
@@ -241,8 +242,10 @@ static inline void couple(v2d *s, const double *const *xp, int64_t q, double v, 
 
 /* Step 1: diagonal + couplings of rows (chunk ch, [r0, r1)) into
  * buf[lane * KRON_RB + r - r0]. */
-static void chunk_diag_couple_sse2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
+static void chunk_diag_couple_sse2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x,
+                                   const double *xt, double *buf)
 {
+    (void)xt;
     const int64_t nr = m->n_right, nt = m->nterms, nl = m->n_left, l0 = ch * KRON_LC;
     const double *xp[KRON_LC];
     for (int64_t i = 0; i < KRON_LC; i++) xp[i] = x + (l0 + i < nl ? l0 + i : nl - 1) * nr;
@@ -328,13 +331,21 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
 #pragma omp parallel
     {
         double buf[KRON_LC * KRON_RB]; /* 128 KB of the thread's stack */
+        /* the wide levels' transposed chunk (no memory: the SSE2 step 1, the same bits) */
+        const size_t xtb = ((size_t)nr * KRON_LC * sizeof(double) + 63) / 64 * 64;
+        double *xt = m->transpose ? aligned_alloc(64, xtb) : NULL;
+        int64_t xt_ch = -1;
 #pragma omp for schedule(static)
         for (int64_t t = 0; t < ntask; t++) {
             const int64_t ch = t / nblk, r0 = (t % nblk) * KRON_RB, r1 = r0 + KRON_RB < nr ? r0 + KRON_RB : nr;
-            m->couple(m, ch, r0, r1, x, buf);
+            if (xt && ch != xt_ch) m->transpose(m, ch, x, xt);
+            xt_ch = ch;
+            if (m->transpose && !xt) chunk_diag_couple_sse2(m, ch, r0, r1, x, NULL, buf);
+            else m->couple(m, ch, r0, r1, x, xt, buf);
             for (int64_t l = ch * KRON_LC; l < ch * KRON_LC + KRON_LC && l < nl; l++)
                 hop(m, l, r0, r1, x, buf + (l - ch * KRON_LC) * KRON_RB, y);
         }
+        free(xt);
     }
     return PL_OK;
 }

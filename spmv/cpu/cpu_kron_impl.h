@@ -17,14 +17,19 @@ enum {
     KRON_SIMD_AVX2G = 2,   /* by vgatherqpd */
     KRON_SIMD_AVX512 = 3,  /* by scalar loads */
     KRON_SIMD_AVX512G = 4, /* by vgatherqpd */
-    KRON_SIMD_N = 5
+    KRON_SIMD_AVX2T = 5,   /* from the chunk's slices transposed per thread */
+    KRON_SIMD_AVX512T = 6, /* the same */
+    KRON_SIMD_N = 7
 };
 
 struct cpu_kron;
 /* Step 1: diagonal + couplings of rows (chunk ch, [r0, r1)) into
- * buf[lane * KRON_RB + r - r0]. */
+ * buf[lane * KRON_RB + r - r0]; xt: the chunk's slices transposed by
+ * kron_tr_fn where the level has one (else unused). */
 typedef void (*kron_couple_fn)(const struct cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x,
-                               double *buf);
+                               const double *xt, double *buf);
+/* xt[q KRON_LC + lane] = x[l0 + lane, q] (lanes past n_left: the last row's), q < n_right. */
+typedef void (*kron_tr_fn)(const struct cpu_kron *m, int64_t ch, const double *x, double *xt);
 /* Step 2: y[0, n) = b[0, n) + sum_j v[j] xs[j][0, n), j in order (nj <= KRON_HMAX). */
 typedef void (*kron_hop_fn)(const double *b, double *yl, int64_t n, const double *const *xs, const double *v,
                             int64_t nj);
@@ -53,10 +58,11 @@ typedef struct cpu_kron {
     int8_t *ch_use;
     kron_couple_fn couple;
     kron_hop_fn hop;
+    kron_tr_fn transpose; /* NULL: couple reads x */
     void *mem;
 } cpu_kron;
 
 /* cpu_kron_simd.c: the kernels of level simd (KRON_SIMD_AVX2 or _AVX512)
- * into *couple, *hop; returns 0 where this build has none (not x86-64
+ * into *couple, *hop, *transpose (NULL where couple reads x); returns 0 where this build has none (not x86-64
  * GCC/clang) or this CPU lacks the instructions, else 1. */
-int cpu_kron_simd_kernels(int simd, kron_couple_fn *couple, kron_hop_fn *hop);
+int cpu_kron_simd_kernels(int simd, kron_couple_fn *couple, kron_hop_fn *hop, kron_tr_fn *transpose);

@@ -41,12 +41,13 @@ TGT2 static inline __m256d madd2(__m256d s, __m256d t, const uint64_t *mk, const
 /* x[l, q] of the chunk's lanes i0..i0+4: G = 1 one vgatherqpd at the lane
  * offsets o, G = 0 four scalar loads through the lanes' slices xp. */
 #define LD4(G, xb, o, xp, i0, q)                                                                                   \
-    ((G) ? _mm256_i64gather_pd(xb, _mm256_add_epi64(o, _mm256_set1_epi64x(q)), 8)                             \
+    ((G) == 2 ? _mm256_load_pd(xt + (q) * KRON_LC + (i0))                                                         \
+    : (G) ? _mm256_i64gather_pd(xb, _mm256_add_epi64(o, _mm256_set1_epi64x(q)), 8)                             \
          : _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadh_pd(_mm_load_sd(xp[i0] + (q)), xp[i0 + 1] + (q))), \
                                 _mm_loadh_pd(_mm_load_sd(xp[i0 + 2] + (q)), xp[i0 + 3] + (q)), 1))
 
 /* The two halves' sums of one r for the 8 lanes, as in cpu_kron.c's couple. */
-TGT2 static inline void row2(const cpu_kron *m, int G, int64_t r, const double *xb, const double *const *xp,
+TGT2 static inline void row2(const cpu_kron *m, int G, int64_t r, const double *xb, const double *xt, const double *const *xp,
                              __m256i o0, __m256i o1, __m256d dl0, __m256d dl1, const double *cc, const uint64_t *mk,
                              const uint64_t *zk, const int8_t *use, __m256d *s0, __m256d *s1)
 {
@@ -92,7 +93,7 @@ TGT2 static inline void tr4_store(double *buf, int i, int64_t rr, __m256d v0, __
 }
 
 TGT2 static inline void couple2(const cpu_kron *m, int G, int64_t ch, int64_t r0, int64_t r1, const double *x,
-                                double *buf)
+                                const double *xt, double *buf)
 {
     const int64_t nt = m->nterms, l0 = ch * KRON_LC;
     const double *xb = x + l0 * m->n_right, *xp[KRON_LC];
@@ -106,27 +107,51 @@ TGT2 static inline void couple2(const cpu_kron *m, int G, int64_t ch, int64_t r0
     int64_t r = r0;
     for (; r + 4 <= r1; r += 4) {
         __m256d s[4][2];
-        for (int k = 0; k < 4; k++) row2(m, G, r + k, xb, xp, o0, o1, dl0, dl1, cc, mk, zk, use, &s[k][0], &s[k][1]);
+        for (int k = 0; k < 4; k++) row2(m, G, r + k, xb, xt, xp, o0, o1, dl0, dl1, cc, mk, zk, use, &s[k][0], &s[k][1]);
         tr4_store(buf, 0, r - r0, s[0][0], s[1][0], s[2][0], s[3][0]);
         tr4_store(buf, 4, r - r0, s[0][1], s[1][1], s[2][1], s[3][1]);
     }
     for (; r < r1; r++) {
         __m256d s0, s1;
         double t[KRON_LC];
-        row2(m, G, r, xb, xp, o0, o1, dl0, dl1, cc, mk, zk, use, &s0, &s1);
+        row2(m, G, r, xb, xt, xp, o0, o1, dl0, dl1, cc, mk, zk, use, &s0, &s1);
         _mm256_storeu_pd(t, s0);
         _mm256_storeu_pd(t + 4, s1);
         for (int i = 0; i < KRON_LC; i++) buf[(int64_t)i * KRON_RB + r - r0] = t[i];
     }
 }
 
-TGT2 static void couple_avx2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
+#define KS_LEVEL(TGT, impl, name, G)                                                                              \
+    TGT static void name(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, const double *xt, \
+                         double *buf)                                                                              \
+    {                                                                                                              \
+        impl(m, G, ch, r0, r1, x, xt, buf);                                                                        \
+    }
+KS_LEVEL(TGT2, couple2, couple_avx2, 0)
+KS_LEVEL(TGT2, couple2, couple_avx2g, 1)
+KS_LEVEL(TGT2, couple2, couple_avx2t, 2)
+
+/* xt[q KRON_LC + lane] = x[l0 + lane, q]: 4 x 4 blocks transposed in registers. */
+TGT2 static void transpose_avx2(const cpu_kron *m, int64_t ch, const double *x, double *xt)
 {
-    couple2(m, 0, ch, r0, r1, x, buf);
-}
-TGT2 static void couple_avx2g(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
-{
-    couple2(m, 1, ch, r0, r1, x, buf);
+    const int64_t nr = m->n_right, l0 = ch * KRON_LC;
+    const double *xp[KRON_LC];
+    for (int i = 0; i < KRON_LC; i++) xp[i] = x + l0 * nr + m->ch_off[l0 + i];
+    int64_t q = 0;
+    for (; q + 4 <= nr; q += 4)
+        for (int h = 0; h < 2; h++) {
+            const __m256d v0 = _mm256_loadu_pd(xp[4 * h] + q), v1 = _mm256_loadu_pd(xp[4 * h + 1] + q);
+            const __m256d v2 = _mm256_loadu_pd(xp[4 * h + 2] + q), v3 = _mm256_loadu_pd(xp[4 * h + 3] + q);
+            const __m256d t0 = _mm256_unpacklo_pd(v0, v1), t1 = _mm256_unpackhi_pd(v0, v1);
+            const __m256d t2 = _mm256_unpacklo_pd(v2, v3), t3 = _mm256_unpackhi_pd(v2, v3);
+            double *o = xt + q * KRON_LC + 4 * h;
+            _mm256_store_pd(o, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_store_pd(o + KRON_LC, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_store_pd(o + 2 * KRON_LC, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_store_pd(o + 3 * KRON_LC, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+    for (; q < nr; q++)
+        for (int i = 0; i < KRON_LC; i++) xt[q * KRON_LC + i] = xp[i][q];
 }
 
 TGT2 static void hop_avx2(const double *b, double *yl, int64_t n, const double *const *xs, const double *v, int64_t nj)
@@ -165,8 +190,10 @@ TGT2 static void hop_avx2(const double *b, double *yl, int64_t n, const double *
 
 /* x[l, q] of the chunk's 8 lanes: G = 1 one vgatherqpd at the lane
  * offsets off, G = 0 eight scalar loads through the lanes' slices xp. */
-TGT5 static inline __m512d ld8(int G, const double *xb, __m512i off, const double *const *xp, int64_t q)
+TGT5 static inline __m512d ld8(int G, const double *xb, const double *xt, __m512i off, const double *const *xp,
+                               int64_t q)
 {
+    if (G == 2) return _mm512_load_pd(xt + q * KRON_LC);
     if (G) return _mm512_i64gather_pd(_mm512_add_epi64(off, _mm512_set1_epi64(q)), xb, 8);
     const __m128d a = _mm_loadh_pd(_mm_load_sd(xp[0] + q), xp[1] + q), b = _mm_loadh_pd(_mm_load_sd(xp[2] + q), xp[3] + q);
     const __m128d c = _mm_loadh_pd(_mm_load_sd(xp[4] + q), xp[5] + q), d = _mm_loadh_pd(_mm_load_sd(xp[6] + q), xp[7] + q);
@@ -176,13 +203,14 @@ TGT5 static inline __m512d ld8(int G, const double *xb, __m512i off, const doubl
 }
 
 /* The 8 lanes' sum of one r (lanes = the chunk's left rows). */
-TGT5 static inline __m512d row5(const cpu_kron *m, int G, int64_t r, const double *xb, const double *const *xp,
+TGT5 static inline __m512d row5(const cpu_kron *m, int G, int64_t r, const double *xb, const double *xt,
+                                const double *const *xp,
                                 __m512i off, __m512d dl, const double *cc, const uint8_t *kb, const int8_t *use)
 {
     const int64_t nt = m->nterms;
     const __m512d d = _mm512_set1_pd(m->dr[r]), sh = _mm512_set1_pd(m->shift);
     __m512d s = _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(dl, d), sh),
-                              ld8(G, xb, off, xp, r));
+                              ld8(G, xb, xt, off, xp, r));
     const int32_t *lo = m->lo + r * nt, *hi = m->hi + r * nt;
     const double *lv = m->lo_val + r * nt, *hv = m->hi_val + r * nt;
     for (int64_t j = 0; j < nt; j++) {
@@ -190,19 +218,19 @@ TGT5 static inline __m512d row5(const cpu_kron *m, int G, int64_t r, const doubl
         const __m512d c = _mm512_loadu_pd(cc + j * KRON_LC);
         const __mmask8 k = use[j] == 2 ? (__mmask8)0xFF : (__mmask8)kb[j];
         if (lo[j] >= 0) {
-            const __m512d x = ld8(G, xb, off, xp, lo[j]);
+            const __m512d x = ld8(G, xb, xt, off, xp, lo[j]);
             s = _mm512_mask_add_pd(s, k, s, _mm512_mul_pd(_mm512_mul_pd(c, _mm512_set1_pd(lv[j])), x));
         }
         if (hi[j] >= 0) {
-            const __m512d x = ld8(G, xb, off, xp, hi[j]);
+            const __m512d x = ld8(G, xb, xt, off, xp, hi[j]);
             s = _mm512_mask_add_pd(s, k, s, _mm512_mul_pd(_mm512_mul_pd(c, _mm512_set1_pd(hv[j])), x));
         }
     }
     return s;
 }
 
-/* The 8 x 8 block v[r][lane] to buf[lane KRON_RB + rr + r]. */
-TGT5 static inline void tr8_store(double *buf, int64_t rr, const __m512d *v)
+/* o[b][a] = v[a][b]: the 8 x 8 block transposed. */
+TGT5 static inline void tr8(const __m512d *v, __m512d *o)
 {
     __m512d t[8], u[8];
     for (int i = 0; i < 4; i++) {
@@ -221,15 +249,15 @@ TGT5 static inline void tr8_store(double *buf, int64_t rr, const __m512d *v)
         const __m512d lo = _mm512_shuffle_f64x2(u[h], u[4 + h], 0x88), hi = _mm512_shuffle_f64x2(u[h], u[4 + h], 0xDD);
         const __m512d lo2 = _mm512_shuffle_f64x2(u[2 + h], u[6 + h], 0x88);
         const __m512d hi2 = _mm512_shuffle_f64x2(u[2 + h], u[6 + h], 0xDD);
-        _mm512_storeu_pd(buf + (int64_t)(h + 0) * KRON_RB + rr, lo);
-        _mm512_storeu_pd(buf + (int64_t)(h + 4) * KRON_RB + rr, hi);
-        _mm512_storeu_pd(buf + (int64_t)(h + 2) * KRON_RB + rr, lo2);
-        _mm512_storeu_pd(buf + (int64_t)(h + 6) * KRON_RB + rr, hi2);
+        o[h] = lo;
+        o[h + 4] = hi;
+        o[h + 2] = lo2;
+        o[h + 6] = hi2;
     }
 }
 
 TGT5 static inline void couple5(const cpu_kron *m, int G, int64_t ch, int64_t r0, int64_t r1, const double *x,
-                                double *buf)
+                                const double *xt, double *buf)
 {
     const int64_t nt = m->nterms, l0 = ch * KRON_LC;
     const double *xb = x + l0 * m->n_right, *xp[KRON_LC];
@@ -242,23 +270,37 @@ TGT5 static inline void couple5(const cpu_kron *m, int G, int64_t ch, int64_t r0
     int64_t r = r0;
     for (; r + 8 <= r1; r += 8) {
         __m512d s[8];
-        for (int k = 0; k < 8; k++) s[k] = row5(m, G, r + k, xb, xp, off, dl, cc, kb, use);
-        tr8_store(buf, r - r0, s);
+        for (int k = 0; k < 8; k++) s[k] = row5(m, G, r + k, xb, xt, xp, off, dl, cc, kb, use);
+        __m512d o[8];
+        tr8(s, o);
+        for (int i = 0; i < 8; i++) _mm512_storeu_pd(buf + (int64_t)i * KRON_RB + r - r0, o[i]);
     }
     for (; r < r1; r++) {
         double t[KRON_LC];
-        _mm512_storeu_pd(t, row5(m, G, r, xb, xp, off, dl, cc, kb, use));
+        _mm512_storeu_pd(t, row5(m, G, r, xb, xt, xp, off, dl, cc, kb, use));
         for (int i = 0; i < KRON_LC; i++) buf[(int64_t)i * KRON_RB + r - r0] = t[i];
     }
 }
 
-TGT5 static void couple_avx512(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
+KS_LEVEL(TGT5, couple5, couple_avx512, 0)
+KS_LEVEL(TGT5, couple5, couple_avx512g, 1)
+KS_LEVEL(TGT5, couple5, couple_avx512t, 2)
+
+/* xt[q KRON_LC + lane] = x[l0 + lane, q]: 8 x 8 blocks transposed in registers. */
+TGT5 static void transpose_avx512(const cpu_kron *m, int64_t ch, const double *x, double *xt)
 {
-    couple5(m, 0, ch, r0, r1, x, buf);
-}
-TGT5 static void couple_avx512g(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
-{
-    couple5(m, 1, ch, r0, r1, x, buf);
+    const int64_t nr = m->n_right, l0 = ch * KRON_LC;
+    const double *xp[KRON_LC];
+    for (int i = 0; i < KRON_LC; i++) xp[i] = x + l0 * nr + m->ch_off[l0 + i];
+    int64_t q = 0;
+    for (; q + 8 <= nr; q += 8) {
+        __m512d v[8], o[8];
+        for (int i = 0; i < 8; i++) v[i] = _mm512_loadu_pd(xp[i] + q);
+        tr8(v, o);
+        for (int k = 0; k < 8; k++) _mm512_store_pd(xt + (q + k) * KRON_LC, o[k]);
+    }
+    for (; q < nr; q++)
+        for (int i = 0; i < KRON_LC; i++) xt[q * KRON_LC + i] = xp[i][q];
 }
 
 TGT5 static void hop_avx512(const double *b, double *yl, int64_t n, const double *const *xs, const double *v,
@@ -297,22 +339,26 @@ TGT5 static void hop_avx512(const double *b, double *yl, int64_t n, const double
 #define KS_X86 0
 #endif
 
-int cpu_kron_simd_kernels(int simd, kron_couple_fn *couple, kron_hop_fn *hop)
+int cpu_kron_simd_kernels(int simd, kron_couple_fn *couple, kron_hop_fn *hop, kron_tr_fn *transpose)
 {
 #if KS_X86
     __builtin_cpu_init();
-    if ((simd == KRON_SIMD_AVX2 || simd == KRON_SIMD_AVX2G) && __builtin_cpu_supports("avx2")) {
-        *couple = simd == KRON_SIMD_AVX2G ? couple_avx2g : couple_avx2;
+    const int a2 = simd == KRON_SIMD_AVX2 || simd == KRON_SIMD_AVX2G || simd == KRON_SIMD_AVX2T;
+    const int a5 = simd == KRON_SIMD_AVX512 || simd == KRON_SIMD_AVX512G || simd == KRON_SIMD_AVX512T;
+    if (a2 && __builtin_cpu_supports("avx2")) {
+        *couple = simd == KRON_SIMD_AVX2G ? couple_avx2g : simd == KRON_SIMD_AVX2T ? couple_avx2t : couple_avx2;
         *hop = hop_avx2;
+        *transpose = simd == KRON_SIMD_AVX2T ? transpose_avx2 : NULL;
         return 1;
     }
-    if ((simd == KRON_SIMD_AVX512 || simd == KRON_SIMD_AVX512G) && __builtin_cpu_supports("avx512f")) {
-        *couple = simd == KRON_SIMD_AVX512G ? couple_avx512g : couple_avx512;
+    if (a5 && __builtin_cpu_supports("avx512f")) {
+        *couple = simd == KRON_SIMD_AVX512G ? couple_avx512g : simd == KRON_SIMD_AVX512T ? couple_avx512t : couple_avx512;
         *hop = hop_avx512;
+        *transpose = simd == KRON_SIMD_AVX512T ? transpose_avx512 : NULL;
         return 1;
     }
 #else
-    (void)simd, (void)couple, (void)hop;
+    (void)simd, (void)couple, (void)hop, (void)transpose;
 #endif
     return 0;
 }

@@ -21,10 +21,10 @@
 #include "pl_error.h"
 #include "spmv.h"
 
-#define NLEV 5
+#define NLEV 7
 #define RMAX 1000
 
-static const char *const names[NLEV] = {"sse2", "avx2", "avx2g", "avx512", "avx512g"};
+static const char *const names[NLEV] = {"sse2", "avx2", "avx2g", "avx512", "avx512g", "avx2t", "avx512t"};
 
 static int run(const hh_params *p, int rounds)
 {

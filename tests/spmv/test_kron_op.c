@@ -160,13 +160,14 @@ static void ref_kron(const pl_kron *k, const double *x, double *y)
 /* The CPU kernels' SIMD levels (PJDS_CPU_SIMD, spmv/cpu/cpu_kron.c) and
  * whether this CPU has them: a forced level must build where it has it,
  * and give PL_ERR_INPUT where not. */
-static const char *const simd_names[] = {"sse2", "avx2", "avx2g", "avx512", "avx512g"};
-#define N_SIMD 5
+static const char *const simd_names[] = {"sse2", "avx2", "avx2g", "avx512", "avx512g", "avx2t", "avx512t"};
+#define N_SIMD 7
 static int simd_have(int i)
 {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
-    return i == 0 || (i <= 2 && __builtin_cpu_supports("avx2")) || (i > 2 && __builtin_cpu_supports("avx512f"));
+    const int a2 = i == 1 || i == 2 || i == 5;
+    return i == 0 || (a2 && __builtin_cpu_supports("avx2")) || (!a2 && __builtin_cpu_supports("avx512f"));
 #else
     return i == 0;
 #endif
@@ -781,8 +782,8 @@ int main(int argc, char **argv)
         if (backend_kind == PL_BACKEND_CUDA) random_cases(be);
 #endif
         if (rank == 0 && size == 1)
-            printf("kron_op: CPU kernels checked bit for bit, sse2 %d, avx2 %d, avx2g %d, avx512 %d, avx512g %d tables\n",
-                   simd_checked[0], simd_checked[1], simd_checked[2], simd_checked[3], simd_checked[4]);
+            for (int i = 0; i < N_SIMD; i++)
+                printf("kron_op: CPU kernels %s checked bit for bit on %d tables\n", simd_names[i], simd_checked[i]);
         for (int i = 0; size == 1 && i < N_SIMD; i++)
             TU_CHECK_MSG(simd_checked[i] > 0 || !simd_have(i), "PJDS_CPU_SIMD=%s never checked", simd_names[i]);
         if (rank == 0)
