@@ -149,7 +149,7 @@ static void hop_rows_sse2(const double *b, double *yl, int64_t n, const double *
                           int64_t nj);
 static int pick_simd(cpu_kron *m)
 {
-    static const char *const names[KRON_SIMD_N] = {"sse2", "avx2", "avx2g", "avx512", "avx512g", "avx2t", "avx512t"};
+    static const char *const names[KRON_SIMD_N] = {"sse2", "avx2", "avx512"};
     const char *e = getenv("PJDS_CPU_SIMD");
     m->simd = KRON_SIMD_SSE2;
     m->couple = chunk_diag_couple_sse2;
@@ -159,7 +159,7 @@ static int pick_simd(cpu_kron *m)
         int want = -1;
         for (int i = 0; i < KRON_SIMD_N; i++)
             if (!strcmp(e, names[i])) want = i;
-        PL_CHECK(want >= 0, PL_ERR_INPUT, "PJDS_CPU_SIMD=%s: not sse2, avx2, avx2g, avx2t, avx512, avx512g or avx512t", e);
+        PL_CHECK(want >= 0, PL_ERR_INPUT, "PJDS_CPU_SIMD=%s: not sse2, avx2 or avx512", e);
         PL_CHECK(want == KRON_SIMD_SSE2 || cpu_kron_simd_kernels(want, &m->couple, &m->hop, &m->transpose), PL_ERR_INPUT,
                  "PJDS_CPU_SIMD=%s: this CPU or build has no such kernels", e);
         m->simd = want;

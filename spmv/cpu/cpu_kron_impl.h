@@ -11,16 +11,7 @@
 
 /* The SIMD levels of the kernels (PJDS_CPU_SIMD=sse2|avx2|avx512 forces
  * one at kron_create; default: the widest this CPU has). */
-enum {
-    KRON_SIMD_SSE2 = 0,
-    KRON_SIMD_AVX2 = 1,    /* step 1's x[l, q] by scalar loads */
-    KRON_SIMD_AVX2G = 2,   /* by vgatherqpd */
-    KRON_SIMD_AVX512 = 3,  /* by scalar loads */
-    KRON_SIMD_AVX512G = 4, /* by vgatherqpd */
-    KRON_SIMD_AVX2T = 5,   /* from the chunk's slices transposed per thread */
-    KRON_SIMD_AVX512T = 6, /* the same */
-    KRON_SIMD_N = 7
-};
+enum { KRON_SIMD_SSE2 = 0, KRON_SIMD_AVX2 = 1, KRON_SIMD_AVX512 = 2, KRON_SIMD_N = 3 };
 
 struct cpu_kron;
 /* Step 1: diagonal + couplings of rows (chunk ch, [r0, r1)) into

@@ -38,24 +38,16 @@ TGT2 static inline __m256d madd2(__m256d s, __m256d t, const uint64_t *mk, const
     return _mm256_add_pd(s, _mm256_or_pd(_mm256_and_pd(t, mv), zv));
 }
 
-/* x[l, q] of the chunk's lanes i0..i0+4: G = 1 one vgatherqpd at the lane
- * offsets o, G = 0 four scalar loads through the lanes' slices xp. */
-#define LD4(G, xb, o, xp, i0, q)                                                                                   \
-    ((G) == 2 ? _mm256_load_pd(xt + (q) * KRON_LC + (i0))                                                         \
-    : (G) ? _mm256_i64gather_pd(xb, _mm256_add_epi64(o, _mm256_set1_epi64x(q)), 8)                             \
-         : _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadh_pd(_mm_load_sd(xp[i0] + (q)), xp[i0 + 1] + (q))), \
-                                _mm_loadh_pd(_mm_load_sd(xp[i0 + 2] + (q)), xp[i0 + 3] + (q)), 1))
-
 /* The two halves' sums of one r for the 8 lanes, as in cpu_kron.c's couple. */
-TGT2 static inline void row2(const cpu_kron *m, int G, int64_t r, const double *xb, const double *xt, const double *const *xp,
-                             __m256i o0, __m256i o1, __m256d dl0, __m256d dl1, const double *cc, const uint64_t *mk,
-                             const uint64_t *zk, const int8_t *use, __m256d *s0, __m256d *s1)
+TGT2 static inline void row2(const cpu_kron *m, int64_t r, const double *xt, __m256d dl0, __m256d dl1,
+                             const double *cc, const uint64_t *mk, const uint64_t *zk, const int8_t *use, __m256d *s0,
+                             __m256d *s1)
 {
     const int64_t nt = m->nterms;
     const __m256d d = _mm256_set1_pd(m->dr[r]);
     const __m256d sh = _mm256_set1_pd(m->shift);
-    __m256d a0 = _mm256_mul_pd(_mm256_add_pd(_mm256_add_pd(dl0, d), sh), LD4(G, xb, o0, xp, 0, r));
-    __m256d a1 = _mm256_mul_pd(_mm256_add_pd(_mm256_add_pd(dl1, d), sh), LD4(G, xb, o1, xp, 4, r));
+    __m256d a0 = _mm256_mul_pd(_mm256_add_pd(_mm256_add_pd(dl0, d), sh), _mm256_load_pd(xt + r * KRON_LC));
+    __m256d a1 = _mm256_mul_pd(_mm256_add_pd(_mm256_add_pd(dl1, d), sh), _mm256_load_pd(xt + r * KRON_LC + 4));
     const int32_t *lo = m->lo + r * nt, *hi = m->hi + r * nt;
     const double *lv = m->lo_val + r * nt, *hv = m->hi_val + r * nt;
     for (int64_t j = 0; j < nt; j++) {
@@ -66,8 +58,8 @@ TGT2 static inline void row2(const cpu_kron *m, int G, int64_t r, const double *
             const int32_t q = h ? hi[j] : lo[j];
             if (q < 0) continue;
             const __m256d f = _mm256_set1_pd(h ? hv[j] : lv[j]);
-            const __m256d t0 = _mm256_mul_pd(_mm256_mul_pd(c0, f), LD4(G, xb, o0, xp, 0, q));
-            const __m256d t1 = _mm256_mul_pd(_mm256_mul_pd(c1, f), LD4(G, xb, o1, xp, 4, q));
+            const __m256d t0 = _mm256_mul_pd(_mm256_mul_pd(c0, f), _mm256_load_pd(xt + q * KRON_LC));
+            const __m256d t1 = _mm256_mul_pd(_mm256_mul_pd(c1, f), _mm256_load_pd(xt + q * KRON_LC + 4));
             if (use[j] == 2) {
                 a0 = _mm256_add_pd(a0, t0);
                 a1 = _mm256_add_pd(a1, t1);
@@ -92,14 +84,11 @@ TGT2 static inline void tr4_store(double *buf, int i, int64_t rr, __m256d v0, __
     _mm256_storeu_pd(buf + (int64_t)(i + 3) * KRON_RB + rr, _mm256_permute2f128_pd(t1, t3, 0x31));
 }
 
-TGT2 static inline void couple2(const cpu_kron *m, int G, int64_t ch, int64_t r0, int64_t r1, const double *x,
-                                const double *xt, double *buf)
+TGT2 static void couple_avx2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, const double *xt,
+                             double *buf)
 {
+    (void)x;
     const int64_t nt = m->nterms, l0 = ch * KRON_LC;
-    const double *xb = x + l0 * m->n_right, *xp[KRON_LC];
-    for (int i = 0; i < KRON_LC; i++) xp[i] = xb + m->ch_off[l0 + i];
-    const __m256i o0 = _mm256_loadu_si256((const __m256i *)(const void *)(m->ch_off + l0));
-    const __m256i o1 = _mm256_loadu_si256((const __m256i *)(const void *)(m->ch_off + l0 + 4));
     const __m256d dl0 = _mm256_loadu_pd(m->ch_dl + l0), dl1 = _mm256_loadu_pd(m->ch_dl + l0 + 4);
     const double *cc = m->ch_c + ch * nt * KRON_LC;
     const uint64_t *mk = m->ch_mk + ch * nt * KRON_LC, *zk = m->ch_zk + ch * nt * KRON_LC;
@@ -107,29 +96,19 @@ TGT2 static inline void couple2(const cpu_kron *m, int G, int64_t ch, int64_t r0
     int64_t r = r0;
     for (; r + 4 <= r1; r += 4) {
         __m256d s[4][2];
-        for (int k = 0; k < 4; k++) row2(m, G, r + k, xb, xt, xp, o0, o1, dl0, dl1, cc, mk, zk, use, &s[k][0], &s[k][1]);
+        for (int k = 0; k < 4; k++) row2(m, r + k, xt, dl0, dl1, cc, mk, zk, use, &s[k][0], &s[k][1]);
         tr4_store(buf, 0, r - r0, s[0][0], s[1][0], s[2][0], s[3][0]);
         tr4_store(buf, 4, r - r0, s[0][1], s[1][1], s[2][1], s[3][1]);
     }
     for (; r < r1; r++) {
         __m256d s0, s1;
         double t[KRON_LC];
-        row2(m, G, r, xb, xt, xp, o0, o1, dl0, dl1, cc, mk, zk, use, &s0, &s1);
+        row2(m, r, xt, dl0, dl1, cc, mk, zk, use, &s0, &s1);
         _mm256_storeu_pd(t, s0);
         _mm256_storeu_pd(t + 4, s1);
         for (int i = 0; i < KRON_LC; i++) buf[(int64_t)i * KRON_RB + r - r0] = t[i];
     }
 }
-
-#define KS_LEVEL(TGT, impl, name, G)                                                                              \
-    TGT static void name(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, const double *xt, \
-                         double *buf)                                                                              \
-    {                                                                                                              \
-        impl(m, G, ch, r0, r1, x, xt, buf);                                                                        \
-    }
-KS_LEVEL(TGT2, couple2, couple_avx2, 0)
-KS_LEVEL(TGT2, couple2, couple_avx2g, 1)
-KS_LEVEL(TGT2, couple2, couple_avx2t, 2)
 
 /* xt[q KRON_LC + lane] = x[l0 + lane, q]: 4 x 4 blocks transposed in registers. */
 TGT2 static void transpose_avx2(const cpu_kron *m, int64_t ch, const double *x, double *xt)
@@ -188,29 +167,13 @@ TGT2 static void hop_avx2(const double *b, double *yl, int64_t n, const double *
 
 /* ------------------------------------------------------------- AVX-512F */
 
-/* x[l, q] of the chunk's 8 lanes: G = 1 one vgatherqpd at the lane
- * offsets off, G = 0 eight scalar loads through the lanes' slices xp. */
-TGT5 static inline __m512d ld8(int G, const double *xb, const double *xt, __m512i off, const double *const *xp,
-                               int64_t q)
-{
-    if (G == 2) return _mm512_load_pd(xt + q * KRON_LC);
-    if (G) return _mm512_i64gather_pd(_mm512_add_epi64(off, _mm512_set1_epi64(q)), xb, 8);
-    const __m128d a = _mm_loadh_pd(_mm_load_sd(xp[0] + q), xp[1] + q), b = _mm_loadh_pd(_mm_load_sd(xp[2] + q), xp[3] + q);
-    const __m128d c = _mm_loadh_pd(_mm_load_sd(xp[4] + q), xp[5] + q), d = _mm_loadh_pd(_mm_load_sd(xp[6] + q), xp[7] + q);
-    const __m256d lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(a), b, 1);
-    const __m256d hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(c), d, 1);
-    return _mm512_insertf64x4(_mm512_castpd256_pd512(lo), hi, 1);
-}
-
 /* The 8 lanes' sum of one r (lanes = the chunk's left rows). */
-TGT5 static inline __m512d row5(const cpu_kron *m, int G, int64_t r, const double *xb, const double *xt,
-                                const double *const *xp,
-                                __m512i off, __m512d dl, const double *cc, const uint8_t *kb, const int8_t *use)
+TGT5 static inline __m512d row5(const cpu_kron *m, int64_t r, const double *xt, __m512d dl, const double *cc,
+                                const uint8_t *kb, const int8_t *use)
 {
     const int64_t nt = m->nterms;
     const __m512d d = _mm512_set1_pd(m->dr[r]), sh = _mm512_set1_pd(m->shift);
-    __m512d s = _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(dl, d), sh),
-                              ld8(G, xb, xt, off, xp, r));
+    __m512d s = _mm512_mul_pd(_mm512_add_pd(_mm512_add_pd(dl, d), sh), _mm512_load_pd(xt + r * KRON_LC));
     const int32_t *lo = m->lo + r * nt, *hi = m->hi + r * nt;
     const double *lv = m->lo_val + r * nt, *hv = m->hi_val + r * nt;
     for (int64_t j = 0; j < nt; j++) {
@@ -218,11 +181,11 @@ TGT5 static inline __m512d row5(const cpu_kron *m, int G, int64_t r, const doubl
         const __m512d c = _mm512_loadu_pd(cc + j * KRON_LC);
         const __mmask8 k = use[j] == 2 ? (__mmask8)0xFF : (__mmask8)kb[j];
         if (lo[j] >= 0) {
-            const __m512d x = ld8(G, xb, xt, off, xp, lo[j]);
+            const __m512d x = _mm512_load_pd(xt + lo[j] * KRON_LC);
             s = _mm512_mask_add_pd(s, k, s, _mm512_mul_pd(_mm512_mul_pd(c, _mm512_set1_pd(lv[j])), x));
         }
         if (hi[j] >= 0) {
-            const __m512d x = ld8(G, xb, xt, off, xp, hi[j]);
+            const __m512d x = _mm512_load_pd(xt + hi[j] * KRON_LC);
             s = _mm512_mask_add_pd(s, k, s, _mm512_mul_pd(_mm512_mul_pd(c, _mm512_set1_pd(hv[j])), x));
         }
     }
@@ -256,13 +219,11 @@ TGT5 static inline void tr8(const __m512d *v, __m512d *o)
     }
 }
 
-TGT5 static inline void couple5(const cpu_kron *m, int G, int64_t ch, int64_t r0, int64_t r1, const double *x,
-                                const double *xt, double *buf)
+TGT5 static void couple_avx512(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x,
+                               const double *xt, double *buf)
 {
+    (void)x;
     const int64_t nt = m->nterms, l0 = ch * KRON_LC;
-    const double *xb = x + l0 * m->n_right, *xp[KRON_LC];
-    for (int i = 0; i < KRON_LC; i++) xp[i] = xb + m->ch_off[l0 + i];
-    const __m512i off = _mm512_loadu_si512((const void *)(m->ch_off + l0));
     const __m512d dl = _mm512_loadu_pd(m->ch_dl + l0);
     const double *cc = m->ch_c + ch * nt * KRON_LC;
     const uint8_t *kb = m->ch_kb + ch * nt;
@@ -270,21 +231,17 @@ TGT5 static inline void couple5(const cpu_kron *m, int G, int64_t ch, int64_t r0
     int64_t r = r0;
     for (; r + 8 <= r1; r += 8) {
         __m512d s[8];
-        for (int k = 0; k < 8; k++) s[k] = row5(m, G, r + k, xb, xt, xp, off, dl, cc, kb, use);
+        for (int k = 0; k < 8; k++) s[k] = row5(m, r + k, xt, dl, cc, kb, use);
         __m512d o[8];
         tr8(s, o);
         for (int i = 0; i < 8; i++) _mm512_storeu_pd(buf + (int64_t)i * KRON_RB + r - r0, o[i]);
     }
     for (; r < r1; r++) {
         double t[KRON_LC];
-        _mm512_storeu_pd(t, row5(m, G, r, xb, xt, xp, off, dl, cc, kb, use));
+        _mm512_storeu_pd(t, row5(m, r, xt, dl, cc, kb, use));
         for (int i = 0; i < KRON_LC; i++) buf[(int64_t)i * KRON_RB + r - r0] = t[i];
     }
 }
-
-KS_LEVEL(TGT5, couple5, couple_avx512, 0)
-KS_LEVEL(TGT5, couple5, couple_avx512g, 1)
-KS_LEVEL(TGT5, couple5, couple_avx512t, 2)
 
 /* xt[q KRON_LC + lane] = x[l0 + lane, q]: 8 x 8 blocks transposed in registers. */
 TGT5 static void transpose_avx512(const cpu_kron *m, int64_t ch, const double *x, double *xt)
@@ -343,18 +300,16 @@ int cpu_kron_simd_kernels(int simd, kron_couple_fn *couple, kron_hop_fn *hop, kr
 {
 #if KS_X86
     __builtin_cpu_init();
-    const int a2 = simd == KRON_SIMD_AVX2 || simd == KRON_SIMD_AVX2G || simd == KRON_SIMD_AVX2T;
-    const int a5 = simd == KRON_SIMD_AVX512 || simd == KRON_SIMD_AVX512G || simd == KRON_SIMD_AVX512T;
-    if (a2 && __builtin_cpu_supports("avx2")) {
-        *couple = simd == KRON_SIMD_AVX2G ? couple_avx2g : simd == KRON_SIMD_AVX2T ? couple_avx2t : couple_avx2;
+    if (simd == KRON_SIMD_AVX2 && __builtin_cpu_supports("avx2")) {
+        *couple = couple_avx2;
         *hop = hop_avx2;
-        *transpose = simd == KRON_SIMD_AVX2T ? transpose_avx2 : NULL;
+        *transpose = transpose_avx2;
         return 1;
     }
-    if (a5 && __builtin_cpu_supports("avx512f")) {
-        *couple = simd == KRON_SIMD_AVX512G ? couple_avx512g : simd == KRON_SIMD_AVX512T ? couple_avx512t : couple_avx512;
+    if (simd == KRON_SIMD_AVX512 && __builtin_cpu_supports("avx512f")) {
+        *couple = couple_avx512;
         *hop = hop_avx512;
-        *transpose = simd == KRON_SIMD_AVX512T ? transpose_avx512 : NULL;
+        *transpose = transpose_avx512;
         return 1;
     }
 #else

@@ -21,10 +21,10 @@
 #include "pl_error.h"
 #include "spmv.h"
 
-#define NLEV 7
+#define NLEV 3
 #define RMAX 1000
 
-static const char *const names[NLEV] = {"sse2", "avx2", "avx2g", "avx512", "avx512g", "avx2t", "avx512t"};
+static const char *const names[NLEV] = {"sse2", "avx2", "avx512"};
 
 static int run(const hh_params *p, int rounds)
 {

@@ -160,14 +160,13 @@ static void ref_kron(const pl_kron *k, const double *x, double *y)
 /* The CPU kernels' SIMD levels (PJDS_CPU_SIMD, spmv/cpu/cpu_kron.c) and
  * whether this CPU has them: a forced level must build where it has it,
  * and give PL_ERR_INPUT where not. */
-static const char *const simd_names[] = {"sse2", "avx2", "avx2g", "avx512", "avx512g", "avx2t", "avx512t"};
-#define N_SIMD 7
+static const char *const simd_names[] = {"sse2", "avx2", "avx512"};
+#define N_SIMD 3
 static int simd_have(int i)
 {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
-    const int a2 = i == 1 || i == 2 || i == 5;
-    return i == 0 || (a2 && __builtin_cpu_supports("avx2")) || (!a2 && __builtin_cpu_supports("avx512f"));
+    return i == 0 || (i == 1 && __builtin_cpu_supports("avx2")) || (i == 2 && __builtin_cpu_supports("avx512f"));
 #else
     return i == 0;
 #endif
