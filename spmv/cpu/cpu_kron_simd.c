@@ -27,6 +27,9 @@
 #define KS_X86 1
 #define TGT2 __attribute__((target("avx2")))
 #define TGT5 __attribute__((target("avx512f")))
+#ifndef KS_PF
+#define KS_PF 256 /* doubles ahead that step 2 prefetches x's rows */
+#endif
 
 /* ---------------------------------------------------------------- AVX2 */
 
@@ -139,9 +142,12 @@ TGT2 static void hop_avx2(const double *b, double *yl, int64_t n, const double *
     for (; r + 16 <= n; r += 16) {
         __m256d a0 = _mm256_loadu_pd(b + r), a1 = _mm256_loadu_pd(b + r + 4);
         __m256d a2 = _mm256_loadu_pd(b + r + 8), a3 = _mm256_loadu_pd(b + r + 12);
+        const int pf = r + KS_PF + 16 <= n;
         for (int64_t j = 0; j < nj; j++) {
             const double *xj = xs[j] + r;
             const __m256d vj = _mm256_set1_pd(v[j]);
+            if (pf)
+                for (int c = 0; c < 16; c += 8) _mm_prefetch((const char *)(xj + KS_PF + c), _MM_HINT_T0);
             a0 = _mm256_add_pd(a0, _mm256_mul_pd(vj, _mm256_loadu_pd(xj)));
             a1 = _mm256_add_pd(a1, _mm256_mul_pd(vj, _mm256_loadu_pd(xj + 4)));
             a2 = _mm256_add_pd(a2, _mm256_mul_pd(vj, _mm256_loadu_pd(xj + 8)));
@@ -267,9 +273,12 @@ TGT5 static void hop_avx512(const double *b, double *yl, int64_t n, const double
     for (; r + 32 <= n; r += 32) {
         __m512d a0 = _mm512_loadu_pd(b + r), a1 = _mm512_loadu_pd(b + r + 8);
         __m512d a2 = _mm512_loadu_pd(b + r + 16), a3 = _mm512_loadu_pd(b + r + 24);
+        const int pf = r + KS_PF + 32 <= n;
         for (int64_t j = 0; j < nj; j++) {
             const double *xj = xs[j] + r;
             const __m512d vj = _mm512_set1_pd(v[j]);
+            if (pf)
+                for (int c = 0; c < 32; c += 8) _mm_prefetch((const char *)(xj + KS_PF + c), _MM_HINT_T0);
             a0 = _mm512_add_pd(a0, _mm512_mul_pd(vj, _mm512_loadu_pd(xj)));
             a1 = _mm512_add_pd(a1, _mm512_mul_pd(vj, _mm512_loadu_pd(xj + 8)));
             a2 = _mm512_add_pd(a2, _mm512_mul_pd(vj, _mm512_loadu_pd(xj + 16)));
