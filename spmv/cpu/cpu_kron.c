@@ -36,6 +36,34 @@
  * The chunk's slices x[l, :] (8 x n_right doubles: 1 MB at HMEp) stay in
  * L2 while the chunk's blocks run, so the gathers hit it.
  *
+ * SIMD levels (2026-11-26): the functions above are the SSE2 level (any
+ * x86-64, and every other CPU through GCC's vector extension); AVX2 and
+ * AVX-512F kernels of both steps (cpu_kron_simd.c: target attributes, no
+ * "fma") read step 1's x from the chunk's slices transposed per thread,
+ * one 64-byte load per term.  kron_create picks the widest level the CPU
+ * has (__builtin_cpu_supports); PJDS_CPU_SIMD=sse2|avx2|avx512 forces one
+ * (PL_ERR_INPUT where unknown or missing).  Every level gives the same
+ * bits: tests/spmv/test_kron_op.c checks each one this CPU has against
+ * the reference loop on its models and random tables.  A thread whose
+ * transposition buffer (8 n_right doubles) cannot be allocated runs the
+ * SSE2 step 1 (the same bits).
+ *
+ * Measured 2026-11-26, 2 shared cores of the development VM (AMD EPYC,
+ * AVX-512; load average 5-7 from other work, so the ranges are wide),
+ * HMEp (6 3 3 1 4 1 1 15 normal periodic):
+ *   hh_mf_timing, PJDS_CPU_SIMD=sse2 (the old kernel) against the default
+ *   (avx512), alternating processes, 3 runs each, medians of 50:
+ *     1 thread  55.0 / 57.4 / 56.3 ms  ->  26.8 / 24.4 / 19.9 ms (2.3x)
+ *     2 threads 71.2 / 64.9 / 69.5 ms  ->  36.0 / 40.1 / 32.0 ms (1.9x)
+ *   kron_simd_timing (the levels interleaved in one process, medians of
+ *   20), 3 runs: 1 thread sse2 52.8-66.0, avx2 30.9-32.0, avx512
+ *   23.9-25.1 ms; 2 threads sse2 67.7-73.3, avx2 36.5-42.0, avx512
+ *   35.1-42.2 ms (earlier, quieter: 1 thread sse2 35.6, avx512 21.0 ms).
+ *   hh_184800 (in cache), 1 thread: sse2 0.574-0.589, avx2 0.354-0.381,
+ *   avx512 0.285-0.300 ms.
+ * A quickstart solve (format = matrix_free, CPU) writes the same datasets
+ * at all three levels (h5diff).
+ *
  * Measured 2026-11-25, 2 cores of the development VM (shared, noisy;
  * interleaved against the old loop, medians of 20-50 products): HMEp (400 x
  * 15,504 rows, 5 modes, M = 15) 1.13-1.31x on one thread, 1.05-1.15x on

@@ -13,10 +13,28 @@
  * adds t & mask | sign-of-zero-mask as SSE2 does; AVX-512 adds under the
  * mask register (a masked lane keeps s, which is s + -0.0 bit for bit).
  *
- * Step 1, per right row r: the 8 lanes' x[l, q] are one gather (AVX-512:
- * one vgatherqpd of 8; AVX2: two of 4) at the chunk's lane offsets
- * (ch_off) + q; the sums of 8 (AVX-512) or 4 (AVX2) consecutive r are
- * transposed in registers, so the buffer takes whole rows. */
+ * Step 1 reads x from the chunk's 8 slices transposed (xt[q KRON_LC +
+ * lane] = x[l0 + lane, q], 8 n_right doubles, made per thread by
+ * transpose_avx2 / _avx512 when a thread's work item enters a new chunk;
+ * cpu_kron_apply owns the buffer): the 8 lanes' x[l, q] of a term are one
+ * aligned 64-byte load, where the SSE2 kernel makes them of 8 scalar
+ * loads.  The sums of 8 (AVX-512) or 4 (AVX2) consecutive r are
+ * transposed in registers, so the buffer takes whole rows.  Step 2 (the
+ * hopping) as SSE2's in 4 registers of 4 or 8, and prefetches x's rows
+ * KS_PF doubles ahead.
+ *
+ * Tried on HMEp on the development VM (2 shared cores, AMD EPYC with
+ * AVX-512, one thread, interleaved in one process or alternating
+ * processes) and dropped: x[l, q] by vgatherqpd at the lane offsets
+ * (0.82-0.95x sse2; the slices' transposition is 1.5-1.7x), by scalar
+ * loads into wide registers (1.13-1.22x); the right tables packed as the
+ * GPU's variant 6 (pl_kron_pack16: 16-bit columns, 8-bit value indices)
+ * with the chunk's products c[l, m] v[d] made per chunk (no change within
+ * the noise: avx512 / sse2 0.43-0.53 packed, 0.46-0.48 not); absent
+ * columns as masked terms instead of branches (0.98x); prefetching xt's
+ * far rows 16 or 64 right rows ahead (0.72-0.87x); non-temporal stores of
+ * y (within the noise on 1 and 2 threads; they would also evict y from
+ * the cache where it fits). */
 #include <stdint.h>
 #include <string.h>
 
