@@ -44,9 +44,9 @@
  * has (__builtin_cpu_supports); PJDS_CPU_SIMD=sse2|avx2|avx512 forces one
  * (PL_ERR_INPUT where unknown or missing).  Every level gives the same
  * bits: tests/spmv/test_kron_op.c checks each one this CPU has against
- * the reference loop on its models and random tables.  A thread whose
- * transposition buffer (8 n_right doubles) cannot be allocated runs the
- * SSE2 step 1 (the same bits).
+ * the reference loop on its models and random tables.  Where a thread's
+ * transposition buffer (8 n_right doubles) would exceed KRON_XT_MAX or
+ * cannot be allocated, that thread runs the SSE2 step 1 (the same bits).
  *
  * Measured 2026-11-26, 2 shared cores of the development VM (AMD EPYC,
  * AVX-512; load average 5-7 from other work, so the ranges are wide),
@@ -88,6 +88,7 @@
 #include "cpu_kron_impl.h"
 
 #define KRON_NP (KRON_LC / 2)
+#define KRON_XT_MAX ((size_t)64 << 20) /* bytes of a thread's transposed chunk, at most (n_right <= 1 M) */
 
 typedef double v2d __attribute__((vector_size(16)));
 typedef uint64_t v2u __attribute__((vector_size(16)));
@@ -359,9 +360,9 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
 #pragma omp parallel
     {
         double buf[KRON_LC * KRON_RB]; /* 128 KB of the thread's stack */
-        /* the wide levels' transposed chunk (no memory: the SSE2 step 1, the same bits) */
+        /* the wide levels' transposed chunk (none: too large or no memory: the SSE2 step 1, the same bits) */
         const size_t xtb = ((size_t)nr * KRON_LC * sizeof(double) + 63) / 64 * 64;
-        double *xt = m->transpose ? aligned_alloc(64, xtb) : NULL;
+        double *xt = m->transpose && xtb <= KRON_XT_MAX ? aligned_alloc(64, xtb) : NULL;
         int64_t xt_ch = -1;
 #pragma omp for schedule(static)
         for (int64_t t = 0; t < ntask; t++) {
