@@ -37,7 +37,11 @@
  *     backend (cpu_random: n_left not a multiple of the kernel's 8-row
  *     chunks and below 8, nterms 0 and 11, rows of A longer than 64
  *     entries, c = +-0.0, x with +-0.0 entries, n_right not a multiple of
- *     the block).
+ *     the block; nterms 1 to 8 with n_right not a multiple of 4, 8, 16 or
+ *     32, every c non-zero, every c zero, n_right above the wide kernels'
+ *     transposed chunk), for the default kernels and every SIMD level of
+ *     this CPU forced by PJDS_CPU_SIMD (sse2, avx2, avx512; a level the CPU
+ *     lacks must be refused with PL_ERR_INPUT).
  * PJDS_TEST_BACKEND=cuda runs the same on the CUDA backend (ctest
  * gpu_kron_op; exit 77 without a device), and there also checks that the
  * GPU's y is the CPU backend's bit for bit (both round every product and
@@ -637,6 +641,7 @@ static void cpu_random_cases(void)
         cpu_random(3 + 5 * nt, 2048 + 8 * nt + nt % 3, nt, 1 + nt % 3, d);
     }
     cpu_random(17, 37, 3, 3, "cpu random: n_right 37");
+    cpu_random(2, 1100003, 2, 1, "cpu random: n_right 1100003 (no transposed chunk: the SSE2 step 1)");
     cpu_random(16, 4103, 4, 2, "cpu random: 16 left rows, n_right 4103");
     cpu_random_c = 1;
     cpu_random(24, 531, 5, 3, "cpu random: every c non-zero");
