@@ -32,7 +32,9 @@
  * with the chunk's products c[l, m] v[d] made per chunk (no change within
  * the noise: avx512 / sse2 0.43-0.53 packed, 0.46-0.48 not); absent
  * columns as masked terms instead of branches (0.98x); prefetching xt's
- * far rows 16 or 64 right rows ahead (0.72-0.87x); non-temporal stores of
+ * far rows 16 or 64 right rows ahead (0.72-0.87x); the sums of 2 or 4
+ * consecutive r interleaved in one loop over the terms (avx512 / sse2
+ * 0.41-0.52 and 0.50-0.51 against 0.41-0.47 one at a time); non-temporal stores of
  * y (within the noise on 1 and 2 threads; they would also evict y from
  * the cache where it fits). */
 #include <stdint.h>
