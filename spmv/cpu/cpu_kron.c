@@ -59,6 +59,11 @@
  *   20), 3 runs: 1 thread sse2 52.8-66.0, avx2 30.9-32.0, avx512
  *   23.9-25.1 ms; 2 threads sse2 67.7-73.3, avx2 36.5-42.0, avx512
  *   35.1-42.2 ms (earlier, quieter: 1 thread sse2 35.6, avx512 21.0 ms).
+ *   Later, 3 runs of 30 rounds: 1 thread sse2 34.0 / 56.7 / 50.0, avx2
+ *   19.2 / 27.2 / 26.8, avx512 16.0 / 24.9 / 22.1 ms (avx512 2.1-2.3x,
+ *   avx2 1.8-2.1x); 2 threads (the VM oversubscribed: slower than one)
+ *   sse2 59.0 / 92.9 / 72.2, avx2 32.0 / 58.0 / 44.0, avx512 32.0 / 48.0 /
+ *   36.3 ms (avx512 1.85-2.0x, avx2 1.6-1.85x).
  *   hh_184800 (in cache), 1 thread: sse2 0.574-0.589, avx2 0.354-0.381,
  *   avx512 0.285-0.300 ms.
  * A quickstart solve (format = matrix_free, CPU) writes the same datasets
