@@ -36,6 +36,39 @@
  * The chunk's slices x[l, :] (8 x n_right doubles: 1 MB at HMEp) stay in
  * L2 while the chunk's blocks run, so the gathers hit it.
  *
+ * SIMD levels (2026-11-26): the functions above are the SSE2 level (any
+ * x86-64, and every other CPU through GCC's vector extension); AVX2 and
+ * AVX-512F kernels of both steps (cpu_kron_simd.c: target attributes, no
+ * "fma") read step 1's x from the chunk's slices transposed per thread,
+ * one 64-byte load per term.  kron_create picks the widest level the CPU
+ * has (__builtin_cpu_supports); PJDS_CPU_SIMD=sse2|avx2|avx512 forces one
+ * (PL_ERR_INPUT where unknown or missing).  Every level gives the same
+ * bits: tests/spmv/test_kron_op.c checks each one this CPU has against
+ * the reference loop on its models and random tables.  Where a thread's
+ * transposition buffer (8 n_right doubles) would exceed KRON_XT_MAX or
+ * cannot be allocated, that thread runs the SSE2 step 1 (the same bits).
+ *
+ * Measured 2026-11-26, 2 shared cores of the development VM (AMD EPYC,
+ * AVX-512; load average 5-7 from other work, so the ranges are wide),
+ * HMEp (6 3 3 1 4 1 1 15 normal periodic):
+ *   hh_mf_timing, PJDS_CPU_SIMD=sse2 (the old kernel) against the default
+ *   (avx512), alternating processes, 3 runs each, medians of 50:
+ *     1 thread  55.0 / 57.4 / 56.3 ms  ->  26.8 / 24.4 / 19.9 ms (2.3x)
+ *     2 threads 71.2 / 64.9 / 69.5 ms  ->  36.0 / 40.1 / 32.0 ms (1.9x)
+ *   kron_simd_timing (the levels interleaved in one process, medians of
+ *   20), 3 runs: 1 thread sse2 52.8-66.0, avx2 30.9-32.0, avx512
+ *   23.9-25.1 ms; 2 threads sse2 67.7-73.3, avx2 36.5-42.0, avx512
+ *   35.1-42.2 ms (earlier, quieter: 1 thread sse2 35.6, avx512 21.0 ms).
+ *   Later, 3 runs of 30 rounds: 1 thread sse2 34.0 / 56.7 / 50.0, avx2
+ *   19.2 / 27.2 / 26.8, avx512 16.0 / 24.9 / 22.1 ms (avx512 2.1-2.3x,
+ *   avx2 1.8-2.1x); 2 threads (the VM oversubscribed: slower than one)
+ *   sse2 59.0 / 92.9 / 72.2, avx2 32.0 / 58.0 / 44.0, avx512 32.0 / 48.0 /
+ *   36.3 ms (avx512 1.85-2.0x, avx2 1.6-1.85x).
+ *   hh_184800 (in cache), 1 thread: sse2 0.574-0.589, avx2 0.354-0.381,
+ *   avx512 0.285-0.300 ms.
+ * A quickstart solve (format = matrix_free, CPU) writes the same datasets
+ * at all three levels (h5diff).
+ *
  * Measured 2026-11-25, 2 cores of the development VM (shared, noisy;
  * interleaved against the old loop, medians of 20-50 products): HMEp (400 x
  * 15,504 rows, 5 modes, M = 15) 1.13-1.31x on one thread, 1.05-1.15x on
@@ -57,14 +90,11 @@
 #include "spmv.h"
 #include "spmv_impl.h"
 #include "cpu_ts.h"
+#include "cpu_kron_impl.h"
 
-#define KRON_LC 8    /* left rows per chunk: the lanes of step 1 (even) */
-#define KRON_RB 2048 /* right rows per block (the buffer: 128 KB)        */
-#define KRON_HMAX 64 /* entries of A's row in registers' loop; longer: by entry */
 #define KRON_NP (KRON_LC / 2)
+#define KRON_XT_MAX ((size_t)64 << 20) /* bytes of a thread's transposed chunk, at most (n_right <= 1 M) */
 
-/* Two doubles (an SSE2 register; GCC's and clang's vector extension:
- * element-wise IEEE operations, no contraction under -std=c17). */
 typedef double v2d __attribute__((vector_size(16)));
 typedef uint64_t v2u __attribute__((vector_size(16)));
 
@@ -81,26 +111,6 @@ static inline v2u ldu2(const uint64_t *p)
     return v;
 }
 static inline void st2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
-
-/* The copy of the tables (pl_kron's names) in one allocation mem, the
- * couplings per chunk of KRON_LC left rows: ch_c [ch][m][lane] (0 past
- * n_left), ch_mk all ones where c != 0, ch_zk the sign bit where c == 0,
- * ch_use[ch][m] 0: no c != 0, 1: some, 2: all rows of the chunk; ch_dl
- * [ch][lane]. */
-typedef struct cpu_kron {
-    int64_t n_left, n_right, nchunk;
-    int nterms;
-    double shift;
-    int64_t *a_ptr;
-    int32_t *a_col;
-    double *a_val, *dr;
-    int32_t *lo, *hi;
-    double *lo_val, *hi_val;
-    double *ch_c, *ch_dl;
-    uint64_t *ch_mk, *ch_zk;
-    int8_t *ch_use;
-    void *mem;
-} cpu_kron;
 
 /* Carve n bytes (64-byte aligned) at *off of base (NULL base: count only). */
 static void *carve(char *base, size_t *off, size_t n)
@@ -127,6 +137,8 @@ static size_t layout(cpu_kron *m, const pl_kron *k, char *base)
     m->ch_c = carve(base, &off, nc * sizeof(double));
     m->ch_mk = carve(base, &off, nc * sizeof(uint64_t));
     m->ch_zk = carve(base, &off, nc * sizeof(uint64_t));
+    m->ch_off = carve(base, &off, nch * KRON_LC * sizeof(int64_t));
+    m->ch_kb = carve(base, &off, nch * nt);
     m->ch_use = carve(base, &off, nch * nt);
     m->ch_dl = carve(base, &off, nch * KRON_LC * sizeof(double));
     return off;
@@ -140,9 +152,11 @@ static void fill_chunks(cpu_kron *m, const pl_kron *k)
         for (int64_t i = 0; i < KRON_LC; i++) {
             const int64_t l = ch * KRON_LC + i;
             m->ch_dl[ch * KRON_LC + i] = l < nl ? k->dl[l] : 0.0;
+            m->ch_off[ch * KRON_LC + i] = ((l < nl ? l : nl - 1) - ch * KRON_LC) * k->n_right;
         }
         for (int64_t j = 0; j < nt; j++) {
             int some = 0, all = 1;
+            unsigned kb = 0;
             for (int64_t i = 0; i < KRON_LC; i++) {
                 const int64_t l = ch * KRON_LC + i, q = (ch * nt + j) * KRON_LC + i;
                 const double c = l < nl ? k->c[l * nt + j] : 0.0;
@@ -150,11 +164,47 @@ static void fill_chunks(cpu_kron *m, const pl_kron *k)
                 m->ch_mk[q] = c != 0.0 ? ~(uint64_t)0 : 0;
                 m->ch_zk[q] = c != 0.0 ? 0 : (uint64_t)1 << 63;
                 some |= c != 0.0;
+                kb |= (unsigned)(c != 0.0) << i;
                 if (l < nl) all &= c != 0.0; /* lanes past n_left are never stored */
             }
+            m->ch_kb[ch * nt + j] = (uint8_t)kb;
             m->ch_use[ch * nt + j] = (int8_t)(some ? (all ? 2 : 1) : 0);
         }
     }
+}
+
+/* The kernels of m: PJDS_CPU_SIMD = sse2, avx2 or avx512 forces that level
+ * (PL_ERR_INPUT where the value is unknown or this CPU or build lacks it:
+ * a measurement never runs another path than it names), else the widest
+ * level this CPU has. */
+static void chunk_diag_couple_sse2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x,
+                                   const double *xt, double *buf);
+static void hop_rows_sse2(const double *b, double *yl, int64_t n, const double *const *xs, const double *v,
+                          int64_t nj);
+static int pick_simd(cpu_kron *m)
+{
+    static const char *const names[KRON_SIMD_N] = {"sse2", "avx2", "avx512"};
+    const char *e = getenv("PJDS_CPU_SIMD");
+    m->simd = KRON_SIMD_SSE2;
+    m->couple = chunk_diag_couple_sse2;
+    m->hop = hop_rows_sse2;
+    m->transpose = NULL;
+    if (e && *e) {
+        int want = -1;
+        for (int i = 0; i < KRON_SIMD_N; i++)
+            if (!strcmp(e, names[i])) want = i;
+        PL_CHECK(want >= 0, PL_ERR_INPUT, "PJDS_CPU_SIMD=%s: not sse2, avx2 or avx512", e);
+        PL_CHECK(want == KRON_SIMD_SSE2 || cpu_kron_simd_kernels(want, &m->couple, &m->hop, &m->transpose), PL_ERR_INPUT,
+                 "PJDS_CPU_SIMD=%s: this CPU or build has no such kernels", e);
+        m->simd = want;
+        return PL_OK;
+    }
+    for (int i = KRON_SIMD_N - 1; i > KRON_SIMD_SSE2; i--)
+        if (cpu_kron_simd_kernels(i, &m->couple, &m->hop, &m->transpose)) {
+            m->simd = i;
+            break;
+        }
+    return PL_OK;
 }
 
 int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat)
@@ -189,6 +239,11 @@ int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat)
         memcpy(m->hi_val, k->hi_val, nr * nt * sizeof(double));
     }
     fill_chunks(m, k);
+    const int rc = pick_simd(m);
+    if (rc != PL_OK) {
+        cpu_kron_destroy(be, m);
+        return rc;
+    }
     *mat = m;
     return PL_OK;
 }
@@ -221,8 +276,10 @@ static inline void couple(v2d *s, const double *const *xp, int64_t q, double v, 
 
 /* Step 1: diagonal + couplings of rows (chunk ch, [r0, r1)) into
  * buf[lane * KRON_RB + r - r0]. */
-static void chunk_diag_couple(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x, double *buf)
+static void chunk_diag_couple_sse2(const cpu_kron *m, int64_t ch, int64_t r0, int64_t r1, const double *x,
+                                   const double *xt, double *buf)
 {
+    (void)xt;
     const int64_t nr = m->n_right, nt = m->nterms, nl = m->n_left, l0 = ch * KRON_LC;
     const double *xp[KRON_LC];
     for (int64_t i = 0; i < KRON_LC; i++) xp[i] = x + (l0 + i < nl ? l0 + i : nl - 1) * nr;
@@ -253,7 +310,7 @@ static void chunk_diag_couple(const cpu_kron *m, int64_t ch, int64_t r0, int64_t
 
 /* Step 2: y[0, n) = b[0, n) + sum_j v[j] xs[j][0, n), j in order (nj <=
  * KRON_HMAX), 8 sums at a time in registers. */
-static void hop_rows(const double *b, double *yl, int64_t n, const double *const *xs, const double *v, int64_t nj)
+static void hop_rows_sse2(const double *b, double *yl, int64_t n, const double *const *xs, const double *v, int64_t nj)
 {
     int64_t r = 0;
     for (; r + 8 <= n; r += 8) {
@@ -287,7 +344,7 @@ static void hop(const cpu_kron *m, int64_t l, int64_t r0, int64_t r1, const doub
     if (j1 - j0 <= KRON_HMAX) {
         const double *xs[KRON_HMAX];
         for (int64_t j = j0; j < j1; j++) xs[j - j0] = x + (int64_t)m->a_col[j] * nr + r0;
-        hop_rows(b, yl, n, xs, m->a_val + j0, j1 - j0);
+        m->hop(b, yl, n, xs, m->a_val + j0, j1 - j0);
         return;
     }
     memcpy(yl, b, (size_t)n * sizeof *yl);
@@ -308,13 +365,21 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
 #pragma omp parallel
     {
         double buf[KRON_LC * KRON_RB]; /* 128 KB of the thread's stack */
+        /* the wide levels' transposed chunk (none: too large or no memory: the SSE2 step 1, the same bits) */
+        const size_t xtb = ((size_t)nr * KRON_LC * sizeof(double) + 63) / 64 * 64;
+        double *xt = m->transpose && xtb <= KRON_XT_MAX ? aligned_alloc(64, xtb) : NULL;
+        int64_t xt_ch = -1;
 #pragma omp for schedule(static)
         for (int64_t t = 0; t < ntask; t++) {
             const int64_t ch = t / nblk, r0 = (t % nblk) * KRON_RB, r1 = r0 + KRON_RB < nr ? r0 + KRON_RB : nr;
-            chunk_diag_couple(m, ch, r0, r1, x, buf);
+            if (xt && ch != xt_ch) m->transpose(m, ch, x, xt);
+            xt_ch = ch;
+            if (m->transpose && !xt) chunk_diag_couple_sse2(m, ch, r0, r1, x, NULL, buf);
+            else m->couple(m, ch, r0, r1, x, xt, buf);
             for (int64_t l = ch * KRON_LC; l < ch * KRON_LC + KRON_LC && l < nl; l++)
                 hop(m, l, r0, r1, x, buf + (l - ch * KRON_LC) * KRON_RB, y);
         }
+        free(xt);
     }
     return PL_OK;
 }

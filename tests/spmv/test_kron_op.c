@@ -37,7 +37,11 @@
  *     backend (cpu_random: n_left not a multiple of the kernel's 8-row
  *     chunks and below 8, nterms 0 and 11, rows of A longer than 64
  *     entries, c = +-0.0, x with +-0.0 entries, n_right not a multiple of
- *     the block).
+ *     the block; nterms 1 to 8 with n_right not a multiple of 4, 8, 16 or
+ *     32, every c non-zero, every c zero, n_right above the wide kernels'
+ *     transposed chunk), for the default kernels and every SIMD level of
+ *     this CPU forced by PJDS_CPU_SIMD (sse2, avx2, avx512; a level the CPU
+ *     lacks must be refused with PL_ERR_INPUT).
  * PJDS_TEST_BACKEND=cuda runs the same on the CUDA backend (ctest
  * gpu_kron_op; exit 77 without a device), and there also checks that the
  * GPU's y is the CPU backend's bit for bit (both round every product and
@@ -157,25 +161,54 @@ static void ref_kron(const pl_kron *k, const double *x, double *y)
     }
 }
 
-/* y of kron_apply on the CPU backend equals ref_kron's, bit for bit. */
+/* The CPU kernels' SIMD levels (PJDS_CPU_SIMD, spmv/cpu/cpu_kron.c) and
+ * whether this CPU has them: a forced level must build where it has it,
+ * and give PL_ERR_INPUT where not. */
+static const char *const simd_names[] = {"sse2", "avx2", "avx512"};
+#define N_SIMD 3
+static int simd_have(int i)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return i == 0 || (i == 1 && __builtin_cpu_supports("avx2")) || (i == 2 && __builtin_cpu_supports("avx512f"));
+#else
+    return i == 0;
+#endif
+}
+static int simd_checked[N_SIMD];
+
+/* y of kron_apply on the CPU backend equals ref_kron's, bit for bit, for
+ * the default kernels and each SIMD level forced by PJDS_CPU_SIMD. */
 static void check_bitwise(const pl_kron *k, const double *x, const char *d)
 {
     const int64_t N = k->n_left * k->n_right;
     double *yr = malloc((size_t)N * sizeof *yr), *y = malloc((size_t)N * sizeof *y);
     pl_backend *cb = NULL;
-    void *op = NULL;
     TU_CHECK(yr && y);
     TU_OK(pl_backend_cpu_create(&cb));
-    if (cb) TU_OK(cb->kron_create(cb, k, &op));
-    if (yr && y && op) {
-        ref_kron(k, x, yr);
+    if (yr && y) ref_kron(k, x, yr);
+    for (int lv = -1; cb && yr && y && lv < N_SIMD; lv++) {
+        void *op = NULL;
+        if (lv >= 0) setenv("PJDS_CPU_SIMD", simd_names[lv], 1);
+        const int rc = cb->kron_create(cb, k, &op);
+        unsetenv("PJDS_CPU_SIMD");
+        if (lv >= 0 && !simd_have(lv)) {
+            TU_CHECK_MSG(rc == PL_ERR_INPUT && !op, "%s: PJDS_CPU_SIMD=%s on a CPU without it: %d", d,
+                         simd_names[lv], rc);
+            pl_error_clear();
+            continue;
+        }
+        TU_OK(rc);
+        if (!op) continue;
         for (int64_t i = 0; i < N; i++) y[i] = NAN;
         TU_OK(cb->kron_apply(cb, op, x, y));
         int64_t bad = 0;
         for (int64_t i = 0; i < N; i++) bad += memcmp(y + i, yr + i, sizeof *y) != 0;
-        TU_CHECK_MSG(bad == 0, "%s: %lld rows differ from the reference loop bitwise", d, (long long)bad);
+        TU_CHECK_MSG(bad == 0, "%s (%s): %lld rows differ from the reference loop bitwise", d,
+                     lv >= 0 ? simd_names[lv] : "default", (long long)bad);
+        if (lv >= 0) simd_checked[lv]++;
+        cb->kron_destroy(cb, op);
     }
-    if (op) cb->kron_destroy(cb, op);
     pl_backend_destroy(&cb);
     free(yr);
     free(y);
@@ -543,7 +576,9 @@ static void check_dist(pl_backend *be, const pl_kron *k, const double *x, const 
 }
 
 /* 5: random tables nl x nr, nt terms, na entries per row of A, on the CPU
- * backend against ref_kron; x with +-0.0 entries, c with +-0.0. */
+ * backend against ref_kron; x with +-0.0 entries, c with +-0.0
+ * (cpu_random_c 1: every c non-zero, 2: every c +-0.0). */
+static int cpu_random_c = 0;
 static void cpu_random(int64_t nl, int64_t nr, int nt, int na, const char *d)
 {
     const int64_t N = nl * nr, nrt = nr * nt, nnz = nl * na;
@@ -563,8 +598,8 @@ static void cpu_random(int64_t nl, int64_t nr, int nt, int na, const char *d)
         for (int64_t l = 0; l < nl; l++) dl[l] = 3.0 * rnd01() - 1.0;
         for (int64_t r = 0; r < nr; r++) dr[r] = rnd01() / 3.0 - 0.2;
         for (int64_t i = 0; i < nl * nt; i++) {
-            const double u = rnd01();
-            c[i] = u < 0.2 ? 0.0 : u < 0.3 ? -0.0 : rnd01() - 0.4;
+            const double u = cpu_random_c == 1 ? 1.0 : cpu_random_c == 2 ? (i % 2 ? 0.0 : 0.25) : rnd01();
+            c[i] = u < 0.2 ? 0.0 : u < 0.3 ? -0.0 : rnd01() - 0.4 + (cpu_random_c == 1 ? 2.0 : 0.0);
         }
         for (int64_t j = 0; j < nrt; j++) {
             lo[j] = rnd01() < 0.25 ? -1 : (int32_t)(rnd01() * (double)nr);
@@ -598,6 +633,21 @@ static void cpu_random_cases(void)
     cpu_random(13, 2100, 5, 4, "cpu random: n_left 13, n_right 2100");
     cpu_random(130, 701, 5, 7, "cpu random: 130 left rows");
     cpu_random(9, 4099, 2, 0, "cpu random: no A");
+    /* the SIMD kernels' edges: n_right not a multiple of 4, 8, 16 or 32 (right rows in 8 x 8 and 4 x 4
+     * transposes, hopping tails), nterms up to 8, partial last chunks, c all zero / all non-zero */
+    for (int nt = 1; nt <= 8; nt++) {
+        char d[96];
+        snprintf(d, sizeof d, "cpu random: nterms %d, n_left %d, n_right %d", nt, 3 + 5 * nt, 2048 + 8 * nt + nt % 3);
+        cpu_random(3 + 5 * nt, 2048 + 8 * nt + nt % 3, nt, 1 + nt % 3, d);
+    }
+    cpu_random(17, 37, 3, 3, "cpu random: n_right 37");
+    cpu_random(2, 1100003, 2, 1, "cpu random: n_right 1100003 (no transposed chunk: the SSE2 step 1)");
+    cpu_random(16, 4103, 4, 2, "cpu random: 16 left rows, n_right 4103");
+    cpu_random_c = 1;
+    cpu_random(24, 531, 5, 3, "cpu random: every c non-zero");
+    cpu_random_c = 2;
+    cpu_random(11, 299, 5, 3, "cpu random: every c zero");
+    cpu_random_c = 0;
 }
 
 /* 2 and 3: refusals */
@@ -735,6 +785,11 @@ int main(int argc, char **argv)
 #if PJDS_HAVE_CUDA
         if (backend_kind == PL_BACKEND_CUDA) random_cases(be);
 #endif
+        if (rank == 0 && size == 1)
+            for (int i = 0; i < N_SIMD; i++)
+                printf("kron_op: CPU kernels %s checked bit for bit on %d tables\n", simd_names[i], simd_checked[i]);
+        for (int i = 0; size == 1 && i < N_SIMD; i++)
+            TU_CHECK_MSG(simd_checked[i] > 0 || !simd_have(i), "PJDS_CPU_SIMD=%s never checked", simd_names[i]);
         if (rank == 0)
             printf("kron_op (%s, %d ranks): %d models, worst vs pJDS %.3g, vs long-double CSR / reference loop %.3g\n",
                    be->name, size, n_models, worst_pjds, worst_ref);
