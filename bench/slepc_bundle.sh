@@ -6,6 +6,9 @@
 #                                              bench/slepc_build.sh when missing) and its library closure
 #                                              (ldd) into .slepc/slepc-bundle-K.tar.xz (git-ignored), each
 #                                              at most 50 MiB
+#   bash bench/slepc_bundle.sh mumps DIR DEST  there, after unpack: lay out Debian's MUMPS 5.5 from the
+#                                              bundle in DEST as .mumps/ is (lib, include, fallback), for
+#                                              .accept/common.sh's mumps_setup
 #   bash bench/slepc_bundle.sh unpack DIR      there: extract .slepc/*.tar.xz into DIR and write
 #                                              DIR/bin/slepc_sinvert, a wrapper that sets LD_LIBRARY_PATH
 #                                              for the driver alone (nothing else on the host sees the
@@ -69,10 +72,21 @@ pack() {
         [ $class = excluded ] || cp -L "$path" "$STAGE/$class/$name"
         echo "$name $class $(readlink -f "$path")" >> "$STAGE/MANIFEST"
     done < <(awk '$2 == "=>" && $3 ~ /^\// {print $1, $3} $1 ~ /^\// {n = split($1, p, "/"); print p[n], $1}' <<< "$ldd_out")
+    # extra/mumps: MUMPS 5.5's headers and libzmumps (the rest of MUMPS is in lib/ and fallback/), so that
+    # the host can also build our program with Debian's MUMPS from this bundle alone (slepc16_device.sh)
+    local zm=/usr/lib/x86_64-linux-gnu/libzmumps-5.5.so
+    if [ -e "$zm" ] && ls /usr/include/*mumps*.h > /dev/null 2>&1; then
+        mkdir -p "$STAGE/extra/mumps/include" "$STAGE/extra/mumps/lib"
+        cp /usr/include/*mumps*.h "$STAGE/extra/mumps/include/"
+        cp -L "$zm" "$STAGE/extra/mumps/lib/"
+        if [ -e /usr/lib/x86_64-linux-gnu/libpord-5.5.so ]; then cp -L /usr/lib/x86_64-linux-gnu/libpord-5.5.so "$STAGE/extra/mumps/lib/"; fi
+    fi
     mkdir -p "$STORE"
     rm -f "$STORE"/slepc-bundle-*.tar.xz
     local files=(MANIFEST bin/slepc_sinvert.bin)
-    for f in "$STAGE"/lib/* "$STAGE"/fallback/*; do files+=("${f#"$STAGE"/}"); done
+    for f in "$STAGE"/lib/* "$STAGE"/fallback/* "$STAGE"/extra/mumps/*/*; do
+        if [ -e "$f" ]; then files+=("${f#"$STAGE"/}"); fi
+    done
     NPART=1
     pack_group "$STORE/slepc-bundle-1.tar.xz" "${files[@]}"
     echo "slepc_bundle: $n_lib libraries, $n_fb fallbacks, $n_ex left to the host ($(du -sh "$STAGE" | cut -f1) unpacked)"
@@ -85,7 +99,7 @@ unpack() {
     [ -f "${tarballs[0]}" ] || die "no $STORE/slepc-bundle-*.tar.xz (carry .slepc)"
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
-    rm -rf "$dir/bin" "$dir/lib" "$dir/fallback" "$dir/MANIFEST"
+    rm -rf "$dir/bin" "$dir/lib" "$dir/fallback" "$dir/extra" "$dir/MANIFEST"
     for t in "${tarballs[@]}"; do
         if command -v xz > /dev/null; then
             tar -C "$dir" -xJf "$t" || die "extracting $t failed"
@@ -120,8 +134,28 @@ EOF
     echo "export LD_LIBRARY_PATH=$dir/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}  # or run $dir/bin/slepc_sinvert"
 }
 
+mumps() {
+    local dir=${1:?mumps needs the unpacked bundle} dest=${2:?mumps needs a destination}
+    [ -f "$dir/extra/mumps/lib/libzmumps-5.5.so" ] || die "$dir has no extra/mumps (an older bundle?)"
+    rm -rf "$dest" && mkdir -p "$dest/lib" "$dest/include" "$dest/fallback"
+    local l
+    for l in libdmumps-5.5.so libmumps_common-5.5.so libscalapack-openmpi.so.2.2; do
+        cp "$dir/lib/$l" "$dest/lib/" || die "$l is not in the bundle"
+    done
+    cp "$dir"/extra/mumps/lib/*.so "$dest/lib/"
+    ln -s libdmumps-5.5.so "$dest/lib/libdmumps.so"
+    ln -s libzmumps-5.5.so "$dest/lib/libzmumps.so"
+    ln -s libmumps_common-5.5.so "$dest/lib/libmumps_common.so"
+    cp "$dir"/extra/mumps/include/*.h "$dest/include/"
+    for l in libgfortran.so.5 libmpi_mpifh.so.40 libquadmath.so.0; do
+        if [ -e "$dir/fallback/$l" ]; then cp "$dir/fallback/$l" "$dest/fallback/"; fi
+    done
+    echo "slepc_bundle: MUMPS 5.5 in $dest: $(ls "$dest/lib" | tr '\n' ' ')"
+}
+
 case "${1:-}" in
     pack) shift; pack "$@" ;;
     unpack) shift; unpack "$@" ;;
-    *) die "usage: $0 pack [BINARY] | unpack DIR" ;;
+    mumps) shift; mumps "$@" ;;
+    *) die "usage: $0 pack [BINARY] | unpack DIR | mumps DIR DEST" ;;
 esac
