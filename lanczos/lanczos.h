@@ -266,7 +266,8 @@ typedef struct lz_result {
     int max_restarts;        /* the restart budget in force (max_restarts = auto       */
                              /* resolved, else the option)                             */
     int restarts_auto;       /* 1: it came from max_restarts = auto                    */
-    int64_t iterations;      /* operator applications (including the final residuals) */
+    int64_t iterations;      /* operator applications (with the final residuals where  */
+                             /* recomputed: estimate_residuals)                        */
     int reason;              /* enum lz_reason                                         */
     int breakdowns;          /* invariant subspaces met (a random vector was injected)  */
     int verifications;       /* verification phases started (options verify)           */
