@@ -19,7 +19,15 @@ Matrices: PATH.mtx:SIGMA, or lap2d:M:SIGMA (the 2-D Laplacian of an M x M grid, 
 here).  Usage (medians of 3, one and two cores):
   /usr/bin/python3 bench/sinvert_peers.py --bin build/app/pjds-lanczos --cores 1,2 \\
       ../shared/matrices/cryg10000.mtx:6.8 lap2d:300:1.0
-Needs numpy, scipy, h5py and python3-slepc4py-real (PJDS_BENCH_DEPS=1 bash tools/setup-deps.sh)."""
+Needs numpy, scipy, h5py and python3-slepc4py-real (PJDS_BENCH_DEPS=1 bash tools/setup-deps.sh).
+
+SLEPc without slepc4py (a machine without Debian's PETSc/SLEPc, e.g. the GPU host): --slepc-bin PATH runs
+bench/slepc_sinvert.c (bench/slepc_build.sh; carried with bench/slepc_bundle.sh) instead, with the same
+calls, settings and measurements as the slepc4py worker; it reads the .mtx file or builds lap2d:M itself.
+Without --slepc-bin the slepc4py worker is used where it loads; where neither is there, the SLEPc column
+says "not available" and the rest still runs.  MPI: --mpiexec and --mpi-flags (default: mpiexec
+--allow-run-as-root --oversubscribe), --bind none|core (default none: the ranks share the taskset cores);
+--timeout caps each run (seconds), --json writes every run's numbers."""
 import argparse
 import json
 import os
@@ -34,6 +42,7 @@ os.environ.setdefault("SLEPC_DIR", "/usr/lib/slepcdir/slepc3.18/x86_64-linux-gnu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MPIEXEC = ["mpiexec", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-n"]
+TIMEOUT = 900
 
 
 def load(spec):
@@ -121,7 +130,7 @@ def pin(cores):
 
 
 def run_json(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env1(), timeout=900)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env1(), timeout=TIMEOUT)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:8])}...: exit {p.returncode}: {p.stderr.strip()[-600:]}")
     return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
@@ -132,7 +141,7 @@ def run_ours(binary, cfg, out, cores):
     cmd = pin(cores) + (MPIEXEC + [str(cores)] if cores > 1 else []) + [binary, "solve", "--overwrite", "--quiet",
                                                                           cfg]
     t = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env1(), timeout=900)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env1(), timeout=TIMEOUT)
     wall = time.perf_counter() - t
     if p.returncode != 0:
         raise RuntimeError(f"ours: exit {p.returncode}: {p.stderr.strip()[-600:]}")
@@ -145,6 +154,35 @@ def run_ours(binary, cfg, out, cores):
                 "solves": int(a["factorized_solves"]), "wall": wall, "analyse": float(a["factorization_analyse_seconds"]),
                 "factor": float(a["factorization_factor_seconds"]), "solve_s": float(a["factorization_solve_seconds"]),
                 "re": list(map(float, ev.real)), "im": list(map(float, ev.imag))}
+
+
+def slepc_mode(slepc_bin):
+    """'bin' (the C driver), 'py' (the slepc4py worker) or None, and a line that says which."""
+    if slepc_bin:
+        if os.path.isfile(slepc_bin) and os.access(slepc_bin, os.X_OK):
+            return "bin", f"SLEPc: {slepc_bin} (bench/slepc_sinvert.c)"
+        print(f"sinvert_peers: --slepc-bin {slepc_bin} is not an executable file; trying slepc4py", file=sys.stderr)
+    probe = (f"import sys; sys.path.insert(0, {HERE!r}); from slepc_env import slepc_modules; "
+             "P, S = slepc_modules(); print(S.Sys.getVersion())")
+    try:
+        p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env1(), timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"SLEPc: not available ({e})"
+    if p.returncode == 0:
+        return "py", f"SLEPc: slepc4py {p.stdout.strip()}"
+    last = (p.stderr.strip().splitlines() or ["?"])[-1]
+    return None, f"SLEPc: not available (slepc4py: {last[-200:]}; no --slepc-bin)"
+
+
+def run_slepc(mode, slepc_bin, spec, npz, sigma, nev, tol, sym, cores):
+    mpi = MPIEXEC + [str(cores)] if cores > 1 else []
+    if mode == "bin":
+        src = ":".join(spec.split(":")[:2]) if spec.startswith("lap2d:") else spec.rsplit(":", 1)[0]
+        return run_json(pin(cores) + mpi + [slepc_bin, "-matrix", src, "-sigma", repr(sigma), "-nev", str(nev),
+                                            "-tol", repr(tol), "-sym", str(int(sym))])
+    return run_json(pin(cores) + mpi + [sys.executable, os.path.abspath(__file__), "--npz", npz, "--sigma",
+                                        repr(sigma), "--nev", str(nev), "--tol", repr(tol), "--sym", str(int(sym)),
+                                        "--worker", "slepc"])
 
 
 def reldiff(a, b, sigma):
@@ -170,10 +208,22 @@ def main():
     ap.add_argument("--npz")
     ap.add_argument("--sigma", type=float)
     ap.add_argument("--sym", type=int, default=0)
+    ap.add_argument("--slepc-bin", help="bench/slepc_sinvert.c's binary (or its slepc_bundle.sh wrapper)")
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--mpi-flags", default="--allow-run-as-root --oversubscribe")
+    ap.add_argument("--bind", choices=["none", "core"], default="none")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds, each run")
+    ap.add_argument("--json", help="write every run's numbers here")
     a = ap.parse_args()
     if a.worker:
         (slepc_worker if a.worker == "slepc" else scipy_worker)(a.npz, a.sigma, a.nev, a.tol, a.sym)
         return 0
+    global MPIEXEC, TIMEOUT
+    MPIEXEC = [a.mpiexec] + a.mpi_flags.split() + ["--bind-to", a.bind, "-n"]
+    TIMEOUT = a.timeout
+    mode, says = slepc_mode(a.slepc_bin)
+    print(says, flush=True)
+    record = []
     sys.path.insert(0, os.path.join(HERE, "..", "tools"))
     import h5py
     import scipy.sparse as sp
@@ -194,14 +244,23 @@ def main():
                         f"nev = {a.nev}\ntolerance = {a.tol!r}\ntarget = {sigma!r}\n[output]\nfile = {out}\n")
             for c in cores:
                 runs = {"ours": [], "slepc": [], "scipy": []}
+                slepc_err = None if mode else "not available"
                 for _ in range(a.repeats):  # interleaved: the peers see the same machine state
                     runs["ours"].append(run_ours(a.bin, cfg, out, c))
                     w = [sys.executable, os.path.abspath(__file__), "--npz", npz, "--sigma", repr(sigma), "--nev",
                          str(a.nev), "--tol", repr(a.tol), "--sym", str(int(sym))]
-                    runs["slepc"].append(run_json(pin(c) + (MPIEXEC + [str(c)] if c > 1 else []) + w +
-                                                  ["--worker", "slepc"]))
+                    if not slepc_err:
+                        try:
+                            runs["slepc"].append(run_slepc(mode, a.slepc_bin, spec, npz, sigma, a.nev, a.tol, sym, c))
+                        except (RuntimeError, subprocess.TimeoutExpired, ValueError, IndexError) as e:
+                            slepc_err = "failed"
+                            print(f"sinvert_peers: SLEPc on {name}, {c} cores: {str(e)[-400:]}", file=sys.stderr)
                     if c == 1:
                         runs["scipy"].append(run_json(pin(1) + w + ["--worker", "scipy"]))
+                if slepc_err:
+                    runs["slepc"] = []
+                record.append({"matrix": name, "rows": A.shape[0], "sym": bool(sym), "sigma": sigma, "cores": c,
+                               "slepc": mode if not slepc_err else slepc_err, "runs": runs})
                 med = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items() if v}
                 o = runs["ours"][-1]
                 line = (f"| {name} ({A.shape[0]} rows, {'symmetric' if sym else 'nonsymmetric'}), sigma {sigma:g} | "
@@ -210,11 +269,12 @@ def main():
                         f"{statistics.median(r['factor'] for r in runs['ours']):.3f}, solves "
                         f"{statistics.median(r['solve_s'] for r in runs['ours']):.3f}; wall "
                         f"{statistics.median(r['wall'] for r in runs['ours']):.3f}) | "
-                        f"{med['slepc']:.3f} s ({runs['slepc'][-1]['solves']} solves) | "
+                        + (f"{med['slepc']:.3f} s ({runs['slepc'][-1]['solves']} solves)" if "slepc" in med
+                           else f"SLEPc: {slepc_err}") + " | "
                         + (f"{med['scipy']:.3f} s" if "scipy" in med else "—") + " | "
-                        f"{med['ours'] / med['slepc']:.2f}x | "
+                        + (f"{med['ours'] / med['slepc']:.2f}x" if "slepc" in med else "—") + " | "
                         + (f"{med['ours'] / med['scipy']:.2f}x" if "scipy" in med else "—") + " | "
-                        f"{reldiff(o, runs['slepc'][-1], sigma):.1e}"
+                        + (f"{reldiff(o, runs['slepc'][-1], sigma):.1e}" if "slepc" in med else "—")
                         + (f" / {reldiff(o, runs['scipy'][-1], sigma):.1e}" if runs["scipy"] else "") + " |")
                 print(line, flush=True)
                 rows.append(line)
@@ -222,6 +282,9 @@ def main():
           "| ours / SLEPc | ours / SciPy | max rel. diff. to SLEPc / SciPy |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(rows))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(record, f, indent=1)
     return 0
 
 

@@ -577,6 +577,13 @@ static int ks_finish(kr_solver *s, int *again)
         res->eigenvalues[i] = k->wr[i];
         res->eigenvalues_imag[i] = k->wi[i];
     }
+    if (s->opt->estimate_residuals && s->reason == LZ_CONVERGED && !s->final_locked && !res->missed &&
+        !res->rechecks) {
+        /* the relation A V = V S + v b^T holds: |b^T y_i| (||y_i|| = 1) is the residual of x_i = V y_i up to
+         * rounding; the caller checks the result on its own problem (lanczos.h estimate_residuals) */
+        for (int i = 0; i < nret; i++) res->residuals[i] = k->est[i];
+        return PL_OK;
+    }
     PL_CALL(ks_residuals(s->w, k, nret, res->residuals));
     return ks_recheck(s, again);
 }

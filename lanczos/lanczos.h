@@ -211,6 +211,15 @@ typedef struct lz_options {
                          /* the residual of the original problem is about |theta_i|^-1 times   */
                          /* the operator's, so a normest-relative test left the values far    */
                          /* from the shift 1e-7 residuals at tol 1e-12, H100 2026-11-26)        */
+    int estimate_residuals; /* = 0: the returned residuals are recomputed explicitly, one     */
+                         /* operator application per pair; 1 (ks_solve only): the Ritz         */
+                         /* estimates |b^T y| instead when converged with the Krylov-Schur     */
+                         /* relation exact (no unlock after verify, no recheck): no           */
+                         /* applications for them.                                            */
+                         /* st/: the caller recomputes every residual on the original problem  */
+                         /* (A and B products) and counts convergence from those, so the nev   */
+                         /* extra solves bought nothing there (lap2d 200 x 200: 48 -> 42,      */
+                         /* SLEPc's sinvert 41; SLEPc does not recompute them either)          */
 } lz_options;
 
 /* Defaults as documented above.  Can't fail. */
@@ -249,14 +258,16 @@ typedef struct lz_result {
     double *eigenvalues_imag; /* ks_solve: nev imaginary parts (conjugate pairs next   */
                              /* to each other, + first); NULL from lz_solve            */
     double *residuals;       /* nev: ||A x_i - lambda_i x_i||_2 recomputed explicitly  */
-                             /* (x_i of unit norm)                                     */
+                             /* (x_i of unit norm; estimates: lz_options               */
+                             /* estimate_residuals)                                    */
     double normest;          /* max(operator norm estimate, max |theta|) used in tests */
     int nconv;               /* leading pairs that met the tolerance                   */
     int restarts;            /* restarts performed                                     */
     int max_restarts;        /* the restart budget in force (max_restarts = auto       */
                              /* resolved, else the option)                             */
     int restarts_auto;       /* 1: it came from max_restarts = auto                    */
-    int64_t iterations;      /* operator applications (including the final residuals) */
+    int64_t iterations;      /* operator applications (with the final residuals where  */
+                             /* recomputed: estimate_residuals)                        */
     int reason;              /* enum lz_reason                                         */
     int breakdowns;          /* invariant subspaces met (a random vector was injected)  */
     int verifications;       /* verification phases started (options verify)           */

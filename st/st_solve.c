@@ -302,6 +302,7 @@ int pl_st_solve(pl_st *s, const lz_options *opt, int which, int method, lz_resul
     o.which = si ? PL_WHICH_LARGEST_MAGNITUDE : which;
     o.want_vectors = 1;
     o.value_relative = si; /* each theta against itself: the original residuals follow (lanczos.h) */
+    o.estimate_residuals = 1; /* recover() computes them on A x = lambda B x: no solves for the operator's */
     /* a symmetric(-definite) pair: the operator is self-adjoint in <x, y>_B, Lanczos runs in it */
     if (method == PL_METHOD_LANCZOS && s->bop) o.inner_b = s->bop;
     memset(res, 0, sizeof *res);
