@@ -55,16 +55,6 @@ static void singleton_dir_remove(void)
     singleton_dir[0] = '\0';
 }
 
-/* The thread level asked of MPI: PJDS_MPI_THREAD=serialized asks
- * MPI_THREAD_SERIALIZED (enough for every thread the program makes: the
- * singleton's MPI thread and the task-mode exchange threads never call MPI
- * at the same time as another thread); unset or multiple: MULTIPLE. */
-static int mpi_thread_level(void)
-{
-    const char *v = getenv("PJDS_MPI_THREAD");
-    return v && !strcmp(v, "serialized") ? MPI_THREAD_SERIALIZED : MPI_THREAD_MULTIPLE;
-}
-
 static int env_is(const char *name, const char *value)
 {
     const char *v = getenv(name);
@@ -107,7 +97,7 @@ static void singleton_env(void)
 int app_mpi_start(app_ctx *ctx, int *argc, char ***argv, int *provided)
 {
     if (no_launcher()) singleton_env();
-    if (MPI_Init_thread(argc, argv, mpi_thread_level(), provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided) != MPI_SUCCESS) {
         fprintf(stderr, "pjds-lanczos: error: MPI_Init_thread failed\n");
         return 1;
     }
@@ -157,7 +147,7 @@ static void *mpi_thread_main(void *arg)
     app_mpi_thread *m = arg;
     int provided = 0, size = 0;
     /* NULL arguments: the main thread parses argv meanwhile */
-    const int inited = MPI_Init_thread(NULL, NULL, mpi_thread_level(), &provided) == MPI_SUCCESS;
+    const int inited = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) == MPI_SUCCESS;
     if (inited && MPI_Comm_size(MPI_COMM_WORLD, &size) != MPI_SUCCESS) size = -1;
     thr_check(pthread_mutex_lock(&m->mu), "pthread_mutex_lock");
     m->t_ready = pl_wtime();
