@@ -75,6 +75,69 @@ static void ph_state(const hh_model *m, int64_t p, int32_t *occ_buf, int64_t *up
 /* fixed blocks of electron configurations (see the top of the file) */
 #define HH_OBS_BLOCKS 256
 
+/* One electron configuration e's terms of every observable into loc (nvec
+ * blocks of S), from its phonon sums z (nvec x nmodes) and pd (nvec x
+ * (M + 1)); the order of the sums is the loop's before it moved here. */
+static void obs_electron(const hh_model *m, int64_t e, int64_t ndn, int nvec, const double *z, const double *pd,
+                         double *loc, size_t S)
+{
+    const int L = m->L, nm = m->nmodes, M = m->M;
+    const uint64_t mu = hh_el_unrank(m, e / ndn, m->par.n_up), md = hh_el_unrank(m, e % ndn, m->par.n_down);
+    double n[HH_MAX_SITES], sz[HH_MAX_SITES], rho[HH_MAX_MODES];
+    for (int i = 0; i < L; i++) {
+        double nu = (double)((mu >> i) & 1), nd = (double)((md >> i) & 1);
+        n[i] = nu + nd;
+        sz[i] = 0.5 * (nu - nd);
+    }
+    for (int k = 0; k < nm; k++) {
+        if (m->par.phonon_basis == PL_PHONON_SITE) {
+            rho[k] = n[k];
+        } else {
+            const double *u = m->umode + (int64_t)k * L;
+            double r = 0.0;
+            for (int i = 0; i < L; i++) r += u[i] * n[i];
+            rho[k] = r;
+        }
+    }
+    const double docc = (double)__builtin_popcountll(mu & md);
+    for (int v = 0; v < nvec; v++) {
+        double *A = loc + (size_t)v * S;
+        const double *zv = z + (size_t)v * nm, *pv = pd + (size_t)v * (M + 1);
+        double W = 0.0, nphv = 0.0;
+        for (int t = 0; t <= M; t++) {
+            W += pv[t];
+            nphv += (double)t * pv[t];
+            A[off_pdist(m) + t] += pv[t];
+        }
+        A[ACC_W] += W;
+        A[ACC_DOCC] += W * docc;
+        A[ACC_NPH] += nphv;
+        double hg = 0.0;
+        for (int k = 0; k < nm; k++) hg -= rho[k] * zv[k];
+        A[ACC_HG] += hg;
+        /* x_j of the basis' modes: sum_k u_k(j) Z_k */
+        double xj[HH_MAX_SITES];
+        for (int j = 0; j < L; j++) {
+            if (m->par.phonon_basis == PL_PHONON_SITE) {
+                xj[j] = zv[j];
+            } else {
+                double s = 0.0;
+                for (int k = 0; k < nm; k++) s += m->umode[(int64_t)k * L + j] * zv[k];
+                xj[j] = s;
+            }
+        }
+        for (int i = 0; i < L; i++) {
+            A[off_n(m) + i] += W * n[i];
+            if (n[i] == 0.0 && sz[i] == 0.0) continue;
+            for (int j = 0; j < L; j++) {
+                A[off_nn(m) + (size_t)i * L + j] += W * n[i] * n[j];
+                A[off_ss(m) + (size_t)i * L + j] += W * sz[i] * sz[j];
+                A[off_nx(m) + (size_t)i * L + j] += n[i] * xj[j];
+            }
+        }
+    }
+}
+
 /* hh_obs_accumulate (ex NULL) and hh_obs_accumulate_exact (acc NULL). */
 static int obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, const double *psi, size_t ld,
                           const double *halo, size_t ldh, double *acc, pl_exsum *ex)
@@ -82,7 +145,7 @@ static int obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, c
     PL_CHECK(m && r0 >= 0 && r1 >= r0 && r1 <= m->N && nvec >= 0 && (psi || r1 == r0) && (acc || ex), PL_ERR_ARG,
              "hh_obs_accumulate: bad arguments");
     const size_t S = hh_obs_acc_size(m);
-    const int L = m->L, nm = m->nmodes, M = m->M;
+    const int nm = m->nmodes, M = m->M;
     const int64_t nph = m->n_ph, ndn = m->n_dn_states;
     const int64_t h1 = hh_obs_halo_end(m, r0, r1);
     PL_CHECK(h1 == r1 || halo, PL_ERR_ARG, "hh_obs_accumulate: the halo rows [%lld, %lld) are missing", (long long)r1,
@@ -140,61 +203,7 @@ static int obs_accumulate(const hh_model *m, int64_t r0, int64_t r1, int nvec, c
                     }
                 }
             }
-            /* electron side */
-            const uint64_t mu = hh_el_unrank(m, e / ndn, m->par.n_up), md = hh_el_unrank(m, e % ndn, m->par.n_down);
-            double n[HH_MAX_SITES], sz[HH_MAX_SITES], rho[HH_MAX_MODES];
-            for (int i = 0; i < L; i++) {
-                double nu = (double)((mu >> i) & 1), nd = (double)((md >> i) & 1);
-                n[i] = nu + nd;
-                sz[i] = 0.5 * (nu - nd);
-            }
-            for (int k = 0; k < nm; k++) {
-                if (m->par.phonon_basis == PL_PHONON_SITE) {
-                    rho[k] = n[k];
-                } else {
-                    const double *u = m->umode + (int64_t)k * L;
-                    double r = 0.0;
-                    for (int i = 0; i < L; i++) r += u[i] * n[i];
-                    rho[k] = r;
-                }
-            }
-            const double docc = (double)__builtin_popcountll(mu & md);
-            for (int v = 0; v < nvec; v++) {
-                double *A = loc + (size_t)v * S;
-                const double *zv = z + (size_t)v * nm, *pv = pd + (size_t)v * (M + 1);
-                double W = 0.0, nphv = 0.0;
-                for (int t = 0; t <= M; t++) {
-                    W += pv[t];
-                    nphv += (double)t * pv[t];
-                    A[off_pdist(m) + t] += pv[t];
-                }
-                A[ACC_W] += W;
-                A[ACC_DOCC] += W * docc;
-                A[ACC_NPH] += nphv;
-                double hg = 0.0;
-                for (int k = 0; k < nm; k++) hg -= rho[k] * zv[k];
-                A[ACC_HG] += hg;
-                /* x_j of the basis' modes: sum_k u_k(j) Z_k */
-                double xj[HH_MAX_SITES];
-                for (int j = 0; j < L; j++) {
-                    if (m->par.phonon_basis == PL_PHONON_SITE) {
-                        xj[j] = zv[j];
-                    } else {
-                        double s = 0.0;
-                        for (int k = 0; k < nm; k++) s += m->umode[(int64_t)k * L + j] * zv[k];
-                        xj[j] = s;
-                    }
-                }
-                for (int i = 0; i < L; i++) {
-                    A[off_n(m) + i] += W * n[i];
-                    if (n[i] == 0.0 && sz[i] == 0.0) continue;
-                    for (int j = 0; j < L; j++) {
-                        A[off_nn(m) + (size_t)i * L + j] += W * n[i] * n[j];
-                        A[off_ss(m) + (size_t)i * L + j] += W * sz[i] * sz[j];
-                        A[off_nx(m) + (size_t)i * L + j] += n[i] * xj[j];
-                    }
-                }
-            }
+            obs_electron(m, e, ndn, nvec, z, pd, loc, S); /* the electron side */
             if (ex) /* each entry got one term (0 + t = t): exactly */
                 for (size_t i = 0; i < bsz; i++) pl_exsum_add(tex + (size_t)th * bsz + i, loc[i]);
         }
