@@ -28,7 +28,12 @@
  * factorisation (the first solve after it) and costs one MPI_Alltoallv per
  * solve.  One rank: the centralized right-hand side, solved in place (the
  * distributed form was 3 % slower there).  No buffer is allocated per
- * solve. */
+ * solve.
+ *
+ * Measurement aid: PJDS_MUMPS_ICNTL="i=v,..." overrides ICNTL values after
+ * these defaults, before the analysis (e.g. "24=0" as PETSc, "20=0,21=0"
+ * centralized right-hand side and solution through rank 0, "3=6,4=2"
+ * MUMPS' own statistics, with per-solve fwd/bwd times, on stdout). */
 #include <dmumps_c.h>
 #include <zmumps_c.h>
 #include <stdlib.h>
@@ -54,6 +59,10 @@ typedef struct mumps_st {
     double *rhs;                 /* nloc (real) or 2 nloc (complex: re, im pairs) */
     MUMPS_INT lsol, *isol;       /* INFO(23) solution entries on this rank, their rows */
     double *sol;                 /* lsol (real) or 2 lsol (complex pairs) */
+    int crhs, csol;              /* ICNTL(20) = 0, ICNTL(21) = 0: centralized on rank 0 (PJDS_MUMPS_ICNTL) */
+    int central;                 /* the solve goes through solve_centralized (all ranks agree) */
+    double *grhs;                /* rank 0, crhs or csol on several ranks: the centralized vector (w n) */
+    int *gcnt, *gdsp;            /* size: doubles of each rank's rows in grhs */
     int planned;                 /* the plan below is that of the current factors */
     int *scnt, *sdsp, *rcnt, *rdsp; /* size: doubles sent / received per rank */
     int *sidx;                   /* lsol: the slot in sbuf of each solution entry */
@@ -256,6 +265,44 @@ out:
     return rc;
 }
 
+/* The solve with a centralized right-hand side (ICNTL(20) = 0: the row
+ * blocks gathered into rank 0's grhs) and/or a centralized solution
+ * (ICNTL(21) = 0: MUMPS leaves x in rank 0's grhs, scattered back to the
+ * row blocks); only under a PJDS_MUMPS_ICNTL override.  s->rhs holds this
+ * rank's rows of b. */
+static int solve_centralized(mumps_st *s, double *x_re, double *x_im)
+{
+    const int w = s->cplx ? 2 : 1;
+    const int64_t nl = s->nloc;
+    if (s->crhs)
+        PL_CHECK(MPI_Gatherv(s->rhs, (int)(w * nl), MPI_DOUBLE, s->grhs, s->gcnt, s->gdsp, MPI_DOUBLE, 0, s->comm) ==
+                     MPI_SUCCESS,
+                 PL_ERR_MPI, "MPI_Gatherv of the right-hand side failed");
+    run(s, 3);
+    PL_CALL(check(s, "solve"));
+    if (s->csol) {
+        PL_CHECK(MPI_Scatterv(s->grhs, s->gcnt, s->gdsp, MPI_DOUBLE, s->rbuf, (int)(w * nl), MPI_DOUBLE, 0, s->comm) ==
+                     MPI_SUCCESS,
+                 PL_ERR_MPI, "MPI_Scatterv of the solution failed");
+        for (int64_t i = 0; i < nl; i++) {
+            x_re[i] = s->rbuf[w * i];
+            if (s->cplx) x_im[i] = s->rbuf[w * i + 1];
+        }
+        return PL_OK;
+    }
+    if (!s->planned) PL_CALL(plan_solution(s));
+    for (MUMPS_INT i = 0; i < s->lsol; i++)
+        for (int c = 0; c < w; c++) s->sbuf[w * (size_t)s->sidx[i] + c] = s->sol[w * (size_t)i + c];
+    PL_CHECK(MPI_Alltoallv(s->sbuf, s->scnt, s->sdsp, MPI_DOUBLE, s->rbuf, s->rcnt, s->rdsp, MPI_DOUBLE, s->comm) ==
+                 MPI_SUCCESS,
+             PL_ERR_MPI, "MPI_Alltoallv of the solution failed");
+    for (int64_t k = 0; k < s->nrecv; k++) {
+        x_re[s->ridx[k]] = s->rbuf[w * k];
+        if (s->cplx) x_im[s->ridx[k]] = s->rbuf[w * k + 1];
+    }
+    return PL_OK;
+}
+
 static int mumps_solve(void *st, const double *b_re, const double *b_im, double *x_re, double *x_im)
 {
     mumps_st *s = st;
@@ -264,6 +311,8 @@ static int mumps_solve(void *st, const double *b_re, const double *b_im, double 
         for (int64_t i = 0; i < nl; i++) s->rhs[2 * i] = b_re[i], s->rhs[2 * i + 1] = b_im ? b_im[i] : 0.0;
     else
         memcpy(s->rhs, b_re, (size_t)nl * sizeof *s->rhs);
+    if (s->central) /* an ICNTL(20)/(21) override: through rank 0's grhs */
+        return solve_centralized(s, x_re, x_im);
     run(s, 3);
     PL_CALL(check(s, "solve"));
     if (s->size == 1) { /* centralized: the solution replaced rhs */
@@ -306,6 +355,8 @@ static void mumps_destroy(void *st)
     free(s->ridx);
     free(s->sbuf);
     free(s->rbuf);
+    free(s->grhs);
+    free(s->gcnt);
     free(s);
 }
 
@@ -397,6 +448,61 @@ static void set_entries(mumps_st *s)
     }
 }
 
+/* PJDS_MUMPS_ICNTL="i=v,i=v,..." (a measurement aid): ICNTL values set
+ * after our defaults, before the analysis.  ICNTL(5) and (18) (the input
+ * format) are ours; ICNTL(20) takes 0 or 10, ICNTL(21) 0 or 1.  The same
+ * environment on every rank is assumed (mpiexec passes it). */
+static int apply_overrides(mumps_st *s)
+{
+    const char *v = getenv("PJDS_MUMPS_ICNTL");
+    if (!v || !*v) return PL_OK;
+    const char *p = v;
+    while (*p) {
+        char *end;
+        const long i = strtol(p, &end, 10);
+        PL_CHECK(end != p && *end == '=', PL_ERR_INPUT, "PJDS_MUMPS_ICNTL='%s': expected i=v[,i=v...]", v);
+        p = end + 1;
+        const long val = strtol(p, &end, 10);
+        PL_CHECK(end != p && (*end == ',' || *end == '\0'), PL_ERR_INPUT,
+                 "PJDS_MUMPS_ICNTL='%s': expected i=v[,i=v...]", v);
+        PL_CHECK(i >= 1 && i <= 60 && i != 5 && i != 18, PL_ERR_INPUT,
+                 "PJDS_MUMPS_ICNTL: ICNTL(%ld) cannot be overridden (1..60, not 5 or 18)", i);
+        PL_CHECK(i != 20 || val == 0 || val == 10, PL_ERR_INPUT, "PJDS_MUMPS_ICNTL: ICNTL(20) must be 0 or 10");
+        PL_CHECK(i != 21 || val == 0 || val == 1, PL_ERR_INPUT, "PJDS_MUMPS_ICNTL: ICNTL(21) must be 0 or 1");
+        PL_CHECK(val >= INT32_MIN && val <= INT32_MAX, PL_ERR_INPUT, "PJDS_MUMPS_ICNTL: value %ld out of range", val);
+        ICNTL(s, (int)i) = (MUMPS_INT)val;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return PL_OK;
+}
+
+/* After the overrides: a centralized right-hand side or solution on
+ * several ranks (or a mixed one on one rank) goes through rank 0's grhs. */
+static int central_setup(mumps_st *s)
+{
+    s->crhs = ICNTL(s, 20) == 0;
+    s->csol = ICNTL(s, 21) == 0;
+    s->central = (s->crhs || s->csol) && !(s->size == 1 && s->crhs && s->csol);
+    if (!s->central) return PL_OK;
+    const int w = s->cplx ? 2 : 1;
+    PL_CHECK((int64_t)w * s->n < INT32_MAX, PL_ERR_INPUT, "a centralized MUMPS right-hand side needs w n < 2^31");
+    PL_MALLOC(s->gcnt, 2 * (size_t)s->size);
+    s->gdsp = s->gcnt + s->size;
+    for (int r = 0; r < s->size; r++) {
+        s->gcnt[r] = (int)(w * (s->starts[r + 1] - s->starts[r]));
+        s->gdsp[r] = (int)(w * s->starts[r]);
+    }
+    if (s->rank == 0) PL_MALLOC(s->grhs, (size_t)w * s->n + 2);
+    if (s->cplx) {
+        s->z.rhs = (ZMUMPS_COMPLEX *)s->grhs;
+        s->z.lrhs = (MUMPS_INT)s->n;
+    } else {
+        s->d.rhs = s->grhs;
+        s->d.lrhs = (MUMPS_INT)s->n;
+    }
+    return PL_OK;
+}
+
 int pl_fact_mumps_create(MPI_Comm comm, int64_t n, int64_t row0, int64_t nloc, const int64_t *rowptr,
                          const int64_t *col, const double *re, const double *im, const pl_fact_opts *o,
                          pl_fact_info *info, const pl_fact_ops **ops, void **st)
@@ -419,7 +525,9 @@ int pl_fact_mumps_create(MPI_Comm comm, int64_t n, int64_t row0, int64_t nloc, c
     set_values(s, re, im);
     init_struct(s);
     PL_CALL_GOTO(check(s, "initialisation"), fail, rc);
+    PL_CALL_GOTO(apply_overrides(s), fail, rc);
     set_entries(s);
+    PL_CALL_GOTO(central_setup(s), fail, rc);
     double t0 = pl_wtime();
     run(s, 1);
     PL_CALL_GOTO(check(s, "analysis"), fail, rc);
