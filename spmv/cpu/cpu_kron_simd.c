@@ -42,6 +42,15 @@
 
 #include "cpu_kron_impl.h"
 
+/* No contraction of a * b + c into an FMA: AVX-512F has FMA instructions,
+ * and clang contracts within an expression by default even in ISO C mode
+ * (GCC does not), which changed the bits of the scalar tails and broke
+ * the bitwise checks in the clang sanitizer build (the project's C flags
+ * also pass -ffp-contract=off; this keeps the file right on its own). */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define KS_X86 1
