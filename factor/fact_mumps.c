@@ -265,6 +265,24 @@ out:
     return rc;
 }
 
+/* MUMPS' distributed solution (ISOL_loc, SOL_loc) back to this rank's rows:
+ * one MPI_Alltoallv on the plan made at the first solve. */
+static int solution_to_rows(mumps_st *s, double *x_re, double *x_im)
+{
+    if (!s->planned) PL_CALL(plan_solution(s));
+    const int w = s->cplx ? 2 : 1;
+    for (MUMPS_INT i = 0; i < s->lsol; i++)
+        for (int c = 0; c < w; c++) s->sbuf[w * (size_t)s->sidx[i] + c] = s->sol[w * (size_t)i + c];
+    PL_CHECK(MPI_Alltoallv(s->sbuf, s->scnt, s->sdsp, MPI_DOUBLE, s->rbuf, s->rcnt, s->rdsp, MPI_DOUBLE, s->comm) ==
+                 MPI_SUCCESS,
+             PL_ERR_MPI, "MPI_Alltoallv of the solution failed");
+    for (int64_t k = 0; k < s->nrecv; k++) {
+        x_re[s->ridx[k]] = s->rbuf[w * k];
+        if (s->cplx) x_im[s->ridx[k]] = s->rbuf[w * k + 1];
+    }
+    return PL_OK;
+}
+
 /* The solve with a centralized right-hand side (ICNTL(20) = 0: the row
  * blocks gathered into rank 0's grhs) and/or a centralized solution
  * (ICNTL(21) = 0: MUMPS leaves x in rank 0's grhs, scattered back to the
@@ -290,17 +308,7 @@ static int solve_centralized(mumps_st *s, double *x_re, double *x_im)
         }
         return PL_OK;
     }
-    if (!s->planned) PL_CALL(plan_solution(s));
-    for (MUMPS_INT i = 0; i < s->lsol; i++)
-        for (int c = 0; c < w; c++) s->sbuf[w * (size_t)s->sidx[i] + c] = s->sol[w * (size_t)i + c];
-    PL_CHECK(MPI_Alltoallv(s->sbuf, s->scnt, s->sdsp, MPI_DOUBLE, s->rbuf, s->rcnt, s->rdsp, MPI_DOUBLE, s->comm) ==
-                 MPI_SUCCESS,
-             PL_ERR_MPI, "MPI_Alltoallv of the solution failed");
-    for (int64_t k = 0; k < s->nrecv; k++) {
-        x_re[s->ridx[k]] = s->rbuf[w * k];
-        if (s->cplx) x_im[s->ridx[k]] = s->rbuf[w * k + 1];
-    }
-    return PL_OK;
+    return solution_to_rows(s, x_re, x_im);
 }
 
 static int mumps_solve(void *st, const double *b_re, const double *b_im, double *x_re, double *x_im)
@@ -322,18 +330,7 @@ static int mumps_solve(void *st, const double *b_re, const double *b_im, double 
             memcpy(x_re, s->rhs, (size_t)nl * sizeof *x_re);
         return PL_OK;
     }
-    if (!s->planned) PL_CALL(plan_solution(s));
-    const int w = s->cplx ? 2 : 1;
-    for (MUMPS_INT i = 0; i < s->lsol; i++)
-        for (int c = 0; c < w; c++) s->sbuf[w * (size_t)s->sidx[i] + c] = s->sol[w * (size_t)i + c];
-    PL_CHECK(MPI_Alltoallv(s->sbuf, s->scnt, s->sdsp, MPI_DOUBLE, s->rbuf, s->rcnt, s->rdsp, MPI_DOUBLE, s->comm) ==
-                 MPI_SUCCESS,
-             PL_ERR_MPI, "MPI_Alltoallv of the solution failed");
-    for (int64_t k = 0; k < s->nrecv; k++) {
-        x_re[s->ridx[k]] = s->rbuf[w * k];
-        if (s->cplx) x_im[s->ridx[k]] = s->rbuf[w * k + 1];
-    }
-    return PL_OK;
+    return solution_to_rows(s, x_re, x_im);
 }
 
 static void mumps_destroy(void *st)
