@@ -135,6 +135,45 @@ static int cgs_finish(kr_ws *w, int k, double *x, double n2)
     return PL_OK;
 }
 
+/* The range [*lo, *hi] of the overlaps c[0:k] above keep * nx (*lo > *hi:
+ * none); coef, row (relative to the new norm, returned) and the new norm
+ * by Pythagoras when only that range is removed. */
+static double keep_range(int k, const double *c, double keep, double nx, int *lo, int *hi, double *coef, double *row)
+{
+    *lo = k;
+    *hi = -1;
+    for (int i = 0; i < k; i++) {
+        if (!(fabs(c[i]) <= keep * nx)) {
+            *lo = i < *lo ? i : *lo;
+            *hi = i;
+        }
+    }
+    double s2 = 0.0;
+    for (int i = *lo; i <= *hi; i++) s2 += c[i] * c[i];
+    const double n = sqrt(fmax(nx * nx - s2, 0.0));
+    for (int i = 0; i < k; i++) {
+        const int fixed = i >= *lo && i <= *hi;
+        row[i] = fixed || !(n > 0.0) ? 0.0 : fabs(c[i]) / n;
+        coef[i] = fixed ? c[i] : 0.0;
+    }
+    return n;
+}
+
+/* x = (x - V[:, lo:hi+1] c[lo:hi+1]) / n, or x / n for an empty range. */
+static int correct_range(kr_ws *w, double *x, int lo, int hi, const double *c, double n)
+{
+    const double col_bytes = 8.0 * (double)w->n;
+    if (hi < lo) {
+        PL_CALL(w->be->scal(w->be, w->n, 1.0 / n, x));
+        w->t.vec_bytes += 2.0 * col_bytes;
+        return PL_OK;
+    }
+    const int cnt = hi - lo + 1;
+    PL_CALL(w->be->gemv_n(w->be, w->n, cnt, -1.0 / n, kr_col(w, lo), w->ld, c + lo, 1.0 / n, x));
+    w->t.vec_bytes += col_bytes * (double)(cnt + 2);
+    return PL_OK;
+}
+
 /* Orthogonalise column j against columns 0..k-1 with two classical
  * Gram-Schmidt passes and normalise it; coef[0:k] = the summed
  * coefficients, *nrm = the norm before the normalisation, *in_span = the
@@ -208,19 +247,29 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
 /* See krylov_impl.h.  The first pass subtracts the expected coefficients
  * (the arrow of the thick restart) and the measured alpha = v_{k-1}^T x /
  * ||v_{k-1}||^2 (one Gram matrix of the two adjacent columns); the fused
- * cgs_step then measures what is left in the same pass over V, and the
- * last gemv_n applies that correction and normalises: 2k + 8 column passes
+ * cgs_step then measures what is left in the same pass over V.  With
+ * row != NULL, the measured overlaps c2 = V^T x that stay below
+ * keep ||x|| are left in x (row[i] = |c2_i| / ||x||, the caller's omega row;
+ * 0 where corrected) and only the contiguous range of columns from the
+ * first to the last larger one is read by the correction: the semi-
+ * orthogonal Lanczos basis needs no more, and a cycle whose restart vector
+ * kept orthogonality skips the k-column sweep (2 column passes instead of
+ * k + 2).  row == NULL: the whole correction, 2k + 8 column passes in all
  * instead of 3k + 5.  Where the expectation was poor (the measured pass
- * still cancels more than half of the norm), the two standard passes run on
- * what is left. */
-int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, double *nrm, int *in_span)
+ * still cancels more than half of the norm), the two standard passes run
+ * on what is left. */
+int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
+                           double *nrm, int *in_span)
 {
     double t0 = pl_wtime();
     double *x = kr_col(w, k);
     const double col_bytes = 8.0 * (double)w->n;
     double G[4];
     PL_CHECK(k >= 1, PL_ERR_INTERNAL, "orthogonalize_known: column %d has nothing before it", k);
-    if (w->bop) return kr_orthogonalize(w, k, k, coef, nrm, in_span); /* measured, not expected */
+    if (w->bop) { /* measured, not expected */
+        if (row) memset(row, 0, (size_t)k * sizeof(double));
+        return kr_orthogonalize(w, k, k, coef, nrm, in_span);
+    }
     PL_CALL(pl_vec_gram(w->op, 2, kr_col(w, k - 1), w->ld, G));
     w->t.reductions++;
     w->t.vec_bytes += 2.0 * col_bytes;
@@ -231,13 +280,19 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, d
     PL_CALL(cgs_measure(w, k, x, w->c3, coef, &n1, &n2));
     if (!(n2 > KR_SQRT1_2 * n1)) { /* the expectation was off: two passes on the rest */
         w->t.orth += pl_wtime() - t0;
+        if (row) memset(row, 0, (size_t)k * sizeof(double));
         PL_CALL(kr_orthogonalize(w, k, k, coef, nrm, in_span));
         for (int i = 0; i < k; i++) coef[i] += w->c3[i];
         return PL_OK;
     }
+    int lo = 0, hi = k - 1;
+    if (row) { /* only the range of overlaps above keep ||x|| */
+        n2 = keep_range(k, w->c2, keep, n1, &lo, &hi, coef, row);
+        for (int i = 0; i < k; i++) coef[i] += w->c3[i];
+    }
     *nrm = n2;
     *in_span = n2 <= 64.0 * DBL_EPSILON * n0;
-    if (!*in_span) PL_CALL(cgs_finish(w, k, x, n2));
+    if (!*in_span) PL_CALL(correct_range(w, x, lo, hi, w->c2, n2));
     w->t.single_pass++;
     PL_CALL(w->be->sync(w->be));
     w->t.orth += pl_wtime() - t0;

@@ -193,8 +193,11 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
  * kept Ritz vectors): alpha against column k-1 is measured, the known
  * first pass and the measuring second pass share one sweep over V (the
  * backend's cgs_step), one more applies the correction and normalises.
- * coef[0:k] the total coefficients.  Collective. */
-int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double *coef, double *nrm, int *in_span);
+ * coef[0:k] the total coefficients.  row != NULL: measured overlaps below
+ * keep ||x|| stay in x, row[0:k] = their size relative to the new norm (0
+ * for the corrected columns; see krylov.c).  Collective. */
+int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
+                           double *nrm, int *in_span);
 /* Local step of the Lanczos recurrence on column j + 1 (= A v_j, j >= 1):
  * x' = x - beta_prev v_{j-1} - alpha v_j, normalised, with beta_prev =
  * T[j-1][j] (so the Lanczos relation of column j holds exactly as T
@@ -253,6 +256,9 @@ void kr_pro_free(kr_pro *p);
 /* Column j was orthogonalised against all of 0..j-1: row j = eps1, the old
  * row j becomes row j - 1. */
 void kr_pro_full(kr_pro *p, int j);
+/* As kr_pro_full, after a pass that left the measured overlaps row[0:j]
+ * (relative; 0 where corrected) in v_j. */
+void kr_pro_measured(kr_pro *p, int j, const double *row);
 /* After a local step at j (> the cycle's first step): row j + 1 into
  * p->next from T (m x m, column-major, the current projected matrix with
  * T[j][j] = alpha not needed), alpha_j, beta_{j-1}, beta_j, the measured

@@ -18,7 +18,10 @@
  * sqrt(N) / 2 (the dot-product rounding model PROPACK uses), with the sign
  * of the value so that the estimate only grows; |r_i| is the residual
  * estimate of a locked column (A x_i = theta_i x_i + r_i is not exact).
- * A vector orthogonalised against the whole basis starts at eps1.
+ * A vector orthogonalised against the whole basis starts at eps1; the first
+ * vector of a thick-restart cycle starts from its measured overlaps
+ * (kr_pro_measured: the cycle's first step leaves those below a hundredth of
+ * the threshold in it, lanczos.c LZ_KEEP_FIRST).
  * Threshold: a full pass when an estimate passes min(sqrt(eps),
  * LZ_PRO_TOL_FACTOR tol), LZ_PRO_TOL_FACTOR = 100.  Semi-orthogonality
  * (sqrt(eps)) keeps T exact to eps ||A|| (Simon), but the local steps drop
@@ -81,6 +84,12 @@ void kr_pro_full(kr_pro *p, int j)
     p->cur = t;
     for (int i = 0; i < j; i++) p->cur[i] = p->eps1;
     p->cur[j] = 1.0;
+}
+
+void kr_pro_measured(kr_pro *p, int j, const double *row)
+{
+    kr_pro_full(p, j);
+    for (int i = 0; i < j; i++) p->cur[i] = fmax(p->eps1, row[i]);
 }
 
 double kr_pro_estimate(kr_pro *p, const double *T, int j, double alpha, double beta_prev, double beta,
