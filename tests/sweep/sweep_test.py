@@ -230,7 +230,7 @@ def case_auto(ranks):
     """[spmv] format = auto (the default) in a sweep decides as a single solve does (app/app_free.c): on one
     rank a generated Holstein-Hubbard sweep runs matrix-free at every point (value points get new tables,
     structural ones are rebuilt), with the eigenvalues of the stored pJDS sweep (--set spmv.format=pjds and
-    the tests' switch PJDS_SPMV_FORMAT=pjds) to 1e-10; `info` says so; a sweep resumed from a checkpoint inside
+    the tests' switch PJDS_SPMV_FORMAT=pjds) to 1e-10 plus both residual norms; `info` says so; a sweep resumed from a checkpoint inside
     a point stays matrix-free.  On several ranks the same (the tables split by electron configurations,
     spmv/op_kron_dist.c; since 2026-11-25: was the stored matrix)."""
     free = "matrix_free"
@@ -255,9 +255,15 @@ def case_auto(ranks):
                 check(t["rebuilt"].tolist() == rebuilt, f"{kind}, {what}: structural points rebuild, value points "
                       f"refill ({t['rebuilt'].tolist()})")
             for t, what in ((p, "format = pjds"), (e, "PJDS_SPMV_FORMAT=pjds")):
-                diff = float(np.max(np.abs(a["eigenvalues"] - t["eigenvalues"])))
-                check(same(a["eigenvalues"], t["eigenvalues"]), f"{kind}: auto sweep = {what} sweep, every point "
-                      f"(1e-10; max diff {diff:.2e})")
+                # each Ritz value lies within its residual norm of an eigenvalue (Krylov-Bogoliubov), so two
+                # solves agree to 1e-10 plus both residuals; that is what a value at the edge of a near-degenerate
+                # cluster (structural point 3: 1.16881908...) is determined to, whatever the operator's format
+                diff = np.abs(a["eigenvalues"] - t["eigenvalues"])
+                bound = 1e-10 * np.maximum(1.0, np.abs(t["eigenvalues"])) + a["residual_norms"] + t["residual_norms"]
+                worst = float(np.max(diff / bound))
+                check(a["eigenvalues"].shape == t["eigenvalues"].shape and worst <= 1.0,
+                      f"{kind}: auto sweep = {what} sweep, every point (1e-10 + both residual norms; max diff "
+                      f"{float(np.max(diff)):.2e}, {worst:.2f} of the bound)")
         r = run(ranks, ["info", SWEEP_INI], env=noenv)
         line = "solve_format: matrix_free (format = auto, " + ("one rank)" if ranks == 1 else f"{ranks} ranks)")
         check(r.returncode == 0 and line in r.stdout.splitlines(),
