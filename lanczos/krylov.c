@@ -362,6 +362,31 @@ int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *
     return PL_OK;
 }
 
+/* Column j = the reproducible random vector of seed s (lz_random_element
+ * of each row's global original index): made by the backend where it can
+ * (be->rand_fill, consecutive indices), else on the host and uploaded
+ * through h_vec (page-locked where the backend offers it, allocated at the
+ * first use).  Asynchronous. */
+static int kr_fill_random(kr_ws *w, uint64_t s, int j)
+{
+    if (w->be->rand_fill && w->g_consec) return w->be->rand_fill(w->be, w->n, s, w->g0, kr_col(w, j));
+    if (!w->h_vec) {
+        if (w->be->host_alloc && w->be->host_free) {
+            PL_CALL(w->be->host_alloc(w->be, kr_atleast1(w->n), &w->h_vec));
+            w->h_vec_pinned = 1;
+        } else {
+            w->h_vec = malloc(kr_atleast1(w->n) * sizeof(double));
+            PL_CHECK(w->h_vec, PL_ERR_MEM, "out of host memory (random vector of %zu rows)", w->n);
+        }
+    }
+    double *hv = w->h_vec;
+    const int64_t *gi = w->gidx;
+    const size_t n = w->n;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) hv[i] = lz_random_element(s, gi[i]);
+    return w->be->upload(w->be, kr_col(w, j), w->h_vec, w->n);
+}
+
 /* Column j = a reproducible random vector (original-basis hash), made
  * orthonormal to columns 0..j-1.  *exhausted = it vanished (span(V) is the
  * whole space). */
@@ -369,12 +394,7 @@ int kr_random_direction(kr_ws *w, int j, int first, int *exhausted)
 {
     double t0 = pl_wtime();
     uint64_t s = first ? w->seed : kr_splitmix64(w->seed + 0xD1B54A32D192ED03ull * ++w->n_random);
-    double *hv = w->h_vec;
-    const int64_t *gi = w->gidx;
-    const size_t n = w->n;
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) hv[i] = lz_random_element(s, gi[i]);
-    PL_CALL(w->be->upload(w->be, kr_col(w, j), w->h_vec, w->n));
+    PL_CALL(kr_fill_random(w, s, j));
     w->t.other += pl_wtime() - t0;
     double nrm;
     int in_span;
@@ -456,18 +476,27 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     w->seed = seed;
 
     size_t vlen;
+    const double t0 = pl_wtime();
     PL_CHECK(!pl_mul_size((size_t)m + 1, w->ld, &vlen), PL_ERR_OVERFLOW, "basis size (ncv + 1) x n_local overflows");
     PL_CALL_GOTO(w->be->vec_alloc(w->be, vlen, &w->V), fail, err);
+    const double t_basis = pl_wtime() - t0;
     w->blk = w->n / 16;
     if (w->blk < 8192) w->blk = 8192;
     if (w->blk > w->n) w->blk = w->n ? w->n : 1;
     if (!w->be->basis_update) PL_CALL_GOTO(w->be->vec_alloc(w->be, w->blk * (size_t)m, &w->W), fail, err);
-    if (w->be->host_alloc && w->be->host_free) { /* page-locked: the start-vector upload at full speed */
-        PL_CALL_GOTO(w->be->host_alloc(w->be, kr_atleast1(w->n), &w->h_vec), fail, err);
-        w->h_vec_pinned = 1;
-    } else {
-        KR_HOST_ALLOC(w->h_vec, w->n, fail);
+    /* consecutive global indices (a matrix-free operator's rows): the
+     * backend makes the random vectors, no host buffer */
+    w->g0 = w->n && w->gidx ? w->gidx[0] : 0;
+    int consec = w->gidx != NULL;
+    const int64_t *gi = w->gidx, g0 = w->g0;
+    const size_t n = w->n;
+    if (consec) {
+#pragma omp parallel for schedule(static) reduction(&& : consec)
+        for (size_t i = 0; i < n; i++) consec = consec && gi[i] == g0 + (int64_t)i;
     }
+    w->g_consec = consec;
+    pl_debug("krylov: workspace: basis of %d columns (%.1f MB) in %.3f s; random vectors %s", m + 1,
+             8e-6 * (double)vlen, t_basis, consec && w->be->rand_fill ? "made by the backend" : "made on the host");
     KR_HOST_ALLOC(w->T, m * m, fail);
     KR_HOST_ALLOC(w->Y, m * m, fail);
     KR_HOST_ALLOC(w->theta, m, fail);
@@ -717,11 +746,7 @@ int kr_start_vector(kr_ws *w, const lz_options *opt, int *exhausted)
     PL_CALL(be->scal(be, w->n, 1.0 / nrm, v0));
     if (opt->start_noise > 0.0) { /* the seed's random vector, unit, in column 1 */
         double *v1 = kr_col(w, 1), rn = 0.0;
-        const int64_t *gi = w->gidx;
-        double *hv = w->h_vec;
-#pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < w->n; i++) hv[i] = lz_random_element(w->seed, gi[i]);
-        PL_CALL(be->upload(be, v1, hv, w->n));
+        PL_CALL(kr_fill_random(w, w->seed, 1));
         PL_CALL(pl_vec_nrm2(w->op, v1, &rn));
         if (rn > 0.0) PL_CALL(be->axpy(be, w->n, opt->start_noise / rn, v1, v0));
     }

@@ -97,8 +97,11 @@ typedef struct kr_ws {
     double *W;         /* backend, blk * m: workspace of the in-place update */
     size_t blk;
     double *h_vec;     /* host n_local: random vectors (page-locked via   */
-                       /* be->host_alloc where the backend offers it)     */
+                       /* be->host_alloc where the backend offers it),    */
+                       /* allocated at the first host-made one            */
     int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
+    int64_t g0;        /* gidx[i] = g0 + i for every local row (g_consec) */
+    int g_consec;      /* then be->rand_fill makes the random vectors     */
     int refine_if_needed; /* kr_orthogonalize: second Gram-Schmidt pass   */
                           /* only when the first one cancelled more than  */
                           /* half of ||x||^2 (DGKS); 0 = always two       */

@@ -301,6 +301,12 @@ struct pl_backend {
     void (*idx_destroy)(pl_backend *be, int32_t *idx);
     /* buf[i] = x[idx[i]] for i < n */
     int (*gather)(pl_backend *be, size_t n, const int32_t *idx, const double *x, double *buf);
+    /* rand_fill, optional (NULL: the caller fills a host vector and
+     * uploads it): v[i] = lanczos.h's lz_random_element(seed, g0 + i) for
+     * i < n, bit for bit (the splitmix64 hash in integers, one exact
+     * conversion), in backend memory; asynchronous.  For rows whose global
+     * original indices are consecutive (a matrix-free operator's). */
+    int (*rand_fill)(pl_backend *be, size_t n, uint64_t seed, int64_t g0, double *v);
     int (*sync)(pl_backend *be);
     void (*destroy)(pl_backend **be);
     /* counters, updated by the calls above */

@@ -229,6 +229,9 @@ int pl_cuda_ts_sel_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, co
                           const double *h_cb, size_t ld, double s, double *x);
 int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, double *V, size_t ld, const double *d_Y,
                             int ldy);
+/* spmv.h rand_fill: v[i] = lz_random_element(seed, g0 + i) on the device
+ * (rand_kernels.cu). */
+int pl_cuda_rand_fill(pl_backend *be, size_t n, uint64_t seed, int64_t g0, double *v);
 #ifdef __cplusplus
 }
 #endif

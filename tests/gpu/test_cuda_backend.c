@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "pl_build.h"
+#include "lanczos.h"
 #include "pl_error.h"
 #include "spmv.h"
 #include "testutil.h"
@@ -429,6 +430,41 @@ static void test_vector_ops(pl_backend *g, pl_backend *c)
     free(out2);
 }
 
+/* rand_fill against lanczos.h's lz_random_element, bit for bit: sizes
+ * around the block and grid edges, consecutive global indices from 0 and
+ * from a large offset, two seeds */
+static void test_rand_fill(pl_backend *be)
+{
+    TU_CHECK(be->rand_fill != NULL);
+    if (!be->rand_fill) return;
+    const size_t ns[] = {0, 1, 255, 256, 257, 100003, 2000001};
+    const uint64_t seeds[] = {1, 0xD1B54A32D192ED03ull};
+    const int64_t offs[] = {0, 123456789012345ll};
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
+        const size_t n = ns[a];
+        double *d = NULL, *h = malloc((n ? n : 1) * sizeof *h);
+        TU_OK(be->vec_alloc(be, n ? n : 1, &d));
+        if (!d || !h) {
+            free(h);
+            return;
+        }
+        for (size_t s = 0; s < 2; s++)
+            for (size_t o = 0; o < 2; o++) {
+                TU_OK(be->rand_fill(be, n, seeds[s], offs[o], d));
+                if (n) TU_OK(be->download(be, h, d, n));
+                size_t bad = 0;
+                for (size_t i = 0; i < n; i++) {
+                    const double r = lz_random_element(seeds[s], offs[o] + (int64_t)i);
+                    bad += memcmp(&r, &h[i], sizeof r) != 0;
+                }
+                TU_CHECK(bad == 0);
+                if (bad) fprintf(stderr, "rand_fill: n %zu seed %zu offset %zu: %zu elements differ\n", n, s, o, bad);
+            }
+        be->vec_free(be, d);
+        free(h);
+    }
+}
+
 static void test_misc(pl_backend *be)
 {
     /* memory plan */
@@ -456,6 +492,7 @@ static void test_misc(pl_backend *be)
     pl_backend *c = NULL;
     TU_OK(pl_backend_cpu_create(&c));
     TU_CHECK(pl_cuda_set_variant(c, 0) == PL_ERR_ARG);
+    test_rand_fill(be);
     pl_error_clear();
     pl_backend_destroy(&c);
 }
