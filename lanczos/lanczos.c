@@ -14,7 +14,10 @@
  *         the thick restart: h_i = s_i = beta_m y_{m,i} in exact arithmetic).
  *         With partial reorthogonalisation the first pass at j = k
  *         subtracts those expected s_i and the measured alpha, in the same
- *         sweep over V as the measuring second pass (kr_orthogonalize_known).
+ *         sweep over V as the measuring second pass (kr_orthogonalize_known),
+ *         whose measured overlaps below a hundredth of the omega threshold
+ *         stay in w as the recurrence's starting row (LZ_KEEP_FIRST): then
+ *         the correction pass reads no column at all.
  *       local step (reorth = partial, j > k): h = [v_{j-1} v_j]^T w and
  *         ||w||^2 in one reduction, w -= [v_{j-1} v_j] h (the three-term
  *         recurrence with computed coefficients); T[j][j] = h_1.  The
@@ -59,9 +62,12 @@
  *   verify tolerance (default sqrt(tol)) with its residual interval clear of
  *   the locked set, the set is accepted: the search only has to show where
  *   the bottom of the complement's spectrum lies, not to resolve it to tol.
- *   Measured: HMEp's missed copy passes the edge 30 products into the search,
- *   at a relative residual of 3e-3, long before either tolerance; on
- *   hh_184800 (nothing missed) the search takes 130 products instead of 220.
+ *   When a missed value is locked, the search's next Ritz value takes the
+ *   same test at once (lz_accepts).
+ *   Measured: HMEp's missed copy passes the edge 10 products into the search,
+ *   at a relative residual of 2e-3, long before either tolerance, and takes
+ *   120 more to converge to tol; on hh_184800 (nothing missed) the search
+ *   takes 120 products instead of 220 (2026-11-26).
  *   (Tried and rejected: starting the search from the next Ritz vector plus
  *   noise, which accepts HMEp's set with one copy of the doubly degenerate
  *   third level missing.)
