@@ -116,6 +116,15 @@ int cmd_dos(app_ctx *ctx)
      * several, op_block.c); auto keeps a stored matrix for dos (measured
      * slower on the GPU) */
     ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE;
+    if (cfg->solver.reproducible && ctx->size > 1) { /* before the matrix is built: every rank alike */
+        char where[1200];
+        ctx->error_collective = 1;
+        rc = PL_ERROR(PL_ERR_INPUT,
+                      "%s = true: dos's block products on %d ranks have no reproducible sums yet (one rank, or "
+                      "reproducible = false)",
+                      pl_config_where(cfg, "solver", "reproducible", where, sizeof where), ctx->size);
+        goto out;
+    }
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.cplx) {
         ctx->error_collective = 1;

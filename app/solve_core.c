@@ -307,6 +307,13 @@ static int choose_method(app_ctx *ctx, const pl_csr *rows, solve_facts *f)
     PL_CHECK(!(sym == 0 && f->method == PL_METHOD_CHEBFD), PL_ERR_INPUT,
              "%s = chebfd: matrix %s is not symmetric; chebfd needs a symmetric matrix (use krylov-schur or auto)",
              pl_config_where(cfg, "solver", "method", where, sizeof where), f->mi.name);
+    if (f->method == PL_METHOD_CHEBFD && cfg->solver.reproducible && ctx->size > 1) { /* every rank alike */
+        ctx->error_collective = 1;
+        return PL_ERROR(PL_ERR_INPUT,
+                        "%s = true: chebfd's block products on %d ranks have no reproducible sums yet (one rank, "
+                        "lanczos or krylov-schur, or reproducible = false)",
+                        pl_config_where(cfg, "solver", "reproducible", where, sizeof where), ctx->size);
+    }
     if (f->method == PL_METHOD_AUTO) f->method = sym == 1 ? PL_METHOD_LANCZOS : PL_METHOD_KRYLOV_SCHUR;
     /* symmetric problem: known symmetric, or lanczos forced on an unchecked matrix */
     int symmetric = sym == 1 || f->method == PL_METHOD_LANCZOS || f->method == PL_METHOD_CHEBFD;

@@ -246,22 +246,25 @@ def case_reproducible(exe, mpi, tmp):
         return 1
     import scipy.sparse.linalg as sla
     fail |= same_bits(got, "imported", np.sort(sla.eigsh(B, k=6, which="SA", tol=1e-13)[0]))
-    # what it refuses (exit 2, one line naming the key): compressed or the phonon split on several ranks, cuda
+    # what it refuses (exit 2, one line naming the key): compressed or the phonon split on several ranks, cuda,
+    # and the block products of chebfd and dos on several ranks (before the matrix is built)
     two = [mpi[0], mpi[1], "2"] + mpi[2:] + [exe] if mpi else None
-    bad = [(text + "[spmv]\nformat = compressed\n", two, "[spmv] format"),
-           (HH_REPRO % "lanczos" + "[spmv]\nkron_split = phonon\n", two, "[spmv] kron_split"),
-           (text + "[spmv]\nbackend = cuda\n", [exe], "[solver] reproducible")]
-    for t, cmd, why in bad:
+    bad = [(text + "[spmv]\nformat = compressed\n", two, "[spmv] format", "solve"),
+           (HH_REPRO % "lanczos" + "[spmv]\nkron_split = phonon\n", two, "[spmv] kron_split", "solve"),
+           (text + "[spmv]\nbackend = cuda\n", [exe], "[solver] reproducible", "solve"),
+           (HH_REPRO % "chebfd", two, "[solver] reproducible", "solve"),
+           (HH_REPRO % "lanczos" + "[kpm]\nmoments = 32\n", two, "[solver] reproducible", "dos")]
+    for t, cmd, why, command in bad:
         if cmd is None:
             continue
         cfg = os.path.join(tmp, "b.ini")
         open(cfg, "w").write(t)
-        p = subprocess.run(cmd + ["solve", cfg, "--overwrite", "--quiet", "--set",
+        p = subprocess.run(cmd + [command, cfg, "--overwrite", "--quiet", "--set",
                                   "output.file=" + os.path.join(tmp, "b.h5")], capture_output=True, text=True)
         lines = [ln for ln in p.stderr.strip().splitlines() if ln.startswith("pjds-lanczos") or "error" in ln]
         ok = p.returncode == 2 and why in p.stderr and len(set(lines)) == 1
         msg = next((ln for ln in p.stderr.splitlines() if "error" in ln), p.stderr.strip()[-300:])
-        print("%s: refused with exit %d: %s" % ("ok" if ok else "FAIL", p.returncode, msg))
+        print("%s: %s refused with exit %d: %s" % ("ok" if ok else "FAIL", command, p.returncode, msg))
         fail |= 0 if ok else 1
     return fail
 
