@@ -127,14 +127,6 @@ static int cgs_measure(kr_ws *w, int k, double *x, const double *h_in, double *c
     return PL_OK;
 }
 
-/* x = (x - V[:, 0:k] c2) / n2: the last correction and the normalisation. */
-static int cgs_finish(kr_ws *w, int k, double *x, double n2)
-{
-    PL_CALL(w->be->gemv_n(w->be, w->n, k, -1.0 / n2, w->V, w->ld, w->c2, 1.0 / n2, x));
-    w->t.vec_bytes += 8.0 * (double)w->n * (double)(k + 2);
-    return PL_OK;
-}
-
 /* The range [*lo, *hi] of the overlaps c[0:k] above keep * nx (*lo > *hi:
  * none); coef, row (relative to the new norm, returned) and the new norm
  * by Pythagoras when only that range is removed. */
@@ -159,7 +151,8 @@ static double keep_range(int k, const double *c, double keep, double nx, int *lo
     return n;
 }
 
-/* x = (x - V[:, lo:hi+1] c[lo:hi+1]) / n, or x / n for an empty range. */
+/* x = (x - V[:, lo:hi+1] c[lo:hi+1]) / n, or x / n for an empty range: the
+ * last correction of a Gram-Schmidt pass and the normalisation. */
 static int correct_range(kr_ws *w, double *x, int lo, int hi, const double *c, double n)
 {
     const double col_bytes = 8.0 * (double)w->n;
@@ -236,7 +229,7 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
             PL_CALL(w->be->scal(w->be, w->n, 1.0 / n2, x));
             w->t.vec_bytes += 2.0 * col_bytes;
         } else {
-            PL_CALL(cgs_finish(w, k, x, n2));
+            PL_CALL(correct_range(w, x, 0, k - 1, w->c2, n2));
         }
     }
     PL_CALL(w->be->sync(w->be));
@@ -247,15 +240,14 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
 /* See krylov_impl.h.  The first pass subtracts the expected coefficients
  * (the arrow of the thick restart) and the measured alpha = v_{k-1}^T x /
  * ||v_{k-1}||^2 (one Gram matrix of the two adjacent columns); the fused
- * cgs_step then measures what is left in the same pass over V.  With
- * row != NULL, the measured overlaps c2 = V^T x that stay below
- * keep ||x|| are left in x (row[i] = |c2_i| / ||x||, the caller's omega row;
- * 0 where corrected) and only the contiguous range of columns from the
- * first to the last larger one is read by the correction: the semi-
- * orthogonal Lanczos basis needs no more, and a cycle whose restart vector
- * kept orthogonality skips the k-column sweep (2 column passes instead of
- * k + 2).  row == NULL: the whole correction, 2k + 8 column passes in all
- * instead of 3k + 5.  Where the expectation was poor (the measured pass
+ * cgs_step then measures what is left in the same pass over V.  The
+ * measured overlaps c2 = V^T x that stay below keep ||x|| are left in x
+ * (row[i] = |c2_i| / ||x||, the caller's omega row; 0 where corrected) and
+ * only the contiguous range of columns from the first to the last larger
+ * one is read by the correction: the semi-orthogonal Lanczos basis needs
+ * no more, and a cycle whose restart vector kept orthogonality skips the
+ * k-column sweep (2 column passes instead of k + 2; keep = 0 corrects
+ * every nonzero overlap, 2k + 8 passes in all).  Where the expectation was poor (the measured pass
  * still cancels more than half of the norm), the two standard passes run
  * on what is left. */
 int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
@@ -267,7 +259,7 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, do
     double G[4];
     PL_CHECK(k >= 1, PL_ERR_INTERNAL, "orthogonalize_known: column %d has nothing before it", k);
     if (w->bop) { /* measured, not expected */
-        if (row) memset(row, 0, (size_t)k * sizeof(double));
+        memset(row, 0, (size_t)k * sizeof(double));
         return kr_orthogonalize(w, k, k, coef, nrm, in_span);
     }
     PL_CALL(pl_vec_gram(w->op, 2, kr_col(w, k - 1), w->ld, G));
@@ -280,16 +272,14 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, do
     PL_CALL(cgs_measure(w, k, x, w->c3, coef, &n1, &n2));
     if (!(n2 > KR_SQRT1_2 * n1)) { /* the expectation was off: two passes on the rest */
         w->t.orth += pl_wtime() - t0;
-        if (row) memset(row, 0, (size_t)k * sizeof(double));
+        memset(row, 0, (size_t)k * sizeof(double));
         PL_CALL(kr_orthogonalize(w, k, k, coef, nrm, in_span));
         for (int i = 0; i < k; i++) coef[i] += w->c3[i];
         return PL_OK;
     }
-    int lo = 0, hi = k - 1;
-    if (row) { /* only the range of overlaps above keep ||x|| */
-        n2 = keep_range(k, w->c2, keep, n1, &lo, &hi, coef, row);
-        for (int i = 0; i < k; i++) coef[i] += w->c3[i];
-    }
+    int lo, hi; /* only the range of overlaps above keep ||x|| */
+    n2 = keep_range(k, w->c2, keep, n1, &lo, &hi, coef, row);
+    for (int i = 0; i < k; i++) coef[i] += w->c3[i];
     *nrm = n2;
     *in_span = n2 <= 64.0 * DBL_EPSILON * n0;
     if (!*in_span) PL_CALL(correct_range(w, x, lo, hi, w->c2, n2));
@@ -369,7 +359,7 @@ int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *
  * first use).  Asynchronous. */
 static int kr_fill_random(kr_ws *w, uint64_t s, int j)
 {
-    if (w->be->rand_fill && w->g_consec) return w->be->rand_fill(w->be, w->n, s, w->g0, kr_col(w, j));
+    if (w->g_consec) return w->be->rand_fill(w->be, w->n, s, w->g0, kr_col(w, j));
     if (!w->h_vec) {
         if (w->be->host_alloc && w->be->host_free) {
             PL_CALL(w->be->host_alloc(w->be, kr_atleast1(w->n), &w->h_vec));
@@ -487,7 +477,7 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     /* consecutive global indices (a matrix-free operator's rows): the
      * backend makes the random vectors, no host buffer */
     w->g0 = w->n && w->gidx ? w->gidx[0] : 0;
-    int consec = w->gidx != NULL;
+    int consec = w->gidx != NULL && w->be->rand_fill != NULL;
     const int64_t *gi = w->gidx, g0 = w->g0;
     const size_t n = w->n;
     if (consec) {
@@ -496,7 +486,7 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     }
     w->g_consec = consec;
     pl_debug("krylov: workspace: basis of %d columns (%.1f MB) in %.3f s; random vectors %s", m + 1,
-             8e-6 * (double)vlen, t_basis, consec && w->be->rand_fill ? "made by the backend" : "made on the host");
+             8e-6 * (double)vlen, t_basis, consec ? "made by the backend" : "made on the host");
     KR_HOST_ALLOC(w->T, m * m, fail);
     KR_HOST_ALLOC(w->Y, m * m, fail);
     KR_HOST_ALLOC(w->theta, m, fail);

@@ -101,7 +101,7 @@ typedef struct kr_ws {
                        /* allocated at the first host-made one            */
     int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
     int64_t g0;        /* gidx[i] = g0 + i for every local row (g_consec) */
-    int g_consec;      /* then be->rand_fill makes the random vectors     */
+    int g_consec;      /* and be->rand_fill makes the random vectors      */
     int refine_if_needed; /* kr_orthogonalize: second Gram-Schmidt pass   */
                           /* only when the first one cancelled more than  */
                           /* half of ||x||^2 (DGKS); 0 = always two       */
@@ -196,9 +196,9 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
  * kept Ritz vectors): alpha against column k-1 is measured, the known
  * first pass and the measuring second pass share one sweep over V (the
  * backend's cgs_step), one more applies the correction and normalises.
- * coef[0:k] the total coefficients.  row != NULL: measured overlaps below
- * keep ||x|| stay in x, row[0:k] = their size relative to the new norm (0
- * for the corrected columns; see krylov.c).  Collective. */
+ * coef[0:k] the total coefficients.  Measured overlaps below keep ||x||
+ * stay in x, row[0:k] = their size relative to the new norm (0 for the
+ * corrected columns; see krylov.c).  Collective. */
 int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
                            double *nrm, int *in_span);
 /* Local step of the Lanczos recurrence on column j + 1 (= A v_j, j >= 1):
