@@ -544,9 +544,10 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
                 100.0 * (double)res->time.single_pass / st, f->solve_seconds - res->time.steps_time,
                 res->time.restart);
         if (res->reorth == LZ_REORTH_PARTIAL)
-            pl_info("solve: partial reorthogonalisation: %lld of %lld steps full (the first of each cycle included), "
-                    "largest estimated loss %.1e, measured on the eigenvectors %.1e",
-                    (long long)res->time.full_reorths, (long long)res->time.steps, res->orth_estimate, res->orth_loss);
+            pl_info("solve: partial reorthogonalisation: %lld of %lld steps full (the first of each cycle included; "
+                    "%.3f s of the steps' %.3f s), largest estimated loss %.1e, measured on the eigenvectors %.1e",
+                    (long long)res->time.full_reorths, (long long)res->time.steps, res->time.full_steps_time,
+                    res->time.steps_time, res->orth_estimate, res->orth_loss);
         if (f->spmv_median > 0 && res->time.steps > 0)
             pl_info("solve: step / SpMV median = %.2f", res->time.steps_time / st / f->spmv_median);
     }

@@ -222,9 +222,12 @@ static int kr_expand(kr_solver *s)
         }
         double nrm = 0.0, ts = pl_wtime();
         int in_span = 0, exhausted = 0;
+        const int64_t full0 = w->t.full_reorths;
         PL_CALL(s->mt->step(s, j, &nrm, &in_span));
         w->t.steps++;
-        w->t.steps_time += pl_wtime() - ts;
+        const double dt = pl_wtime() - ts;
+        w->t.steps_time += dt;
+        if (w->t.full_reorths > full0) w->t.full_steps_time += dt;
         double beta = nrm;
         if (in_span) PL_CALL(kr_breakdown(s, j, &beta, &exhausted));
         s->mt->couple(s, j, beta);

@@ -43,6 +43,7 @@ int kr_ws_set_inner(kr_ws *w, pl_op *bop)
     PL_CHECK(!pl_mul_size((size_t)w->m + 1, w->ld, &vlen), PL_ERR_OVERFLOW, "basis size (ncv + 1) x n_local overflows");
     PL_CALL(w->be->vec_alloc(w->be, vlen, &w->BV));
     w->bop = bop;
+    w->lz_fuse = 0;
     return PL_OK;
 }
 

@@ -289,69 +289,6 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, do
     return PL_OK;
 }
 
-/* See krylov_impl.h.  Column j + 1 is next to columns j - 1 and j in V, so
- * one Gram matrix of the three adjacent columns (one pass, one reduction)
- * gives the coefficients, ||x||^2 and the actual norms and overlap of
- * v_{j-1} and v_j.  The projection solves the 2 x 2 Gram system, so the new
- * norm ||x||^2 - r^T G^{-1} r is exact up to eps ||x||^2 whatever the
- * normalisation error of the earlier columns: assuming unit columns
- * (||x||^2 - c0^2 - c1^2) would amplify their norm error by
- * (alpha_j / beta_j)^2 at every step. */
-int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *alpha, double *nrm, double *growth,
-                           double *ovl, int *done)
-{
-    double t0 = pl_wtime();
-    double *x = kr_col(w, j + 1);
-    const double col_bytes = 8.0 * (double)w->n;
-    double G[9], H[PL_SEL_KMAX + 9];
-    *done = 0;
-    PL_CHECK(j >= 1, PL_ERR_INTERNAL, "local orthogonalisation needs j >= 1 (got %d)", j);
-    if (w->bop) return kr_b_local(w, j, nsel, beta_prev, alpha, nrm, growth, ovl, done); /* kr_inner.c */
-    const int fused = nsel > 0 && nsel <= PL_SEL_KMAX && nsel < j && w->be->sel_gram && w->be->sel_update;
-    double ssel = 0.0; /* ||V_sel^T x||^2 (fused) */
-    if (fused) { /* V_sel^T x and the Gram matrix in one pass; the projection joins the update */
-        PL_CALL(pl_vec_sel_gram(w->op, nsel, w->V, kr_col(w, j - 1), w->ld, H));
-        memcpy(G, H + nsel, sizeof G);
-        for (int i = 0; i < nsel; i++) ssel += H[i] * H[i];
-        w->t.vec_bytes += col_bytes * (double)(nsel + 3);
-    } else {
-        if (nsel > 0) PL_CALL(kr_project_out(w, nsel, j + 1));
-        PL_CALL(pl_vec_gram(w->op, 3, kr_col(w, j - 1), w->ld, G));
-        w->t.vec_bytes += col_bytes * 3.0;
-    }
-    w->t.reductions++;
-    /* fused: x' = x - V_sel h is what the local step sees; its overlaps with
-     * v_{j-1}, v_j differ from those of x by (v^T V_sel) h, the product of
-     * two loss-of-orthogonality levels (below eps), and ||x'||^2 = ||x||^2
-     * - ||h||^2 up to the same */
-    const double g00 = G[0], g01 = G[3], g11 = G[4], r0 = G[6], r1 = G[7], xx = fmax(G[8] - ssel, 0.0);
-    const double be = beta_prev;
-    if (g11 > 0.5 && xx > 0.0) {
-        /* x' = x - beta v_{j-1} - alpha v_j, alpha making x' orthogonal to v_j */
-        const double al = (r1 - be * g01) / g11;
-        const double b2 = xx + be * be * g00 + al * al * g11 - 2.0 * be * r0 - 2.0 * al * r1 + 2.0 * al * be * g01;
-        if (b2 > 1e-4 * xx) {
-            double b = sqrt(b2), c[2] = {be, al};
-            if (fused) {
-                PL_CALL(w->be->sel_update(w->be, w->n, nsel, w->V, H, kr_col(w, j - 1), c, w->ld, 1.0 / b, x));
-                w->t.vec_bytes += col_bytes * (double)(nsel + 4);
-            } else {
-                PL_CALL(w->be->gemv_n(w->be, w->n, 2, -1.0 / b, kr_col(w, j - 1), w->ld, c, 1.0 / b, x));
-                w->t.vec_bytes += col_bytes * 4.0;
-            }
-            *alpha = al;
-            *nrm = b;
-            *growth = sqrt(xx) / b;
-            ovl[0] = (r0 - be * g00 - al * g01) / b; /* v_{j-1}^T v_{j+1} */
-            ovl[1] = (r1 - be * g01 - al * g11) / b; /* v_j^T v_{j+1} (0 up to rounding) */
-            *done = 1;
-            w->t.local_steps++;
-        }
-    }
-    w->t.orth += pl_wtime() - t0;
-    return PL_OK;
-}
-
 /* Column j = the reproducible random vector of seed s (lz_random_element
  * of each row's global original index): made by the backend where it can
  * (be->rand_fill, consecutive indices), else on the host and uploaded
@@ -485,6 +422,10 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
         for (size_t i = 0; i < n; i++) consec = consec && gi[i] == g0 + (int64_t)i;
     }
     w->g_consec = consec;
+    /* pl_op_apply_lz decides the rest; PJDS_LZ_STEP_FUSED=0 composes the
+     * step (for comparisons) */
+    const char *fz = getenv("PJDS_LZ_STEP_FUSED");
+    w->lz_fuse = w->be->kron_lz != NULL && !(fz && fz[0] == '0');
     pl_debug("krylov: workspace: basis of %d columns (%.1f MB) in %.3f s; random vectors %s", m + 1,
              8e-6 * (double)vlen, t_basis, consec ? "made by the backend" : "made on the host");
     KR_HOST_ALLOC(w->T, m * m, fail);

@@ -102,6 +102,7 @@ typedef struct kr_ws {
     int h_vec_pinned;  /* h_vec came from be->host_alloc                  */
     int64_t g0;        /* gidx[i] = g0 + i for every local row (g_consec) */
     int g_consec;      /* and be->rand_fill makes the random vectors      */
+    int lz_fuse;       /* kr_local_fused may try pl_op_apply_lz           */
     int refine_if_needed; /* kr_orthogonalize: second Gram-Schmidt pass   */
                           /* only when the first one cancelled more than  */
                           /* half of ||x||^2 (DGKS); 0 = always two       */
@@ -213,9 +214,38 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, do
  * untouched (but for the selective projection when the backend has no
  * fused sel_gram/sel_update) and *done = 0: the caller orthogonalises in full
  * (kr_orthogonalize, with its breakdown guard).  No synchronisation after
- * the update (the next SpMV is queued behind it).  Collective. */
-int kr_orthogonalize_local(kr_ws *w, int j, int nsel, double beta_prev, double *alpha, double *nrm, double *growth,
-                           double *ovl, int *done);
+ * the update (the next SpMV is queued behind it).  sel (NULL: none): the
+ * selected columns (selective orthogonalisation).  Where the backend fuses
+ * them (sel_gram, sel_update) their overlaps with v_{j+1} are measured in
+ * the same reduction and projected out in the same update only when one
+ * passes sel->keep; the B-inner product and the unfused path project them
+ * out before the step, every time.  Collective. */
+typedef struct kr_sel {
+    int n;                    /* the leading n columns are selected            */
+    double keep;              /* fused: their overlaps up to keep times the    */
+                              /* new norm stay in the vector (0: never)        */
+    const double *prev, *cur; /* n signed overlaps of v_{j-1}, v_j with them  */
+                              /* (NULL: 0)                                     */
+    double *next;             /* out, n: those of v_{j+1} (0 where projected)  */
+    int measured;             /* out: next was measured (the fused path)       */
+    int exact;                /* out: on v_{j+1} itself (kr_local_fused), not  */
+                              /* from the records prev, cur                    */
+} kr_sel;
+int kr_orthogonalize_local(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha, double *nrm,
+                           double *growth, double *ovl, int *done);
+/* The local step with the product fused (pl_op_apply_lz): column j + 1 =
+ * A v_j - beta_prev v_{j-1} and its sums in one pass, then v_{j+1} =
+ * (column - alpha v_j) / nrm in one more (3 columns; with selected columns
+ * (sel, NULL: none) the same pass measures their overlaps with v_{j+1}
+ * (pl_vec_lz_update), which one more pass projects out where one passes
+ * sel->keep; sel->next then holds them, exact); the outputs as
+ * kr_orthogonalize_local's.  *fused = 0: the operator does not fuse it
+ * (nothing done; w->lz_fuse = 0 when it never will: the caller composes
+ * the step); *fused = 1, *done = 0: declined as kr_orthogonalize_local
+ * declines, the column holds A v_j - beta_prev v_{j-1}, which the caller
+ * orthogonalises in full.  Collective. */
+int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha, double *nrm, double *growth,
+                   double *ovl, int *done, int *fused);
 /* Column j = a reproducible random vector (hash of seed and original global
  * row) orthonormal to columns 0..j-1; *exhausted: it vanished.  first = 1:
  * the start vector of seed; else the next one of the sequence.  Collective. */
@@ -278,7 +308,8 @@ void kr_pro_restart(kr_pro *p, int nlock, int s, int kk, const double *Ysel, int
  * columns (locked ones included) to project out of every new vector in the
  * cycle that starts at k; and the estimate row after such a projection. */
 int kr_pro_nselected(const kr_pro *p, int k, int nlock, double normest);
-double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_prev, double beta);
+double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_prev, double beta, const double *meas,
+                       int exact);
 /* Row j = row[0:j] (a resumed state). */
 void kr_pro_set_row(kr_pro *p, int j, const double *row);
 

@@ -23,7 +23,11 @@
  *         recurrence with computed coefficients); T[j][j] = h_1.  The
  *         selected kept columns (selective orthogonalisation, lz_pro.c)
  *         join that reduction and that update where the backend fuses them
- *         (sel_gram, sel_update).  Simon's
+ *         (sel_gram, sel_update).  Where the operator fuses the step into
+ *         its product (one rank, matrix-free: kr_local.c kr_local_fused),
+ *         the product itself returns A v_j - beta v_{j-1} with the sums,
+ *         and the update measures the selected columns' overlaps with
+ *         v_{j+1}.  Simon's
  *         omega recurrence (lz_pro.c) then estimates |v_{j+1}^T v_i| for
  *         every i from T alone; if the largest passes the threshold
  *         (min(sqrt(eps), 100 tol), lz_pro.c), w gets a
@@ -240,6 +244,19 @@ void lz_result_destroy(lz_result *res)
  * from it across rank counts to 1e-10), so those passes correct fully. */
 #define LZ_KEEP_FIRST 1e-2
 
+/* The selected columns (locked and converged kept Ritz vectors, lz_pro.c
+ * kr_pro_nselected) are measured in every local step's reduction, but
+ * projected out in its update only when an overlap passes LZ_KEEP_SEL
+ * times the omega threshold (kr_sel); a step in between reads 4 columns in
+ * its update instead of nsel + 4.  Overlaps left in reach the converged
+ * pairs through the kept Ritz vectors, so the level is low: hh_184800 on
+ * one core (2026-11-26), vector traffic a step 22.6 MB with a projection
+ * every step, 20.7 / 20.9 / 21.6 MB at LZ_KEEP_SEL 1e-2 / 1e-3 / 1e-4, the
+ * same 338 products and 49 full steps, the lowest eigenvector's residual
+ * 6e-14 but 6.8e-10 at 1e-2; at 1e-1 and 1 the explicit residuals failed
+ * the tolerance and the solve ran again (516 and 526 products). */
+#define LZ_KEEP_SEL 1e-3
+
 /* ---- the method's state and hooks (kr_method; the cycle: kr_cycle.c) -- */
 typedef struct lz_ctx {
     int which;       /* smallest, largest or largest_magnitude (the _real      */
@@ -254,7 +271,18 @@ typedef struct lz_ctx {
     double *lsort;   /* 2 lcap: the nev most wanted locked values, estimates    */
     int *lord;       /* lcap: the locked columns in wanted order                */
     double *orow;    /* m + 2: the overlaps a cycle's first step leaves (relative) */
+    double so[3][PL_SEL_KMAX]; /* the selected columns' signed overlaps with     */
+    int so_col[3];   /* the basis columns so_col[r] (-1: none; lz_sel_row)      */
 } lz_ctx;
+
+/* The selected columns' measured overlaps with basis column col, or NULL
+ * (none kept: the column was orthogonalised against them). */
+static const double *lz_sel_row(const lz_ctx *c, int col)
+{
+    for (int r = 0; r < 3; r++)
+        if (c->so_col[r] == col) return c->so[r];
+    return NULL;
+}
 
 /* A local step at j > k: the three-term recurrence (the SpMV only queued),
  * then the omega estimate; when it passes the threshold, semi-orthogonality
@@ -267,14 +295,26 @@ static int lz_step_local(kr_solver *s, int j, double *alpha, double *nrm, int *i
     kr_ws *w = s->w;
     const double beta_prev = w->T[(size_t)j * w->m + (j - 1)];
     double growth = 1.0, ovl[2] = {0.0, 0.0};
-    PL_CALL(kr_apply_queued(w, j, j + 1));
-    /* the leading nsel kept columns are projected out of the new vector in
-     * the same reduction and update as the local step where the backend
-     * fuses them (sel_gram, sel_update), else before it (kr_project_out) */
-    PL_CALL(kr_orthogonalize_local(w, j, c->nsel, beta_prev, alpha, nrm, &growth, ovl, local));
+    const int slot = (j + 1) % 3;
+    kr_sel sel = {.n = c->nsel, .keep = LZ_KEEP_SEL * c->pro.thresh, .prev = lz_sel_row(c, j - 1),
+                  .cur = lz_sel_row(c, j), .next = c->so[slot], .measured = 0, .exact = 0};
+    c->so_col[slot] = -1;
+    /* the product and the step's sums in one pass where the operator
+     * fuses them (kr_local_fused) */
+    int fused = 0;
+    PL_CALL(kr_local_fused(w, j, c->nsel > 0 ? &sel : NULL, beta_prev, alpha, nrm, &growth, ovl, local, &fused));
+    if (!fused) {
+        PL_CALL(kr_apply_queued(w, j, j + 1));
+        /* the leading nsel kept columns are projected out of the new vector
+         * in the same reduction and update as the local step where the
+         * backend fuses them (sel_gram, sel_update), else before it
+         * (kr_project_out) */
+        PL_CALL(kr_orthogonalize_local(w, j, c->nsel > 0 ? &sel : NULL, beta_prev, alpha, nrm, &growth, ovl, local));
+    }
     if (!*local || c->reorth != LZ_REORTH_PARTIAL) return PL_OK;
     double om = kr_pro_estimate(&c->pro, w->T, j, *alpha, beta_prev, *nrm, ovl, s->normest);
-    if (c->nsel > 0) om = kr_pro_selected(&c->pro, c->nsel, j, *alpha, beta_prev, *nrm);
+    if (c->nsel > 0)
+        om = kr_pro_selected(&c->pro, c->nsel, j, *alpha, beta_prev, *nrm, sel.measured ? sel.next : NULL, sel.exact);
     const int second = c->force_full; /* the second vector of a reorthogonalised pair */
     c->force_full = 0;
     if (om > c->pro.thresh || second) {
@@ -286,6 +326,7 @@ static int lz_step_local(kr_solver *s, int j, double *alpha, double *nrm, int *i
         w->t.full_reorths++;
         c->force_full = !second;
     } else {
+        if (sel.measured) c->so_col[slot] = j + 1;
         kr_pro_accept(&c->pro, j);
         s->res->orth_estimate = fmax(s->res->orth_estimate, om);
     }
@@ -333,7 +374,10 @@ static int lz_step(kr_solver *s, int j, double *nrm, int *in_span)
     int local = 0;
     /* selective orthogonalisation: the leading kept columns that are
      * converged enough to attract the new vectors (lz_pro.c) */
-    if (j == k + 1) c->nsel = c->reorth == LZ_REORTH_PARTIAL ? kr_pro_nselected(&c->pro, k, s->nlock, s->normest) : 0;
+    if (j == k + 1) {
+        c->nsel = c->reorth == LZ_REORTH_PARTIAL ? kr_pro_nselected(&c->pro, k, s->nlock, s->normest) : 0;
+        c->so_col[0] = c->so_col[1] = c->so_col[2] = -1;
+    }
     if (try_local) PL_CALL(lz_step_local(s, j, &alpha, nrm, in_span, &local));
     else PL_CALL(kr_apply(w, j, j + 1));
     c->force_full = c->force_full && local; /* (set again by a trigger of this step) */
@@ -347,6 +391,8 @@ static void lz_injected(kr_solver *s, int j)
 {
     lz_ctx *c = s->ctx;
     kr_pro_full(&c->pro, j);
+    for (int r = 0; r < 3; r++)
+        if (c->so_col[r] == j) c->so_col[r] = -1;
     c->force_full = 1;
 }
 
@@ -601,6 +647,7 @@ static int lz_recheck(kr_solver *s, int *again)
     memset(c->pro.expect, 0, ((size_t)w->m + 2) * sizeof(double));
     c->force_full = 0;
     c->nsel = 0;
+    c->so_col[0] = c->so_col[1] = c->so_col[2] = -1;
     c->beta_m = 0.0;
     s->k = 0;
     s->nlock = 0;
@@ -708,6 +755,7 @@ static int lz_ctx_init(lz_ctx *c, kr_ws *w, const lz_options *opt)
                : opt->which == PL_WHICH_LARGEST_REAL ? PL_WHICH_LARGEST
                                                      : opt->which;
     c->reorth = opt->reorth;
+    c->so_col[0] = c->so_col[1] = c->so_col[2] = -1;
     /* verification locks the nev converged pairs and, as they turn up, missed
      * copies beyond them: up to lcap columns, leaving room to search */
     const int lcap = nev + (m - nev - 4 > 0 ? (m - nev - 4 < nev ? m - nev - 4 : nev) : 0);

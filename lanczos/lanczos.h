@@ -247,6 +247,7 @@ typedef struct lz_timing {
     int64_t full_reorths; /* steps with a full reorthogonalisation (the    */
                          /* first of each cycle included)                  */
     double steps_time;   /* seconds in the expansion steps (SpMV + orth)   */
+    double full_steps_time; /* of it, in the steps counted in full_reorths */
 } lz_timing;
 
 typedef struct lz_result {

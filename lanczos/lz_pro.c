@@ -172,13 +172,21 @@ int kr_pro_nselected(const kr_pro *p, int k, int nlock, double normest)
     return nsel;
 }
 
-/* After the projection onto the selected columns and the local step: their
- * overlaps with v_{j+1} are what the subtraction of beta v_{j-1} and
- * alpha v_j brought back.  Returns the new largest entry of next. */
-double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_prev, double beta)
+/* After the local step with selected columns: their overlaps with v_{j+1}.
+ * exact: meas holds them, measured on v_{j+1} itself (kr_local_fused; 0
+ * where projected out).  Else they are what the subtraction of beta
+ * v_{j-1} and alpha v_j brought back (the leftovers of the earlier steps,
+ * which a projection with the recorded overlaps removes only as far as
+ * those records are exact), plus, where the fused composed step measured
+ * them and left them in (meas, NULL: none), the overlaps it left.
+ * Returns the new largest entry of next. */
+double kr_pro_selected(kr_pro *p, int nsel, int j, double alpha, double beta_prev, double beta, const double *meas,
+                       int exact)
 {
     for (int i = 0; i < nsel && i < j - 1; i++)
-        p->next[i] = p->eps1 + (fabs(beta_prev) * fabs(p->prev[i]) + fabs(alpha) * fabs(p->cur[i])) / beta;
+        p->next[i] = exact ? fmax(p->eps1, fabs(meas[i]))
+                           : p->eps1 + (fabs(beta_prev) * fabs(p->prev[i]) + fabs(alpha) * fabs(p->cur[i])) / beta +
+                                 (meas ? fabs(meas[i]) : 0.0);
     double worst = 0.0;
     for (int i = 0; i <= j; i++) worst = fmax(worst, fabs(p->next[i]));
     return worst;

@@ -286,6 +286,20 @@ composed:
     return PL_OK;
 }
 
+int pl_op_apply_lz(pl_op *op, const double *x, const double *z, double beta, double *y, double *dots)
+{
+    PL_CHECK(op && x && z && y && dots, PL_ERR_ARG, "pl_op_apply_lz: NULL argument");
+    pl_backend *be = op->be;
+    if (op->shell || op->size != 1 || op->fmt != PL_FORMAT_MATRIX_FREE || op->repro || !be->kron_lz) return PL_ERR_NOTSUP;
+    const double t0 = pl_wtime();
+    const int e = be->kron_lz(be, op->d_kron, x, z, beta, y, dots); /* one rank: the local sums are global */
+    if (e == PL_ERR_NOTSUP) return e;
+    PL_CALL(e);
+    op->n_apply++;
+    op->t_total += pl_wtime() - t0;
+    return PL_OK;
+}
+
 int pl_op_apply_block_cheb(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
                            double c1, double c2, double *Acc)
 {

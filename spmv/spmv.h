@@ -407,6 +407,13 @@ struct pl_backend {
     int (*sel_gram)(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h);
     int (*sel_update)(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
                       const double *cb, size_t ld, double s, double *x);
+    /* lz_update, optional (NULL: lanczos composes gemv_n and gemv_t): the
+     * update of a fused Lanczos step that measures the selected columns
+     * after it, one pass: y = s (y - a x), then h[0:ka] = A^T y of the new
+     * y (A: ka adjacent columns, ld; 1 <= ka <= PL_SEL_KMAX; local sums,
+     * host; returns after the device finished). */
+    int (*lz_update)(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a, double s,
+                     double *y, double *h);
     /* kron_create, kron_apply, kron_destroy, optional (NULL: the backend
      * has no matrix-free kernels; pl_op_create_kron fails): a Kronecker-sum
      * operator (pl_kron.h).  kron_create copies the tables (checked by the
@@ -431,6 +438,15 @@ struct pl_backend {
     int (*kron_spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
     int (*kron_spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
                          const double *X, double *Y, double *h_dots);
+    /* kron_lz, optional (NULL or PL_ERR_NOTSUP without a message for a
+     * kernel it does not cover: pl_op_apply_lz's callers compose the step):
+     * the Lanczos step's product for an operator of kron_create,
+     * y = (H x) - (beta z) of each value (H x's bits as kron_apply's), and
+     * h_dots[0:PL_KRON_LZ_DOTS] = local sums x.x, y.x, y.y, z.y, z.x, in
+     * one pass (z read once more than the product alone); x, y, z do not
+     * overlap; returns after the device finished. */
+    int (*kron_lz)(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
+                   double *h_dots);
     /* kron_rem_create, kron_rem_apply, kron_rem_destroy, optional (NULL: a
      * matrix-free operator runs on one rank only): the remote part of a
      * matrix-free operator on several ranks (pl_kron_remote above):
@@ -463,6 +479,7 @@ struct pl_backend {
 #define PL_SEL_KMAX 16
 #define PL_GRAM_KMAX 4
 #define PL_SPMM_RMAX 64
+#define PL_KRON_LZ_DOTS 5 /* kron_lz's sums */
 
 /* Device memory plan: PL_OK if `bytes_needed`
  * fit into the free memory of the backend's device (always PL_OK for host
@@ -668,6 +685,14 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
  * the update and pl_vec_bdot.  Collective. */
 int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
                           double *W, double *dots);
+/* The Lanczos step's product: y = A x - beta z and the global sums
+ * dots[0:PL_KRON_LZ_DOTS] = x.x, y.x, y.y, z.y, z.x in one pass, where the
+ * backend fuses it (one rank, a matrix-free operator, be->kron_lz covers
+ * its kernel, not reproducible: the fused sums depend on the kernel's
+ * blocks); otherwise PL_ERR_NOTSUP without a message and nothing done:
+ * compose it (pl_op_apply_queued, pl_vec_gram).  Counts one apply.
+ * Returns after the backend is synchronised. */
+int pl_op_apply_lz(pl_op *op, const double *x, const double *z, double beta, double *y, double *dots);
 /* The Chebyshev filter step: Y = alpha A X + gamma X + beta Y and, with
  * Acc != NULL, Acc += c1 X + c2 Y (after the update), in one pass of the
  * backend's spmm_cheb.  Only where that fuses it (one rank, a stored
@@ -743,6 +768,11 @@ int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r);
 /* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
  * with global sums; PL_ERR_NOTSUP when the backend has none. */
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);
+/* The backend's lz_update with global sums (ka values, one reduction):
+ * y = s (y - a x), h = A^T y; composed (gemv_n, then gemv_t) where the
+ * backend has none or the operator is reproducible.  Collective. */
+int pl_vec_lz_update(pl_op *op, int ka, const double *A, const double *x, size_t ld, double a, double s, double *y,
+                     double *h);
 /* The backend's sel_gram with global sums (ka + 9 values, one reduction);
  * PL_ERR_NOTSUP when the backend has none.  Collective. */
 int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h);

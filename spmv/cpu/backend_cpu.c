@@ -405,6 +405,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gram = cpu_gram;
     be->sel_gram = cpu_sel_gram;
     be->sel_update = cpu_sel_update;
+    be->lz_update = cpu_lz_update;
     be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
     be->cmat_create = cpu_cmat_create;
@@ -421,6 +422,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->sync = cpu_sync;
     be->kron_create = cpu_kronb_create; /* cpu_kron_block.c: cpu_kron.c's operator + block products */
     be->kron_apply = cpu_kronb_apply;
+    be->kron_lz = cpu_kronb_lz;
     be->kron_destroy = cpu_kronb_destroy;
     be->kron_spmm = cpu_kron_spmm;
     be->kron_spmm_aug = cpu_kron_spmm_aug;

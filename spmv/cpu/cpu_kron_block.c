@@ -131,6 +131,14 @@ int cpu_kronb_apply(pl_backend *be, const void *mat, const double *x, double *y)
     return cpu_kron_apply(be, m->single, x, y);
 }
 
+int cpu_kronb_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
+                 double *h_dots)
+{
+    const cpu_kronb *m = mat;
+    PL_CHECK(m, PL_ERR_ARG, "kron_lz: NULL operator");
+    return cpu_kron_lz(be, m->single, x, z, beta, y, h_dots);
+}
+
 /* s[0:R) = row (l, r) of H X, R = Rv (a constant where inlined). */
 static inline __attribute__((always_inline)) void kb_row(const cpu_kronb *m, int64_t l, int64_t r, const int Rv,
                                                          const double *restrict X, double *restrict s)

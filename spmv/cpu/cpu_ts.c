@@ -402,6 +402,37 @@ int cpu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const doub
     return PL_OK;
 }
 
+int cpu_lz_update(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a, double s,
+                  double *y, double *h)
+{
+    (void)be;
+    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "lz_update: bad ka = %d or ld = %zu (n = %zu)", ka,
+             ld, n);
+    double part[64 * PL_SEL_KMAX];
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
+    if (nt > 64) nt = 64;
+    memset(part, 0, (size_t)nt * (size_t)ka * sizeof(double));
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_proj_fn proj = g_proj;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * (size_t)ka;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            double *t = y + r0;
+            for (size_t i = 0; i < len; i++) t[i] = s * (t[i] - a * x[r0 + i]);
+            proj(len, ka, A + r0, ld, t, hp); /* the tile of y is in cache */
+        }
+    }
+    for (int c = 0; c < ka; c++) { /* the threads' sums in thread order */
+        double t = 0.0;
+        for (int q = 0; q < nt; q++) t += part[(size_t)q * (size_t)ka + c];
+        h[c] = t;
+    }
+    return PL_OK;
+}
+
 /* V[:, 0:m] = V[:, 0:k] Y in place, tile by tile through a per-thread
  * buffer of PL_TS_ROWS x m. */
 int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy)

@@ -221,6 +221,21 @@ static int cu_sel_update(pl_backend *be, size_t n, int ka, const double *A, cons
     return pl_cuda_ts_sel_update(cx, n, ka, A, ca, B, cb, ld, s, x);
 }
 
+static int cu_lz_update(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a,
+                        double s, double *y, double *h)
+{
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "lz_update: ka = %d, ld = %zu < n = %zu", ka, ld, n);
+    memset(h, 0, (size_t)ka * sizeof *h);
+    if (n == 0) return PL_OK;
+    PL_CALL(pl_cuda_ts_lz_update(cx, n, ka, A, x, ld, a, s, y));
+    PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)ka * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    memcpy(h, cx->h_ts_pin, (size_t)ka * sizeof(double));
+    be->bytes_d2h += (double)ka * sizeof(double);
+    return PL_OK;
+}
+
 static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
                      double beta, double *w)
 {
@@ -770,6 +785,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gram = cu_gram;
     be->sel_gram = cu_sel_gram;
     be->sel_update = cu_sel_update;
+    be->lz_update = cu_lz_update;
     be->spmm = cu_spmm;
     be->gather_block = cu_gather_block;
     be->bdot = cu_bdot;
@@ -781,6 +797,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->kron_destroy = pl_cuda_kron_destroy;
     be->kron_spmm = pl_cuda_kron_spmm; /* kron_block.cu */
     be->kron_spmm_aug = pl_cuda_kron_spmm_aug;
+    be->kron_lz = pl_cuda_kron_lz;
     be->kron_rem_create = pl_cuda_kron_rem_create; /* kron_remote.cu: several ranks */
     be->kron_rem_apply = pl_cuda_kron_rem_apply;
     be->kron_rem_spmm = pl_cuda_kron_rem_spmm;

@@ -30,7 +30,19 @@
  * x 32 x 8 = 102 KB, two blocks per SM on an H100); else rt is halved, and
  * below 8 the operator falls back to variant 2 (kron.cu).  Each row's
  * terms are summed in pl_kron.h's order with __dmul_rn / __dadd_rn: the
- * CPU kernel's result bit for bit (gpu_kron_op checks every variant). */
+ * CPU kernel's result bit for bit (gpu_kron_op checks every variant).
+ *
+ * Three modes of one kernel: the product; the KPM step (aug: alpha s +
+ * gamma x + beta y with the sums x.x, y.x); the Lanczos step (lz,
+ * be->kron_lz: y = s - beta z with x.x, y.x, y.y, z.y, z.x, so that
+ * lanczos needs no Gram pass after the product).  Measured (2026-11-26,
+ * one H100, tests/gpu/kron_timing, HMEp, medians of 50, events around the
+ * call and its download of the sums): product 0.157-0.159 ms, aug 0.199-
+ * 0.206 ms, lz 0.236-0.244 ms.  The lz mode's extra 0.08 ms is about the
+ * Gram pass it saves (3 columns and a synchronisation), so the Lanczos step
+ * is as fast as the composed one on HMEp (0.463 against 0.464 ms, medians
+ * of 5) and moves 22 % fewer bytes.  Tried: z loaded at the top of each
+ * row (0.244 ms), one block per multiprocessor with 128 registers (0.301). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -40,13 +52,31 @@
 #define KR_HS_NTMAX 8     /* coupling tables in registers up to this   */
 #define KR_HS_MINB 2      /* blocks per SM (registers <= 64 a thread)  */
 
-/* y[l, r] = s, or the aug step's value with its dots (pl_kr_launch_hop_aug):
- * ((alpha s) + (gamma x)) + (beta y), rounded as the CPU's aug step. */
-template <bool AUG>
+/* The kernel's modes: the product alone, the KPM step (aug), the Lanczos
+ * step (lz). */
+#define KR_HS_PLAIN 0
+#define KR_HS_AUG 1
+#define KR_HS_LZ 2
+#define KR_HS_ND(MODE) ((MODE) == KR_HS_LZ ? 5 : 2) /* dots per tile */
+
+/* y[l, r] = s; aug (pl_kr_launch_hop_aug): ((alpha s) + (gamma x)) +
+ * (beta y), rounded as the CPU's aug step, with the dots x.x, y.x; lz
+ * (pl_kr_launch_hop_lz): s - (beta z) with x.x, y.x, y.y, z.y, z.x. */
+template <int MODE>
 static __device__ __forceinline__ void kr_hs_store(const kr_args &a, int64_t i, double s, double xv, double *dd)
 {
-    if (!AUG) {
+    if (MODE == KR_HS_PLAIN) {
         a.y[i] = s;
+        return;
+    }
+    if (MODE == KR_HS_LZ) {
+        const double zv = __ldg(a.z + i), yn = __dsub_rn(s, __dmul_rn(a.beta, zv));
+        a.y[i] = yn;
+        dd[0] += xv * xv;
+        dd[1] += yn * xv;
+        dd[2] += yn * yn;
+        dd[3] += zv * yn;
+        dd[4] += zv * xv;
         return;
     }
     const double yn = __dadd_rn(__dadd_rn(__dmul_rn(a.alpha, s), __dmul_rn(a.gamma, xv)), __dmul_rn(a.beta, a.y[i]));
@@ -56,7 +86,7 @@ static __device__ __forceinline__ void kr_hs_store(const kr_args &a, int64_t i, 
 }
 
 /* Left rows l = l0, l0 + ls, ... of right row r (lane rr of the tile). */
-template <int NT, bool AUG>
+template <int NT, int MODE>
 static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, int rt, int64_t r0,
                                   int rr, int l0, int ls, double *dd)
 {
@@ -88,12 +118,12 @@ static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
         for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
             s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
-        kr_hs_store<AUG>(a, l * nr + r, s, srow[rr], dd);
+        kr_hs_store<MODE>(a, l * nr + r, s, srow[rr], dd);
     }
 }
 
 /* The same for any nterms: the coupling lists and tables from memory. */
-template <bool AUG>
+template <int MODE>
 static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt, int64_t r0, int rr, int l0, int ls,
                                       double *dd)
 {
@@ -112,32 +142,31 @@ static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
         for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
             s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
-        kr_hs_store<AUG>(a, l * nr + r, s, srow[rr], dd);
+        kr_hs_store<MODE>(a, l * nr + r, s, srow[rr], dd);
     }
 }
 
-/* The block's dots (aug step): over the warps by shuffles, then over the
- * KR_HS_THREADS / 32 warps in shared memory, into part[2 tile + 0, 1]. */
+/* The block's ND dots (aug, lz): over the warps by shuffles, then over
+ * the KR_HS_THREADS / 32 warps in shared memory, into part[ND tile + k]. */
+template <int ND>
 static __device__ void kr_hs_dots(const kr_args &a, double *dd)
 {
-    __shared__ double red[2 * (KR_HS_THREADS / 32)];
-    for (int k = 0; k < 2; k++)
+    __shared__ double red[ND * (KR_HS_THREADS / 32)];
+    for (int k = 0; k < ND; k++)
         for (int o = 16; o > 0; o /= 2) dd[k] += __shfl_down_sync(0xffffffffu, dd[k], o);
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0) {
-        red[2 * w] = dd[0];
-        red[2 * w + 1] = dd[1];
-    }
+    if (lane == 0)
+        for (int k = 0; k < ND; k++) red[ND * w + k] = dd[k];
     __syncthreads();
-    if (threadIdx.x < 2) {
+    if (threadIdx.x < ND) {
         double t = 0.0;
-        for (int i = 0; i < KR_HS_THREADS / 32; i++) t += red[2 * i + threadIdx.x];
-        a.part[2 * (int64_t)blockIdx.x + threadIdx.x] = t;
+        for (int i = 0; i < KR_HS_THREADS / 32; i++) t += red[ND * i + threadIdx.x];
+        a.part[ND * (int64_t)blockIdx.x + threadIdx.x] = t;
     }
 }
 
 /* One block per tile of rt right rows; x[:, tile] staged in sx. */
-template <int NT, bool AUG>
+template <int NT, int MODE>
 static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel(kr_args a, const double *__restrict__ c, int rt)
 {
     extern __shared__ double sx[];
@@ -149,22 +178,23 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
     }
     __syncthreads();
     const int rr = threadIdx.x % rt;
-    double dd[2] = {0.0, 0.0};
+    double dd[KR_HS_ND(MODE)];
+    for (int k = 0; k < KR_HS_ND(MODE); k++) dd[k] = 0.0;
     if (r0 + rr < nr) {
         const int l0 = threadIdx.x / rt, ls = blockDim.x / rt;
-        if (NT < 0) kr_hs_rows_any<AUG>(a, sx, rt, r0, rr, l0, ls, dd);
-        else kr_hs_rows<(NT < 0 ? 0 : NT), AUG>(a, c, sx, rt, r0, rr, l0, ls, dd);
+        if (NT < 0) kr_hs_rows_any<MODE>(a, sx, rt, r0, rr, l0, ls, dd);
+        else kr_hs_rows<(NT < 0 ? 0 : NT), MODE>(a, c, sx, rt, r0, rr, l0, ls, dd);
     }
-    if (AUG) kr_hs_dots(a, dd);
+    if (MODE != KR_HS_PLAIN) kr_hs_dots<KR_HS_ND(MODE)>(a, dd);
 }
 
-/* d_out[k] = sum of part[2 t + k] over the tiles, k = 0, 1 (one block each) */
-static __global__ void __launch_bounds__(256) kr_hs_sum(int64_t ntiles, const double *__restrict__ part,
+/* d_out[k] = sum of part[nd t + k] over the tiles, k < nd (one block each) */
+static __global__ void __launch_bounds__(256) kr_hs_sum(int64_t ntiles, int nd, const double *__restrict__ part,
                                                         double *__restrict__ d_out)
 {
     __shared__ double sh[256];
     double t = 0.0;
-    for (int64_t b = threadIdx.x; b < ntiles; b += 256) t += part[2 * b + blockIdx.x];
+    for (int64_t b = threadIdx.x; b < ntiles; b += 256) t += part[nd * b + blockIdx.x];
     sh[threadIdx.x] = t;
     __syncthreads();
     for (int h = 128; h > 0; h /= 2) {
@@ -177,8 +207,9 @@ static __global__ void __launch_bounds__(256) kr_hs_sum(int64_t ntiles, const do
 template <int NT>
 static int kr_hs_attr(size_t smem)
 {
-    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_PLAIN>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_AUG>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_LZ>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     return PL_OK;
 }
 
@@ -204,8 +235,8 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
     int optin = 0;
     PL_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cx->device));
     int rt = want == 8 || want == 16 || want == 32 ? want : 32;
-    /* the aug kernel's static reduction array beside the tile */
-    const int64_t room = (int64_t)optin - 2 * (KR_HS_THREADS / 32) * 8;
+    /* the aug and lz kernels' static reduction array beside the tile */
+    const int64_t room = (int64_t)optin - KR_HS_ND(KR_HS_LZ) * (KR_HS_THREADS / 32) * 8;
     while (rt >= 8 && m->n_left * rt * 8 > room) rt /= 2;
     if (rt < 8 || m->n_left * rt > (int64_t)INT32_MAX) return PL_OK;
     m->smem = (size_t)m->n_left * (size_t)rt * 8;
@@ -217,40 +248,51 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
 
 int64_t pl_kr_hop_tiles(const pl_cuda_kron *m) { return (m->n_right + m->chunk - 1) / m->chunk; }
 
-template <int NT, bool AUG>
+template <int NT, int MODE>
 static int kr_hs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 {
     const int64_t tiles = pl_kr_hop_tiles(m);
     PL_CHECK(tiles <= (int64_t)INT32_MAX, PL_ERR_NOTSUP, "kron variant 5: %lld tiles exceed one launch",
              (long long)tiles);
-    kr_hs_kernel<NT, AUG><<<(unsigned)tiles, KR_HS_THREADS, m->smem, cx->stream>>>(*a, m->c, m->chunk);
+    kr_hs_kernel<NT, MODE><<<(unsigned)tiles, KR_HS_THREADS, m->smem, cx->stream>>>(*a, m->c, m->chunk);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
 
-template <bool AUG>
+template <int MODE>
 static int kr_hs_switch(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 {
     switch (m->nterms) {
-    case 0: return kr_hs_go<0, AUG>(cx, m, a);
-    case 1: return kr_hs_go<1, AUG>(cx, m, a);
-    case 2: return kr_hs_go<2, AUG>(cx, m, a);
-    case 3: return kr_hs_go<3, AUG>(cx, m, a);
-    case 4: return kr_hs_go<4, AUG>(cx, m, a);
-    case 5: return kr_hs_go<5, AUG>(cx, m, a);
-    case 6: return kr_hs_go<6, AUG>(cx, m, a);
-    case 7: return kr_hs_go<7, AUG>(cx, m, a);
-    case 8: return kr_hs_go<8, AUG>(cx, m, a);
-    default: return kr_hs_go<-1, AUG>(cx, m, a);
+    case 0: return kr_hs_go<0, MODE>(cx, m, a);
+    case 1: return kr_hs_go<1, MODE>(cx, m, a);
+    case 2: return kr_hs_go<2, MODE>(cx, m, a);
+    case 3: return kr_hs_go<3, MODE>(cx, m, a);
+    case 4: return kr_hs_go<4, MODE>(cx, m, a);
+    case 5: return kr_hs_go<5, MODE>(cx, m, a);
+    case 6: return kr_hs_go<6, MODE>(cx, m, a);
+    case 7: return kr_hs_go<7, MODE>(cx, m, a);
+    case 8: return kr_hs_go<8, MODE>(cx, m, a);
+    default: return kr_hs_go<-1, MODE>(cx, m, a);
     }
 }
 
-int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a) { return kr_hs_switch<false>(cx, m, a); }
+int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
+{
+    return kr_hs_switch<KR_HS_PLAIN>(cx, m, a);
+}
 
 int pl_kr_launch_hop_aug(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out)
 {
-    PL_CALL(kr_hs_switch<true>(cx, m, a));
-    kr_hs_sum<<<2, 256, 0, cx->stream>>>(pl_kr_hop_tiles(m), a->part, d_out);
+    PL_CALL(kr_hs_switch<KR_HS_AUG>(cx, m, a));
+    kr_hs_sum<<<2, 256, 0, cx->stream>>>(pl_kr_hop_tiles(m), 2, a->part, d_out);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+int pl_kr_launch_hop_lz(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out)
+{
+    PL_CALL(kr_hs_switch<KR_HS_LZ>(cx, m, a));
+    kr_hs_sum<<<KR_HS_ND(KR_HS_LZ), 256, 0, cx->stream>>>(pl_kr_hop_tiles(m), KR_HS_ND(KR_HS_LZ), a->part, d_out);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }

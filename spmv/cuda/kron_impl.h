@@ -62,6 +62,8 @@ typedef struct kr_args {
      * (gamma x)) + (beta y), the per-tile dots x.x, y.x into part */
     double alpha, gamma, beta;
     double *part;
+    /* the Lanczos step of variant 5 (pl_kr_launch_hop_lz): y = s - beta z */
+    const double *__restrict__ z;
 } kr_args;
 
 /* kron.cu: the kernel arguments of m for x, y (aug fields zero). */
@@ -94,6 +96,10 @@ int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
  * tile: pl_kr_hop_tiles(m) tiles).  Queued on cx->stream. */
 int64_t pl_kr_hop_tiles(const pl_cuda_kron *m);
 int pl_kr_launch_hop_aug(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
+/* Variant 5 with the Lanczos step's product (kron_lz): y = (H x) -
+ * (beta z) of each value, and d_out[0:5] = x.x, y.x, y.y, z.y, z.x (5 per
+ * tile in a->part).  Queued on cx->stream. */
+int pl_kr_launch_hop_lz(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
 /* kron_row.cu: variant 6, x[l, :] of one left row in shared memory with
  * the packed tables (pl_kron_pack16, uploaded here into m->rp_col,
  * rp_val, pk_dict).  *fits = 0 where the row and dictionary do not fit a

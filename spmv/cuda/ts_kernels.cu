@@ -550,6 +550,43 @@ __global__ void __launch_bounds__(TS_BS) k_sel_update(int64_t n, int ka, const d
     }
 }
 
+/* lz_update: y = s (y - a x), then the ka sums A^T y of the new y, in one
+ * pass, reduced as gemv_t (d_ts_h: ka doubles). */
+template <int KT>
+__global__ void __launch_bounds__(TS_BS) k_lz_update(int64_t n, int ka, const double *__restrict__ A,
+                                                     const double *__restrict__ x, int64_t ld, double a, double s,
+                                                     double *__restrict__ y, double *__restrict__ part,
+                                                     unsigned int *__restrict__ ticket, double *__restrict__ h)
+{
+    __shared__ double red[TS_WARPS][KT];
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double acc[KT];
+#pragma unroll
+    for (int c = 0; c < KT; c++) acc[c] = 0.0;
+    for (int64_t i = tid; i < n; i += nth) {
+        const double yn = __dmul_rn(s, __dsub_rn(y[i], __dmul_rn(a, __ldcs(x + i)))); /* the CPU's roundings */
+        y[i] = yn;
+#pragma unroll
+        for (int c = 0; c < KT; c++)
+            if (c < ka) acc[c] = fma(__ldcs(A + (int64_t)c * ld + i), yn, acc[c]);
+    }
+#pragma unroll
+    for (int c = 0; c < KT; c++) {
+        double t = warp_sum(acc[c]);
+        if (lane == 0) red[warp][c] = t;
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < ka; c += TS_BS) {
+        double t = 0.0;
+#pragma unroll
+        for (int w = 0; w < TS_WARPS; w++) t += red[w][c];
+        part[(int64_t)blockIdx.x * ka + c] = t;
+    }
+    last_block_sum(part, ka, ticket, h);
+}
+
 /* ---- host side ----------------------------------------------------------------- */
 
 static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
@@ -784,4 +821,27 @@ extern "C" int pl_cuda_ts_sel_update(pl_cuda_ctx *cx, size_t n, int ka, const do
     else k_sel_update<16><<<nb, TS_BS, 0, cx->stream>>>(nn, ka, A, B, l, hp, s, x);
     PL_CUDA_LAUNCH();
     return PL_OK;
+}
+
+template <int KT>
+static int launch_lz_update(pl_cuda_ctx *cx, int slot, int64_t n, int ka, const double *A, const double *x, int64_t ld,
+                            double a, double s, double *y)
+{
+    const int occ = occupancy(cx, slot, (const void *)k_lz_update<KT>);
+    const unsigned nb = grid_rows(cx, n, (int64_t)cx->nsm * occ);
+    k_lz_update<KT><<<nb, TS_BS, 0, cx->stream>>>(n, ka, A, x, ld, a, s, y, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_lz_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *x, size_t ld,
+                                    double a, double s, double *y)
+{
+    PL_CHECK(ka >= 1 && ka <= 16 && ka <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG,
+             "ts_lz_update: n = %zu, ka = %d, ld = %zu", n, ka, ld);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    /* slots of ts_occ: 27 (KT = 4), 28 (8), 29 (16) */
+    if (ka <= 4) return launch_lz_update<4>(cx, 27, nn, ka, A, x, l, a, s, y);
+    if (ka <= 8) return launch_lz_update<8>(cx, 28, nn, ka, A, x, l, a, s, y);
+    return launch_lz_update<16>(cx, 29, nn, ka, A, x, l, a, s, y);
 }

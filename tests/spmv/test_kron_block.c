@@ -32,7 +32,9 @@
  *     the pJDS operator's KPM step, the dots to 1e-13; the split must have a
  *     halo somewhere.
  *  2. random tables on the backend's slots directly (be->kron_spmm,
- *     kron_spmm_aug against be->kron_apply, bitwise): n_left not a
+ *     kron_spmm_aug against be->kron_apply, bitwise; for one vector also
+ *     the Lanczos step be->kron_lz: y = h - (beta z) bitwise, its 5 sums to
+ *     1e-13, where the kernel has it (cpu; cuda variant 5)): n_left not a
  *     multiple of 8, nterms 0 and 11, rows of A longer than 64 entries,
  *     c = +-0.0, n_right not a multiple of the kernels' blocks.
  *     2b. be->kron_rem_spmm on random remote lists against the formula of
@@ -366,6 +368,47 @@ static double rnd01(void)
     return (double)(lcg_state >> 11) * 0x1.0p-53;
 }
 
+/* be->kron_lz on x (host X, device dx) against the single product H x
+ * (host H): y = h - (beta z) bit for bit, the sums to TOL_DOTS of the sums
+ * of |terms| (2c; a kernel it does not cover returns PL_ERR_NOTSUP). */
+static void check_lz(pl_backend *be, void *op, const double *X, const double *H, double *dx, double *dy, double *dz,
+                     size_t N, const char *d)
+{
+    const double beta = 0.77;
+    double *Z = malloc(N * sizeof *Z), *Y = malloc(N * sizeof *Y), got[PL_KRON_LZ_DOTS];
+    if (!Z || !Y) {
+        TU_CHECK_MSG(0, "%s: set-up failed", d);
+        goto done;
+    }
+    for (size_t i = 0; i < N; i++) Z[i] = rnd01() - 0.5;
+    TU_OK(be->upload(be, dz, Z, N));
+    TU_OK(be->set(be, N, NAN, dy));
+    const int e = be->kron_lz(be, op, dx, dz, beta, dy, got);
+    if (e == PL_ERR_NOTSUP) goto done; /* this kernel has no fused step: the callers compose it */
+    TU_OK(e);
+    TU_OK(be->download(be, Y, dy, N));
+    long double ref[PL_KRON_LZ_DOTS] = {0}, sc[PL_KRON_LZ_DOTS] = {0};
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        const double bz = beta * Z[i], want = H[i] - bz;
+        bad += memcmp(&want, &Y[i], sizeof want) != 0;
+        const long double x = X[i], y = want, z = Z[i], t[PL_KRON_LZ_DOTS] = {x * x, y * x, y * y, z * y, z * x};
+        for (int k = 0; k < PL_KRON_LZ_DOTS; k++) {
+            ref[k] += t[k];
+            sc[k] += fabsl(t[k]);
+        }
+    }
+    TU_CHECK_MSG(bad == 0, "%s: kron_lz: %zu values differ from h - (beta z)", d, bad);
+    for (int k = 0; k < PL_KRON_LZ_DOTS; k++) {
+        const double err = (double)(fabsl((long double)got[k] - ref[k]) / (sc[k] > 0 ? sc[k] : 1.0L));
+        if (err > worst_dots) worst_dots = err;
+        TU_CHECK_MSG(err <= TOL_DOTS, "%s: kron_lz sum %d off by %.3g (relative to the sums of |terms|)", d, k, err);
+    }
+done:
+    free(Z);
+    free(Y);
+}
+
 /* The block slots against kron_apply on the tables k, bitwise (2). */
 static void slots_vs_apply(pl_backend *be, const pl_kron *k, int R, const char *d)
 {
@@ -406,6 +449,7 @@ static void slots_vs_apply(pl_backend *be, const pl_kron *k, int R, const char *
     char dd[200];
     snprintf(dd, sizeof dd, "%s, R = %d (slots)", d, R);
     check_aug(X, Y0, H, Y, dots, N, R, 1, dd);
+    if (R == 1 && be->kron_lz) check_lz(be, op, X, H, dX, dx, dy, N, d); /* dX: X (one vector); dy as z */
 done:
     if (op) be->kron_destroy(be, op);
     double *dv[] = {dX, dY, dx, dy};

@@ -1,7 +1,9 @@
 /* test_sel_ops.c — the backend slots of the Lanczos local step with
- * selective orthogonalisation (spmv.h sel_gram, sel_update) against plain
- * long double loops on the host: h[0:ka] = A^T x, h[ka:ka+9] = B^T B for
- * B = [b0 b1 x], and x = s (x - A ca - b0 cb0 - b1 cb1).
+ * selective orthogonalisation (spmv.h sel_gram, sel_update, lz_update)
+ * against plain long double loops on the host: h[0:ka] = A^T x,
+ * h[ka:ka+9] = B^T B for B = [b0 b1 x], x = s (x - A ca - b0 cb0 - b1 cb1),
+ * and lz_update's y = s (y - a x) (bit for bit s * (y - (a * x)), every
+ * backend alike) with h[0:ka] = A^T y of the new y.
  * Error measured against the entry's scale sum |terms| (any summation
  * order's rounding is bounded by eps times it), tolerance 1e-13.
  * Coverage: ka = 1..16 (the kernel tiers 4, 8 and 16 and their edges),
@@ -84,6 +86,31 @@ static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed
         snprintf(tag, sizeof tag, "sel_update [%s] n=%zu ld=%zu ka=%d i=%zu", be->name, n, ld, ka, i);
         expect_close(tag, hx[i], sf * t, sf * sc);
     }
+    /* lz_update on column ka + 2 (now the updated x), against b1 = column ka + 1 */
+    if (be->lz_update) {
+        double *hy = malloc((n + 1) * sizeof *hy), hl[PL_SEL_KMAX], a = tm_unif(&s) - 0.5;
+        TU_CHECK(hy != NULL);
+        TU_OK(be->lz_update(be, n, ka, A, B + ld, ld, a, sf, V + (size_t)(ka + 2) * ld, hl));
+        TU_OK(be->download(be, hy, V + (size_t)(ka + 2) * ld, n));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double ax = a * hB[ld + i], d = hx[i] - ax, want = sf * d;
+            bad += memcmp(&want, &hy[i], sizeof want) != 0;
+        }
+        snprintf(tag, sizeof tag, "lz_update y [%s] n=%zu ld=%zu ka=%d", be->name, n, ld, ka);
+        TU_CHECK_MSG(bad == 0, "%s: %zu values differ from s * (y - (a * x))", tag, bad);
+        for (int c = 0; c < ka; c++) {
+            long double r = 0, sc = 0;
+            for (size_t i = 0; i < n; i++) {
+                long double t = (long double)hA[(size_t)c * ld + i] * hy[i];
+                r += t;
+                sc += fabsl(t);
+            }
+            snprintf(tag, sizeof tag, "lz_update A^T y [%s] n=%zu ld=%zu ka=%d c=%d", be->name, n, ld, ka, c);
+            expect_close(tag, hl[c], r, sc);
+        }
+        free(hy);
+    }
     be->vec_free(be, V);
     free(hV);
     free(hx);
@@ -91,7 +118,7 @@ static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed
 
 static void check_backend(pl_backend *be)
 {
-    TU_CHECK(be->sel_gram && be->sel_update);
+    TU_CHECK(be->sel_gram && be->sel_update && be->lz_update);
     if (!be->sel_gram || !be->sel_update) return;
     const size_t ns[] = {1, 7, 1000, 20001};
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
