@@ -195,6 +195,10 @@ int pl_cuda_kron_rem_create(pl_backend *be, const pl_kron_remote *r, void **mat)
 int pl_cuda_kron_rem_apply(pl_backend *be, const void *mat, const double *x_halo, double *y);
 int pl_cuda_kron_rem_spmm(pl_backend *be, const void *mat, int R, const double *X_halo, double *Y);
 void pl_cuda_kron_rem_destroy(pl_backend *be, void *mat);
+/* spmm_kernels.cu: the fused products' sums, cx->d_aug of at least need
+ * doubles (grown when needed) and the page-locked cx->h_aug_pin of
+ * 2 PL_SPMM_RMAX doubles (spmm_aug, kron_spmm_aug, kron_lz) */
+int pl_cuda_aug_buffers(pl_cuda_ctx *cx, size_t need);
 /* kron_block.cu: its block products (be->kron_spmm, kron_spmm_aug) */
 int pl_cuda_kron_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y);
 int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,

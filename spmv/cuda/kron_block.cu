@@ -281,14 +281,7 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
      * both return after it finished), grown when needed */
     const size_t nb = hop ? (size_t)pl_kr_hop_tiles(m) : grid > 0 ? grid : 1,
                  need = nb * 2 * (size_t)R + 2 * (size_t)R;
-    if (cx->aug_n < need) {
-        if (cx->d_aug) PL_CUDA(cudaFree(cx->d_aug));
-        cx->d_aug = NULL;
-        cx->aug_n = 0;
-        PL_CUDA(cudaMalloc((void **)&cx->d_aug, need * sizeof(double)));
-        cx->aug_n = need;
-    }
-    if (!cx->h_aug_pin) PL_CUDA(cudaMallocHost((void **)&cx->h_aug_pin, 2 * PL_SPMM_RMAX * sizeof(double)));
+    PL_CALL(pl_cuda_aug_buffers(cx, need));
     double *part = cx->d_aug, *d_out = cx->d_aug + nb * 2 * (size_t)R;
     if (hop) {
         kr_args k;
@@ -323,14 +316,7 @@ extern "C" int pl_cuda_kron_lz(pl_backend *be, const void *mat, const double *x,
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     cudaStream_t s = cx->stream;
     const size_t nb = (size_t)pl_kr_hop_tiles(m), need = nb * PL_KRON_LZ_DOTS + PL_KRON_LZ_DOTS;
-    if (cx->aug_n < need) { /* spmm_aug's buffer, grown when needed (same stream) */
-        if (cx->d_aug) PL_CUDA(cudaFree(cx->d_aug));
-        cx->d_aug = NULL;
-        cx->aug_n = 0;
-        PL_CUDA(cudaMalloc((void **)&cx->d_aug, need * sizeof(double)));
-        cx->aug_n = need;
-    }
-    if (!cx->h_aug_pin) PL_CUDA(cudaMallocHost((void **)&cx->h_aug_pin, 2 * PL_SPMM_RMAX * sizeof(double)));
+    PL_CALL(pl_cuda_aug_buffers(cx, need)); /* spmm_aug's buffers (same stream) */
     kr_args k;
     pl_kr_args_of(m, x, y, &k);
     k.beta = beta;

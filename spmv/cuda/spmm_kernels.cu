@@ -292,6 +292,23 @@ __global__ void __launch_bounds__(256) k_sum_cols(int64_t nb, int m, const doubl
     if (threadIdx.x == 0) out[c] = sh[0];
 }
 
+/* cuda_impl.h: the buffers of the fused products' sums (spmm_aug,
+ * kron_spmm_aug, kron_lz): cx->d_aug of at least need doubles (grown when
+ * needed) and the page-locked cx->h_aug_pin of 2 PL_SPMM_RMAX doubles for
+ * their download. */
+extern "C" int pl_cuda_aug_buffers(pl_cuda_ctx *cx, size_t need)
+{
+    if (cx->aug_n < need) {
+        if (cx->d_aug) PL_CUDA(cudaFree(cx->d_aug));
+        cx->d_aug = NULL;
+        cx->aug_n = 0;
+        PL_CUDA(cudaMalloc((void **)&cx->d_aug, need * sizeof(double)));
+        cx->aug_n = need;
+    }
+    if (!cx->h_aug_pin) PL_CUDA(cudaMallocHost((void **)&cx->h_aug_pin, 2 * PL_SPMM_RMAX * sizeof(double)));
+    return PL_OK;
+}
+
 template <int T, int NC>
 static int launch_aug(pl_cuda_ctx *cx, const spmm_args &a, double alpha, double gamma, double beta, double *h_dots)
 {
@@ -303,14 +320,7 @@ static int launch_aug(pl_cuda_ctx *cx, const spmm_args &a, double alpha, double 
      * (a stream-ordered allocation per call went back to the driver at every
      * synchronisation: ~1 ms a call) */
     const size_t need = (size_t)(nb > 0 ? nb : 1) * 2 * R + 2 * (size_t)R;
-    if (cx->aug_n < need) {
-        if (cx->d_aug) PL_CUDA(cudaFree(cx->d_aug));
-        cx->d_aug = NULL;
-        cx->aug_n = 0;
-        PL_CUDA(cudaMalloc((void **)&cx->d_aug, need * sizeof(double)));
-        cx->aug_n = need;
-    }
-    if (!cx->h_aug_pin) PL_CUDA(cudaMallocHost((void **)&cx->h_aug_pin, 128 * sizeof(double)));
+    PL_CALL(pl_cuda_aug_buffers(cx, need));
     double *part = cx->d_aug, *d_out = cx->d_aug + (size_t)(nb > 0 ? nb : 1) * 2 * R;
     if (nb > 0) {
         k_spmm_aug<T, NC><<<(unsigned)nb, 256, 0, s>>>(a, alpha, gamma, beta, part);
