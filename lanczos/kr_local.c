@@ -23,14 +23,6 @@
 #include "krylov_impl.h"
 #include "pl_error.h"
 
-/* See krylov_impl.h.  Column j + 1 is next to columns j - 1 and j in V, so
- * one Gram matrix of the three adjacent columns (one pass, one reduction)
- * gives the coefficients, ||x||^2 and the actual norms and overlap of
- * v_{j-1} and v_j.  The projection solves the 2 x 2 Gram system, so the new
- * norm ||x||^2 - r^T G^{-1} r is exact up to eps ||x||^2 whatever the
- * normalisation error of the earlier columns: assuming unit columns
- * (||x||^2 - c0^2 - c1^2) would amplify their norm error by
- * (alpha_j / beta_j)^2 at every step. */
 /* The selected columns' overlaps with x' = x - beta v_{j-1} - alpha v_j
  * from h = V_sel^T x and those of v_{j-1}, v_j (sel->prev, sel->cur; NULL:
  * 0); ||hp||^2 out. */
@@ -44,6 +36,14 @@ static double sel_overlaps(const kr_sel *sel, const double *h, double be, double
     return q;
 }
 
+/* See krylov_impl.h.  Column j + 1 is next to columns j - 1 and j in V, so
+ * one Gram matrix of the three adjacent columns (one pass, one reduction)
+ * gives the coefficients, ||x||^2 and the actual norms and overlap of
+ * v_{j-1} and v_j.  The projection solves the 2 x 2 Gram system, so the new
+ * norm ||x||^2 - r^T G^{-1} r is exact up to eps ||x||^2 whatever the
+ * normalisation error of the earlier columns: assuming unit columns
+ * (||x||^2 - c0^2 - c1^2) would amplify their norm error by
+ * (alpha_j / beta_j)^2 at every step. */
 int kr_orthogonalize_local(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha, double *nrm,
                            double *growth, double *ovl, int *done)
 {
@@ -114,6 +114,7 @@ int kr_orthogonalize_local(kr_ws *w, int j, kr_sel *sel, double beta_prev, doubl
     return PL_OK;
 }
 
+/* See krylov_impl.h. */
 int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha, double *nrm, double *growth,
                    double *ovl, int *done, int *fused)
 {
