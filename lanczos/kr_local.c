@@ -10,17 +10,19 @@
  *     2 nsel + 7 with nsel selected columns projected;
  *   kr_local_fused, where the operator fuses the step into its product
  *     (pl_op_apply_lz: one rank, matrix-free): the product writes A v_j -
- *     beta v_{j-1} and returns the five sums the step needs, one more pass
- *     updates and normalises (3 columns; with selected columns it also
- *     measures their overlaps with v_{j+1} itself, pl_vec_lz_update, and
- *     a further pass projects them out only when one passes the keep
- *     level): 4 passes, nsel + 4 with nsel selected ones kept, 2 nsel + 6
- *     projected.
+ *     beta v_{j-1} and the five sums the step needs, and one more pass,
+ *     which takes alpha and the new norm from those sums on the device
+ *     (lz_coef.h), updates and normalises (3 columns; with selected
+ *     columns it also measures their overlaps with v_{j+1} itself): one
+ *     host round trip.  A further pass projects the selected columns out
+ *     only when one passes the keep level: 4 passes, nsel + 4 with nsel
+ *     selected ones kept, 2 nsel + 6 projected.
  * Written against spmv.h only: no backend headers, no conditional code. */
 #include <math.h>
 #include <string.h>
 
 #include "krylov_impl.h"
+#include "lz_coef.h"
 #include "pl_error.h"
 
 /* The selected columns' overlaps with x' = x - beta v_{j-1} - alpha v_j
@@ -122,51 +124,37 @@ int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha
     const int nsel = sel ? sel->n : 0;
     if (sel) sel->measured = sel->exact = 0;
     if (!w->lz_fuse || w->bop || j < 1 || nsel > PL_SEL_KMAX || nsel >= j) return PL_OK;
-    double d[PL_KRON_LZ_DOTS];
+    double out[PL_LZ_OUT + PL_SEL_KMAX];
     const double t0 = pl_wtime();
     double *y = kr_col(w, j + 1);
-    const int e = pl_op_apply_lz(w->op, kr_col(w, j), kr_col(w, j - 1), beta_prev, y, d);
+    /* the product writes y = A v_j - beta v_{j-1} and its sums (x = v_j, z
+     * = v_{j-1}): x.x, y.x, y.y, z.y, z.x; the update takes alpha and the
+     * new norm from them on the device (lz_coef.h) and measures the
+     * selected columns' overlaps with v_{j+1} itself; one round trip */
+    const int e = pl_op_apply_lz(w->op, nsel, w->V, w->ld, kr_col(w, j), kr_col(w, j - 1), beta_prev, y, w->d_lz, out);
     if (e == PL_ERR_NOTSUP) { /* not this operator or kernel: the composed step from now on */
         w->lz_fuse = 0;
         return PL_OK;
     }
     PL_CALL(e);
-    const double t1 = pl_wtime();
-    w->t.spmv += t1 - t0;
     w->napply++;
     *fused = 1;
     w->t.reductions++;
     const double col_bytes = 8.0 * (double)w->n;
     w->t.vec_bytes += col_bytes; /* z = v_{j-1}, read by the product */
-    /* y = A v_j - beta v_{j-1}; d = x.x, y.x, y.y, z.y, z.x with x = v_j,
-     * z = v_{j-1}: alpha makes y - alpha x orthogonal to x, and its norm
-     * and overlaps follow from the sums exactly, as in the composed step
-     * (||z|| = 1 only in the estimate of ||A v_j|| for the decline test) */
-    const double xx = d[0], xy = d[1], yy = d[2], zy = d[3], zx = d[4];
-    if (!(xx > 0.5)) {
-        w->t.orth += pl_wtime() - t1;
+    if (out[PL_LZ_OUT_DECLINED] != 0.0) { /* the caller orthogonalises y in full */
+        w->t.orth += pl_wtime() - t0;
         return PL_OK;
     }
-    const double al = xy / xx, b2 = yy - 2.0 * al * xy + al * al * xx;
-    const double ax2 = yy + 2.0 * beta_prev * zy + beta_prev * beta_prev;
-    if (!(ax2 > 0.0) || !(b2 > 1e-4 * ax2)) { /* declined: the caller orthogonalises y in full */
-        w->t.orth += pl_wtime() - t1;
-        return PL_OK;
-    }
-    const double b = sqrt(b2);
-    if (nsel == 0) {
-        PL_CALL(w->be->gemv_n(w->be, w->n, 1, -1.0 / b, kr_col(w, j), w->ld, &al, 1.0 / b, y));
-        w->t.vec_bytes += col_bytes * 3.0;
-    } else {
-        /* the selected columns' overlaps with v_{j+1} itself, measured by
-         * the update's pass; projected out (one more pass) only when one
-         * passes sel->keep.  The projection leaves ||v_{j+1}||^2 = 1 -
-         * ||h||^2 (h below the omega threshold: 1 to rounding), and its
-         * coefficients are dropped from T as in the composed step */
-        double h[PL_SEL_KMAX];
-        PL_CALL(pl_vec_lz_update(w->op, nsel, w->V, kr_col(w, j), w->ld, al, 1.0 / b, y, h));
-        w->t.reductions++;
-        w->t.vec_bytes += col_bytes * (double)(nsel + 3);
+    const double xx = out[0], xy = out[1], yy = out[2], zy = out[3], zx = out[4];
+    const double al = out[PL_LZ_OUT_ALPHA], b = out[PL_LZ_OUT_NORM];
+    w->t.vec_bytes += col_bytes * (double)(nsel + 3);
+    if (nsel > 0) {
+        /* projected out (one more pass, queued) only when an overlap passes
+         * sel->keep.  The projection leaves ||v_{j+1}||^2 = 1 - ||h||^2 (h
+         * below the omega threshold: 1 to rounding), and its coefficients
+         * are dropped from T as in the composed step */
+        const double *h = out + PL_LZ_OUT;
         int project = 0;
         for (int i = 0; i < nsel; i++) project |= !(fabs(h[i]) <= sel->keep);
         if (project) {
@@ -178,12 +166,11 @@ int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha
     }
     *alpha = al;
     *nrm = b;
-    *growth = sqrt(ax2) / b;
+    *growth = sqrt(yy + 2.0 * beta_prev * zy + beta_prev * beta_prev) / b; /* ||A v_j|| / b (||z|| = 1) */
     ovl[0] = (zy - al * zx) / b; /* v_{j-1}^T v_{j+1} */
     ovl[1] = (xy - al * xx) / b; /* v_j^T v_{j+1} (0 up to rounding) */
     *done = 1;
     w->t.local_steps++;
-    w->t.orth += pl_wtime() - t1;
+    w->t.orth += pl_wtime() - t0;
     return PL_OK;
 }
-

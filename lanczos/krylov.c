@@ -363,6 +363,7 @@ void kr_ws_free(kr_ws *w)
         if (w->V) w->be->vec_free(w->be, w->V);
         if (w->BV) w->be->vec_free(w->be, w->BV);
         if (w->W) w->be->vec_free(w->be, w->W);
+        if (w->d_lz) w->be->vec_free(w->be, w->d_lz);
     }
     if (w->h_vec_pinned && w->be && w->be->host_free) w->be->host_free(w->be, w->h_vec);
     else free(w->h_vec);
@@ -425,7 +426,8 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     /* pl_op_apply_lz decides the rest; PJDS_LZ_STEP_FUSED=0 composes the
      * step (for comparisons) */
     const char *fz = getenv("PJDS_LZ_STEP_FUSED");
-    w->lz_fuse = w->be->kron_lz != NULL && !(fz && fz[0] == '0');
+    w->lz_fuse = w->be->kron_lz != NULL && w->be->lz_step != NULL && !(fz && fz[0] == '0');
+    if (w->lz_fuse) PL_CALL_GOTO(w->be->vec_alloc(w->be, PL_KRON_LZ_DOTS, &w->d_lz), fail, err);
     pl_debug("krylov: workspace: basis of %d columns (%.1f MB) in %.3f s; random vectors %s", m + 1,
              8e-6 * (double)vlen, t_basis, consec ? "made by the backend" : "made on the host");
     KR_HOST_ALLOC(w->T, m * m, fail);

@@ -103,6 +103,7 @@ typedef struct kr_ws {
     int64_t g0;        /* gidx[i] = g0 + i for every local row (g_consec) */
     int g_consec;      /* and be->rand_fill makes the random vectors      */
     int lz_fuse;       /* kr_local_fused may try pl_op_apply_lz           */
+    double *d_lz;      /* backend, PL_KRON_LZ_DOTS: the fused step's sums */
     int refine_if_needed; /* kr_orthogonalize: second Gram-Schmidt pass   */
                           /* only when the first one cancelled more than  */
                           /* half of ||x||^2 (DGKS); 0 = always two       */
@@ -234,16 +235,16 @@ typedef struct kr_sel {
 int kr_orthogonalize_local(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha, double *nrm,
                            double *growth, double *ovl, int *done);
 /* The local step with the product fused (pl_op_apply_lz): column j + 1 =
- * A v_j - beta_prev v_{j-1} and its sums in one pass, then v_{j+1} =
- * (column - alpha v_j) / nrm in one more (3 columns; with selected columns
- * (sel, NULL: none) the same pass measures their overlaps with v_{j+1}
- * (pl_vec_lz_update), which one more pass projects out where one passes
- * sel->keep; sel->next then holds them, exact); the outputs as
- * kr_orthogonalize_local's.  *fused = 0: the operator does not fuse it
- * (nothing done; w->lz_fuse = 0 when it never will: the caller composes
- * the step); *fused = 1, *done = 0: declined as kr_orthogonalize_local
- * declines, the column holds A v_j - beta_prev v_{j-1}, which the caller
- * orthogonalises in full.  Collective. */
+ * A v_j - beta_prev v_{j-1} and its sums in one pass, then, from those sums
+ * on the device, v_{j+1} = (column - alpha v_j) / nrm in one more (3
+ * columns; with selected columns (sel, NULL: none) the same pass measures
+ * their overlaps with v_{j+1}), one host round trip in all; one more pass
+ * projects the selected columns out where one passes sel->keep (sel->next
+ * then holds them, exact); the outputs as kr_orthogonalize_local's.
+ * *fused = 0: the operator does not fuse it (nothing done; w->lz_fuse = 0
+ * when it never will: the caller composes the step); *fused = 1, *done =
+ * 0: declined as kr_orthogonalize_local declines, the column holds A v_j -
+ * beta_prev v_{j-1}, which the caller orthogonalises in full.  Collective. */
 int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha, double *nrm, double *growth,
                    double *ovl, int *done, int *fused);
 /* Column j = a reproducible random vector (hash of seed and original global

@@ -272,21 +272,6 @@ int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, con
     return PL_OK;
 }
 
-int pl_vec_lz_update(pl_op *op, int ka, const double *A, const double *x, size_t ld, double a, double s, double *y,
-                     double *h)
-{
-    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX, PL_ERR_ARG, "lz_update of %d columns (1..%d)", ka, PL_SEL_KMAX);
-    pl_backend *be = op->be;
-    if (op->repro || !be->lz_update) {
-        PL_CALL(be->gemv_n(be, (size_t)op->n, 1, -s, x, ld, &a, s, y));
-        return pl_vec_gemv_t(op, ka, A, ld, y, h);
-    }
-    PL_CALL(be->lz_update(be, (size_t)op->n, ka, A, x, ld, a, s, y, h));
-    if (op->size == 1) return PL_OK;
-    PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h, ka, MPI_DOUBLE, MPI_SUM, op->comm), "MPI_Allreduce of A^T y");
-    return PL_OK;
-}
-
 int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h)
 {
     PL_CHECK(op->be->sel_gram, PL_ERR_NOTSUP, "backend %s has no fused selective Gram matrix", op->be->name);

@@ -286,16 +286,21 @@ composed:
     return PL_OK;
 }
 
-int pl_op_apply_lz(pl_op *op, const double *x, const double *z, double beta, double *y, double *dots)
+int pl_op_apply_lz(pl_op *op, int ka, const double *A, size_t ld, const double *x, const double *z, double beta,
+                   double *y, double *d_dots, double *out)
 {
-    PL_CHECK(op && x && z && y && dots, PL_ERR_ARG, "pl_op_apply_lz: NULL argument");
+    PL_CHECK(op && x && z && y && d_dots && out && (ka == 0 || A), PL_ERR_ARG, "pl_op_apply_lz: NULL argument");
+    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= (size_t)op->n, PL_ERR_ARG,
+             "pl_op_apply_lz: %d selected columns (0..%d), ld %zu", ka, PL_SEL_KMAX, ld);
     pl_backend *be = op->be;
-    if (op->shell || op->size != 1 || op->fmt != PL_FORMAT_MATRIX_FREE || op->repro || !be->kron_lz) return PL_ERR_NOTSUP;
+    if (op->shell || op->size != 1 || op->fmt != PL_FORMAT_MATRIX_FREE || op->repro || !be->kron_lz || !be->lz_step)
+        return PL_ERR_NOTSUP;
     const double t0 = pl_wtime();
-    const int e = be->kron_lz(be, op->d_kron, x, z, beta, y, dots); /* one rank: the local sums are global */
+    const int e = be->kron_lz(be, op->d_kron, x, z, beta, y, d_dots); /* one rank: the local sums are global */
     if (e == PL_ERR_NOTSUP) return e;
     PL_CALL(e);
     op->n_apply++;
+    PL_CALL(be->lz_step(be, (size_t)op->n, ka, A, x, ld, beta, d_dots, y, out));
     op->t_total += pl_wtime() - t0;
     return PL_OK;
 }

@@ -407,13 +407,19 @@ struct pl_backend {
     int (*sel_gram)(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h);
     int (*sel_update)(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
                       const double *cb, size_t ld, double s, double *x);
-    /* lz_update, optional (NULL: lanczos composes gemv_n and gemv_t): the
-     * update of a fused Lanczos step that measures the selected columns
-     * after it, one pass: y = s (y - a x), then h[0:ka] = A^T y of the new
-     * y (A: ka adjacent columns, ld; 1 <= ka <= PL_SEL_KMAX; local sums,
-     * host; returns after the device finished). */
-    int (*lz_update)(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a, double s,
-                     double *y, double *h);
+    /* lz_step, optional (NULL: the Lanczos step is composed, lanczos'
+     * kr_orthogonalize_local): the rest of a step fused into its product
+     * (kron_lz), with no host round trip between them.  From the sums
+     * d_dots (backend memory, kron_lz's output for y = A x - beta z)
+     * alpha and the new norm b (lz_coef.h pl_lz_coef); unless the step is
+     * declined, one pass: y = s (y - alpha x) with s = 1 / b, then
+     * h[0:ka] = A^T y of the new y (A: ka adjacent columns, ld;
+     * 0 <= ka <= PL_SEL_KMAX); declined, y is not touched and h = 0.
+     * out (host, PL_LZ_OUT + ka doubles, lz_coef.h): the five sums, alpha,
+     * b, declined (1.0 / 0.0), h (local sums).  Returns after the device
+     * finished: the step's one host round trip. */
+    int (*lz_step)(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double beta,
+                   const double *d_dots, double *y, double *out);
     /* kron_create, kron_apply, kron_destroy, optional (NULL: the backend
      * has no matrix-free kernels; pl_op_create_kron fails): a Kronecker-sum
      * operator (pl_kron.h).  kron_create copies the tables (checked by the
@@ -442,11 +448,12 @@ struct pl_backend {
      * kernel it does not cover: pl_op_apply_lz's callers compose the step):
      * the Lanczos step's product for an operator of kron_create,
      * y = (H x) - (beta z) of each value (H x's bits as kron_apply's), and
-     * h_dots[0:PL_KRON_LZ_DOTS] = local sums x.x, y.x, y.y, z.y, z.x, in
-     * one pass (z read once more than the product alone); x, y, z do not
-     * overlap; returns after the device finished. */
+     * the PL_KRON_LZ_DOTS local sums x.x, y.x, y.y, z.y, z.x, in
+     * one pass (z read once more than the product alone), into d_dots
+     * (backend memory: lz_step reads them there); x, y, z do not overlap;
+     * asynchronous like kron_apply. */
     int (*kron_lz)(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                   double *h_dots);
+                   double *d_dots);
     /* kron_rem_create, kron_rem_apply, kron_rem_destroy, optional (NULL: a
      * matrix-free operator runs on one rank only): the remote part of a
      * matrix-free operator on several ranks (pl_kron_remote above):
@@ -685,14 +692,18 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
  * the update and pl_vec_bdot.  Collective. */
 int pl_op_apply_block_aug(pl_op *op, int R, double alpha, double gamma, double beta, const double *X, double *Y,
                           double *W, double *dots);
-/* The Lanczos step's product: y = A x - beta z and the global sums
- * dots[0:PL_KRON_LZ_DOTS] = x.x, y.x, y.y, z.y, z.x in one pass, where the
- * backend fuses it (one rank, a matrix-free operator, be->kron_lz covers
- * its kernel, not reproducible: the fused sums depend on the kernel's
- * blocks); otherwise PL_ERR_NOTSUP without a message and nothing done:
- * compose it (pl_op_apply_queued, pl_vec_gram).  Counts one apply.
- * Returns after the backend is synchronised. */
-int pl_op_apply_lz(pl_op *op, const double *x, const double *z, double beta, double *y, double *dots);
+/* The Lanczos local step fused into the product, where the backend fuses
+ * it (one rank, a matrix-free operator, be->kron_lz covers its kernel and
+ * be->lz_step exists, not reproducible: the fused sums depend on the
+ * kernel's blocks): y = A x - beta z with its five sums into d_dots
+ * (backend memory, PL_KRON_LZ_DOTS doubles), then be->lz_step from them:
+ * unless declined, y = (y - alpha x) / b and out[PL_LZ_OUT:PL_LZ_OUT+ka]
+ * = A^T y (A: the ka columns at A, ld), with one host round trip; out as
+ * be->lz_step's (lz_coef.h).  Otherwise PL_ERR_NOTSUP without a message
+ * and nothing done: compose it (pl_op_apply_queued, pl_vec_gram).  Counts
+ * one apply. */
+int pl_op_apply_lz(pl_op *op, int ka, const double *A, size_t ld, const double *x, const double *z, double beta,
+                   double *y, double *d_dots, double *out);
 /* The Chebyshev filter step: Y = alpha A X + gamma X + beta Y and, with
  * Acc != NULL, Acc += c1 X + c2 Y (after the update), in one pass of the
  * backend's spmm_cheb.  Only where that fuses it (one rank, a stored
@@ -768,11 +779,6 @@ int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r);
 /* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
  * with global sums; PL_ERR_NOTSUP when the backend has none. */
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);
-/* The backend's lz_update with global sums (ka values, one reduction):
- * y = s (y - a x), h = A^T y; composed (gemv_n, then gemv_t) where the
- * backend has none or the operator is reproducible.  Collective. */
-int pl_vec_lz_update(pl_op *op, int ka, const double *A, const double *x, size_t ld, double a, double s, double *y,
-                     double *h);
 /* The backend's sel_gram with global sums (ka + 9 values, one reduction);
  * PL_ERR_NOTSUP when the backend has none.  Collective. */
 int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h);

@@ -405,7 +405,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->gram = cpu_gram;
     be->sel_gram = cpu_sel_gram;
     be->sel_update = cpu_sel_update;
-    be->lz_update = cpu_lz_update;
+    be->lz_step = cpu_lz_step;
     be->basis_update = cpu_basis_update;
     be->mat_create = cpu_mat_create;
     be->cmat_create = cpu_cmat_create;

@@ -427,11 +427,11 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
 }
 
 int cpu_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                double *h_dots)
+                double *d_dots)
 {
     (void)be;
     const cpu_kron *m = mat;
-    PL_CHECK(m && x && z && y && h_dots, PL_ERR_ARG, "kron_lz: NULL argument");
+    PL_CHECK(m && x && z && y && d_dots, PL_ERR_ARG, "kron_lz: NULL argument");
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, za = (uintptr_t)z,
                     nb = (uintptr_t)(m->n_left * m->n_right) * sizeof *x;
     PL_CHECK((xa + nb <= ya || ya + nb <= xa) && (za + nb <= ya || ya + nb <= za), PL_ERR_ARG,
@@ -444,7 +444,7 @@ int cpu_kron_lz(pl_backend *be, const void *mat, const double *x, const double *
     for (int k = 0; k < PL_KRON_LZ_DOTS; k++) { /* the threads' sums in thread order: the same bits run to run */
         double t = 0.0;
         for (int q = 0; q < nt; q++) t += part[(size_t)q * PL_KRON_LZ_DOTS + k];
-        h_dots[k] = t;
+        d_dots[k] = t;
     }
     free(part);
     return PL_OK;

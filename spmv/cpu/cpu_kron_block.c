@@ -132,11 +132,11 @@ int cpu_kronb_apply(pl_backend *be, const void *mat, const double *x, double *y)
 }
 
 int cpu_kronb_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                 double *h_dots)
+                 double *d_dots)
 {
     const cpu_kronb *m = mat;
     PL_CHECK(m, PL_ERR_ARG, "kron_lz: NULL operator");
-    return cpu_kron_lz(be, m->single, x, z, beta, y, h_dots);
+    return cpu_kron_lz(be, m->single, x, z, beta, y, d_dots);
 }
 
 /* s[0:R) = row (l, r) of H X, R = Rv (a constant where inlined). */

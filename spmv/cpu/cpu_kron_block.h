@@ -13,7 +13,7 @@ int cpu_kronb_create(pl_backend *be, const pl_kron *k, void **mat);
 int cpu_kronb_apply(pl_backend *be, const void *mat, const double *x, double *y);
 /* be->kron_lz (spmv.h) through the single product (cpu_kron.c) */
 int cpu_kronb_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                 double *h_dots);
+                 double *d_dots);
 void cpu_kronb_destroy(pl_backend *be, void *mat);
 /* be->kron_spmm, kron_spmm_aug on an operator of cpu_kronb_create. */
 int cpu_kron_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lz_coef.h"
 #include "pl_error.h"
 
 #define PL_TS_ROWS 256
@@ -402,12 +403,25 @@ int cpu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const doub
     return PL_OK;
 }
 
-int cpu_lz_update(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a, double s,
-                  double *y, double *h)
+/* be->lz_step (spmv.h): the coefficients from kron_lz's sums (host memory
+ * here), then the update and the selected columns' sums over the row tiles
+ * as in cgs_step. */
+int cpu_lz_step(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double beta,
+                const double *d_dots, double *y, double *out)
 {
     (void)be;
-    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "lz_update: bad ka = %d or ld = %zu (n = %zu)", ka,
-             ld, n);
+    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= n && d_dots && out, PL_ERR_ARG,
+             "lz_step: bad ka = %d or ld = %zu (n = %zu)", ka, ld, n);
+    double a, b;
+    const int ok = pl_lz_coef(d_dots, beta, &a, &b);
+    memcpy(out, d_dots, PL_KRON_LZ_DOTS * sizeof *out);
+    out[PL_LZ_OUT_ALPHA] = a;
+    out[PL_LZ_OUT_NORM] = b;
+    out[PL_LZ_OUT_DECLINED] = ok ? 0.0 : 1.0;
+    double *h = out + PL_LZ_OUT;
+    memset(h, 0, (size_t)ka * sizeof *h);
+    if (!ok) return PL_OK;
+    const double s = 1.0 / b;
     double part[64 * PL_SEL_KMAX];
     int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1;
     if (nt > 64) nt = 64;
@@ -418,11 +432,11 @@ int cpu_lz_update(pl_backend *be, size_t n, int ka, const double *A, const doubl
     {
         double *hp = part + (size_t)omp_get_thread_num() * (size_t)ka;
 #pragma omp for schedule(static)
-        for (size_t b = 0; b < nb; b++) {
-            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+        for (size_t bk = 0; bk < nb; bk++) {
+            size_t r0 = bk * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
             double *t = y + r0;
             for (size_t i = 0; i < len; i++) t[i] = s * (t[i] - a * x[r0 + i]);
-            proj(len, ka, A + r0, ld, t, hp); /* the tile of y is in cache */
+            if (ka > 0) proj(len, ka, A + r0, ld, t, hp); /* the tile of y is in cache */
         }
     }
     for (int c = 0; c < ka; c++) { /* the threads' sums in thread order */

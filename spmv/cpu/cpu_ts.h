@@ -23,10 +23,10 @@ int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld,
              size_t ldw);
 int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
                  double *h_out);
-/* be->sel_gram, be->sel_update (spmv.h) */
+/* be->sel_gram, be->sel_update, be->lz_step (spmv.h) */
 int cpu_sel_gram(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h);
-int cpu_lz_update(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a, double s,
-                  double *y, double *h);
+int cpu_lz_step(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double beta,
+                const double *d_dots, double *y, double *out);
 int cpu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
                    const double *cb, size_t ld, double s, double *x);
 int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy);
@@ -49,7 +49,7 @@ int cpu_kron_create(pl_backend *be, const pl_kron *k, void **mat);
 int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
 /* be->kron_lz: y = H x - beta z, the sums fused into the product's tasks */
 int cpu_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                double *h_dots);
+                double *d_dots);
 void cpu_kron_destroy(pl_backend *be, void *mat);
 /* cpu_kron_remote.c: the remote part of a matrix-free operator on several
  * ranks (be->kron_rem_create, kron_rem_apply, kron_rem_spmm,

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cuda_impl.h"
+#include "lz_coef.h"
 extern "C" {
 #include "pjds_block.h"
 }
@@ -221,18 +222,19 @@ static int cu_sel_update(pl_backend *be, size_t n, int ka, const double *A, cons
     return pl_cuda_ts_sel_update(cx, n, ka, A, ca, B, cb, ld, s, x);
 }
 
-static int cu_lz_update(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double a,
-                        double s, double *y, double *h)
+static int cu_lz_step(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double beta,
+                      const double *d_dots, double *y, double *out)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "lz_update: ka = %d, ld = %zu < n = %zu", ka, ld, n);
-    memset(h, 0, (size_t)ka * sizeof *h);
-    if (n == 0) return PL_OK;
-    PL_CALL(pl_cuda_ts_lz_update(cx, n, ka, A, x, ld, a, s, y));
-    PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)ka * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= n && d_dots && out, PL_ERR_ARG,
+             "lz_step: ka = %d, ld = %zu < n = %zu", ka, ld, n);
+    PL_CHECK(n >= 1, PL_ERR_ARG, "lz_step: no rows");
+    const size_t nout = PL_LZ_OUT + (size_t)ka;
+    PL_CALL(pl_cuda_ts_lz_step(cx, n, ka, A, x, ld, beta, d_dots, y));
+    PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, nout * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
     PL_CUDA(cudaStreamSynchronize(cx->stream));
-    memcpy(h, cx->h_ts_pin, (size_t)ka * sizeof(double));
-    be->bytes_d2h += (double)ka * sizeof(double);
+    memcpy(out, cx->h_ts_pin, nout * sizeof(double));
+    be->bytes_d2h += (double)nout * sizeof(double);
     return PL_OK;
 }
 
@@ -785,7 +787,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->gram = cu_gram;
     be->sel_gram = cu_sel_gram;
     be->sel_update = cu_sel_update;
-    be->lz_update = cu_lz_update;
+    be->lz_step = cu_lz_step;
     be->spmm = cu_spmm;
     be->gather_block = cu_gather_block;
     be->bdot = cu_bdot;

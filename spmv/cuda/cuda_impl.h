@@ -87,7 +87,7 @@ typedef struct pl_cuda_ctx {
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
     int ts_occ[30];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
-                               /* lz_update (27..29)                                                                  */
+                               /* lz_step (27..29)                                                                    */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
@@ -204,7 +204,7 @@ int pl_cuda_kron_spmm(pl_backend *be, const void *mat, int R, const double *X, d
 int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
                           const double *X, double *Y, double *h_dots);
 int pl_cuda_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                    double *h_dots);
+                    double *d_dots);
 /* transport.cu: the halo transport slots of the cuda backend (pl_backend.halo). */
 extern const pl_halo_ops pl_cuda_halo_ops;
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the
@@ -234,9 +234,11 @@ int pl_cuda_ts_cgs_step(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_
 int pl_cuda_ts_sel_gram(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *B, size_t ld);
 int pl_cuda_ts_sel_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *h_ca, const double *B,
                           const double *h_cb, size_t ld, double s, double *x);
-/* y = s (y - a x); d_ts_h[0:ka] = A^T y (1 <= ka <= 16) */
-int pl_cuda_ts_lz_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *x, size_t ld, double a,
-                         double s, double *y);
+/* lz_step: alpha, b from kron_lz's sums d_dots (lz_coef.h); unless
+ * declined y = (y - alpha x) / b; d_ts_h[0:PL_LZ_OUT] = the sums, alpha, b,
+ * declined, d_ts_h[PL_LZ_OUT:PL_LZ_OUT+ka] = A^T y (0 <= ka <= 16) */
+int pl_cuda_ts_lz_step(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *x, size_t ld, double beta,
+                       const double *d_dots, double *y);
 int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, double *V, size_t ld, const double *d_Y,
                             int ldy);
 /* spmv.h rand_fill: v[i] = lz_random_element(seed, g0 + i) on the device

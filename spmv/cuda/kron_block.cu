@@ -305,27 +305,22 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
 }
 
 /* be->kron_lz (spmv.h): variant 5 only, else PL_ERR_NOTSUP without a
- * message (the caller composes the step). */
+ * message (the caller composes the step); the sums into d_dots (device),
+ * asynchronous. */
 extern "C" int pl_cuda_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
-                               double *h_dots)
+                               double *d_dots)
 {
     PL_CHECK_CUDA_BE(be);
-    PL_CHECK(h_dots && x && z && y, PL_ERR_ARG, "kron_lz: NULL vector or dots");
+    PL_CHECK(d_dots && x && z && y, PL_ERR_ARG, "kron_lz: NULL vector or sums");
     const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
     if (m->variant != 5 || m->n_left * m->n_right == 0) return PL_ERR_NOTSUP;
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    cudaStream_t s = cx->stream;
-    const size_t nb = (size_t)pl_kr_hop_tiles(m), need = nb * PL_KRON_LZ_DOTS + PL_KRON_LZ_DOTS;
-    PL_CALL(pl_cuda_aug_buffers(cx, need)); /* spmm_aug's buffers (same stream) */
+    const size_t nb = (size_t)pl_kr_hop_tiles(m);
+    PL_CALL(pl_cuda_aug_buffers(cx, nb * PL_KRON_LZ_DOTS)); /* the tiles' partial sums (same stream) */
     kr_args k;
     pl_kr_args_of(m, x, y, &k);
     k.beta = beta;
     k.z = z;
     k.part = cx->d_aug;
-    double *d_out = cx->d_aug + nb * PL_KRON_LZ_DOTS;
-    PL_CALL(pl_kr_launch_hop_lz(cx, m, &k, d_out));
-    PL_CUDA(cudaMemcpyAsync(cx->h_aug_pin, d_out, PL_KRON_LZ_DOTS * sizeof(double), cudaMemcpyDeviceToHost, s));
-    PL_CUDA(cudaStreamSynchronize(s));
-    memcpy(h_dots, cx->h_aug_pin, PL_KRON_LZ_DOTS * sizeof(double));
-    return PL_OK;
+    return pl_kr_launch_hop_lz(cx, m, &k, d_dots);
 }

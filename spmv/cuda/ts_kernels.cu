@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "cuda_impl.h"
+#include "lz_coef.h"
 
 #define TS_BS 256                /* threads per block                     */
 #define TS_WARPS (TS_BS / 32)
@@ -550,22 +551,38 @@ __global__ void __launch_bounds__(TS_BS) k_sel_update(int64_t n, int ka, const d
     }
 }
 
-/* lz_update: y = s (y - a x), then the ka sums A^T y of the new y, in one
- * pass, reduced as gemv_t (d_ts_h: ka doubles). */
+/* lz_step: alpha and the new norm b from kron_lz's sums dd (lz_coef.h,
+ * every thread alike), then, unless the step is declined, y = s (y -
+ * alpha x) with s = 1 / b and the ka sums A^T y of the new y, in one pass,
+ * reduced as gemv_t into out[PL_LZ_OUT:]; out[0:PL_LZ_OUT] = the sums,
+ * alpha, b, declined (block 0).  0 <= ka <= KT. */
 template <int KT>
-__global__ void __launch_bounds__(TS_BS) k_lz_update(int64_t n, int ka, const double *__restrict__ A,
-                                                     const double *__restrict__ x, int64_t ld, double a, double s,
-                                                     double *__restrict__ y, double *__restrict__ part,
-                                                     unsigned int *__restrict__ ticket, double *__restrict__ h)
+__global__ void __launch_bounds__(TS_BS) k_lz_step(int64_t n, int ka, const double *__restrict__ A,
+                                                   const double *__restrict__ x, int64_t ld, double beta,
+                                                   const double *__restrict__ dd, double *__restrict__ y,
+                                                   double *__restrict__ part, unsigned int *__restrict__ ticket,
+                                                   double *__restrict__ out)
 {
     __shared__ double red[TS_WARPS][KT];
     const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
     const int64_t nth = (int64_t)gridDim.x * TS_BS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double d[PL_KRON_LZ_DOTS], a, b;
+#pragma unroll
+    for (int k = 0; k < PL_KRON_LZ_DOTS; k++) d[k] = __ldcg(dd + k);
+    const int ok = pl_lz_coef(d, beta, &a, &b);
+    const double s = 1.0 / b;
+    if (tid == 0) {
+#pragma unroll
+        for (int k = 0; k < PL_KRON_LZ_DOTS; k++) out[k] = d[k];
+        out[PL_LZ_OUT_ALPHA] = a;
+        out[PL_LZ_OUT_NORM] = b;
+        out[PL_LZ_OUT_DECLINED] = ok ? 0.0 : 1.0;
+    }
     double acc[KT];
 #pragma unroll
     for (int c = 0; c < KT; c++) acc[c] = 0.0;
-    for (int64_t i = tid; i < n; i += nth) {
+    for (int64_t i = ok ? tid : n; i < n; i += nth) {
         const double yn = __dmul_rn(s, __dsub_rn(y[i], __dmul_rn(a, __ldcs(x + i)))); /* the CPU's roundings */
         y[i] = yn;
 #pragma unroll
@@ -584,7 +601,7 @@ __global__ void __launch_bounds__(TS_BS) k_lz_update(int64_t n, int ka, const do
         for (int w = 0; w < TS_WARPS; w++) t += red[w][c];
         part[(int64_t)blockIdx.x * ka + c] = t;
     }
-    last_block_sum(part, ka, ticket, h);
+    last_block_sum(part, ka, ticket, out + PL_LZ_OUT);
 }
 
 /* ---- host side ----------------------------------------------------------------- */
@@ -824,24 +841,25 @@ extern "C" int pl_cuda_ts_sel_update(pl_cuda_ctx *cx, size_t n, int ka, const do
 }
 
 template <int KT>
-static int launch_lz_update(pl_cuda_ctx *cx, int slot, int64_t n, int ka, const double *A, const double *x, int64_t ld,
-                            double a, double s, double *y)
+static int launch_lz_step(pl_cuda_ctx *cx, int slot, int64_t n, int ka, const double *A, const double *x, int64_t ld,
+                          double beta, const double *d_dots, double *y)
 {
-    const int occ = occupancy(cx, slot, (const void *)k_lz_update<KT>);
+    const int occ = occupancy(cx, slot, (const void *)k_lz_step<KT>);
     const unsigned nb = grid_rows(cx, n, (int64_t)cx->nsm * occ);
-    k_lz_update<KT><<<nb, TS_BS, 0, cx->stream>>>(n, ka, A, x, ld, a, s, y, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
+    k_lz_step<KT><<<nb, TS_BS, 0, cx->stream>>>(n, ka, A, x, ld, beta, d_dots, y, cx->d_ts_part, cx->d_ts_ticket,
+                                                cx->d_ts_h);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
 
-extern "C" int pl_cuda_ts_lz_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *x, size_t ld,
-                                    double a, double s, double *y)
+extern "C" int pl_cuda_ts_lz_step(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *x, size_t ld,
+                                  double beta, const double *d_dots, double *y)
 {
-    PL_CHECK(ka >= 1 && ka <= 16 && ka <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG,
-             "ts_lz_update: n = %zu, ka = %d, ld = %zu", n, ka, ld);
+    PL_CHECK(ka >= 0 && ka <= 16 && PL_LZ_OUT + ka <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG,
+             "ts_lz_step: n = %zu, ka = %d, ld = %zu", n, ka, ld);
     const int64_t nn = (int64_t)n, l = (int64_t)ld;
     /* slots of ts_occ: 27 (KT = 4), 28 (8), 29 (16) */
-    if (ka <= 4) return launch_lz_update<4>(cx, 27, nn, ka, A, x, l, a, s, y);
-    if (ka <= 8) return launch_lz_update<8>(cx, 28, nn, ka, A, x, l, a, s, y);
-    return launch_lz_update<16>(cx, 29, nn, ka, A, x, l, a, s, y);
+    if (ka <= 4) return launch_lz_step<4>(cx, 27, nn, ka, A, x, l, beta, d_dots, y);
+    if (ka <= 8) return launch_lz_step<8>(cx, 28, nn, ka, A, x, l, beta, d_dots, y);
+    return launch_lz_step<16>(cx, 29, nn, ka, A, x, l, beta, d_dots, y);
 }

@@ -1,9 +1,11 @@
 /* test_sel_ops.c — the backend slots of the Lanczos local step with
- * selective orthogonalisation (spmv.h sel_gram, sel_update, lz_update)
+ * selective orthogonalisation (spmv.h sel_gram, sel_update, lz_step)
  * against plain long double loops on the host: h[0:ka] = A^T x,
  * h[ka:ka+9] = B^T B for B = [b0 b1 x], x = s (x - A ca - b0 cb0 - b1 cb1),
- * and lz_update's y = s (y - a x) (bit for bit s * (y - (a * x)), every
- * backend alike) with h[0:ka] = A^T y of the new y.
+ * and lz_step's y = s (y - a x) (bit for bit s * (y - (a * x)), every
+ * backend alike, a and s = 1 / b from the sums it is given) with
+ * h[0:ka] = A^T y of the new y (ka = 0 too), x^T y = 0 and ||y|| = 1, and
+ * its declined step.
  * Error measured against the entry's scale sum |terms| (any summation
  * order's rounding is bounded by eps times it), tolerance 1e-13.
  * Coverage: ka = 1..16 (the kernel tiers 4, 8 and 16 and their edges),
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lz_coef.h"
 #include "pl_error.h"
 #include "spmv.h"
 #include "spmv_testmat.h"
@@ -32,6 +35,90 @@ static void expect_close(const char *what, double got, long double ref, long dou
         fprintf(stderr, "%s: got %.17g, want %.17Lg (relative to scale %.1e)\n", what, got, ref, e);
         TU_CHECK(0);
     }
+}
+
+/* lz_step with the sums of y = column ka + 2 (host hy0), x = column ka + 1
+ * and z = column ka (host hV): alpha and b as lz_coef.h's pl_lz_coef
+ * gives them (to 1e-14: the device may contract), y' = s * (y - (alpha *
+ * x)) bit for bit with s = 1 / b, y' orthogonal to x and of unit norm to
+ * TOL, h = A^T y' to TOL; and a declined step (sums of a vanishing
+ * remainder) that leaves y alone with out[PL_LZ_OUT_DECLINED] = 1. */
+static void check_lz_step(pl_backend *be, size_t n, size_t ld, int ka, int kc, double *V, const double *hV,
+                          uint64_t *s)
+{
+    const double *hA = hV, *hz = hV + (size_t)ka * ld, *hxv = hz + ld;
+    double *y = V + (size_t)(ka + 2) * ld, *hy = malloc((n + 1) * sizeof *hy), *hy0 = malloc((n + 1) * sizeof *hy0);
+    double *dd = NULL, d[PL_KRON_LZ_DOTS], out[PL_LZ_OUT + PL_SEL_KMAX], beta = 0.3 + tm_unif(s);
+    char tag[112];
+    TU_CHECK(hy && hy0);
+    TU_OK(be->download(be, hy0, y, n));
+    TU_OK(be->vec_alloc(be, PL_KRON_LZ_DOTS, &dd));
+    long double q[PL_KRON_LZ_DOTS] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const long double x = hxv[i], yv = hy0[i], z = hz[i];
+        q[0] += x * x;
+        q[1] += yv * x;
+        q[2] += yv * yv;
+        q[3] += z * yv;
+        q[4] += z * x;
+    }
+    for (int k = 0; k < PL_KRON_LZ_DOTS; k++) d[k] = (double)q[k];
+    const int exact = d[0] > 0.5; /* short x (small n): x.x = 1 pretended, only the arithmetic checked */
+    if (!exact) d[0] = 1.0;
+    TU_OK(be->upload(be, dd, d, PL_KRON_LZ_DOTS));
+    double a = 0.0, b = 1.0;
+    const int ok = pl_lz_coef(d, beta, &a, &b);
+    TU_OK(be->lz_step(be, n, kc, V, V + (size_t)(ka + 1) * ld, ld, beta, dd, y, out));
+    TU_OK(be->download(be, hy, y, n));
+    snprintf(tag, sizeof tag, "lz_step [%s] n=%zu ld=%zu ka=%d", be->name, n, ld, kc);
+    for (int k = 0; k < PL_KRON_LZ_DOTS; k++) TU_CHECK_MSG(out[k] == d[k], "%s: sum %d not passed through", tag, k);
+    TU_CHECK_MSG((out[PL_LZ_OUT_DECLINED] == 0.0) == ok, "%s: declined %g, lz_coef says %d", tag,
+                 out[PL_LZ_OUT_DECLINED], ok);
+    if (ok) {
+        const double al = out[PL_LZ_OUT_ALPHA], nb = out[PL_LZ_OUT_NORM], sf = 1.0 / nb;
+        TU_CHECK_MSG(fabs(al - a) <= 1e-14 * fabs(a) && fabs(nb - b) <= 1e-14 * b, "%s: alpha %.17g b %.17g, want "
+                     "%.17g %.17g", tag, al, nb, a, b);
+        size_t bad = 0;
+        long double xy = 0, yy = 0;
+        for (size_t i = 0; i < n; i++) {
+            const double ax = al * hxv[i], df = hy0[i] - ax, want = sf * df;
+            bad += memcmp(&want, &hy[i], sizeof want) != 0;
+            xy += (long double)hxv[i] * hy[i];
+            yy += (long double)hy[i] * hy[i];
+        }
+        TU_CHECK_MSG(bad == 0, "%s: %zu values differ from s * (y - (alpha * x))", tag, bad);
+        /* what the coefficients are for: x^T y' = 0 and ||y'|| = 1 */
+        if (exact) {
+            const double ortho = (double)(fabsl(xy) / sqrtl(q[0])), unit = (double)fabsl(yy - 1.0L);
+            TU_CHECK_MSG(ortho <= 1e-12 && unit <= 1e-12, "%s: |x^T y'| / ||x|| = %.2e, | ||y'||^2 - 1 | = %.2e",
+                         tag, ortho, unit);
+        }
+        for (int c = 0; c < kc; c++) {
+            long double r = 0, sc = 0;
+            for (size_t i = 0; i < n; i++) {
+                long double t = (long double)hA[(size_t)c * ld + i] * hy[i];
+                r += t;
+                sc += fabsl(t);
+            }
+            snprintf(tag, sizeof tag, "lz_step A^T y [%s] n=%zu ld=%zu ka=%d c=%d", be->name, n, ld, kc, c);
+            expect_close(tag, out[PL_LZ_OUT + c], r, sc);
+        }
+    }
+    /* declined: y.x = x.x = y.y (y = x, nothing left): y untouched, h = 0 */
+    const double dz[PL_KRON_LZ_DOTS] = {1.0, 1.0, 1.0, 0.0, 0.0};
+    TU_OK(be->upload(be, dd, dz, PL_KRON_LZ_DOTS));
+    TU_OK(be->lz_step(be, n, kc, V, V + (size_t)(ka + 1) * ld, ld, beta, dd, y, out));
+    double *hy2 = malloc((n + 1) * sizeof *hy2);
+    TU_CHECK(hy2 != NULL);
+    TU_OK(be->download(be, hy2, y, n));
+    TU_CHECK_MSG(out[PL_LZ_OUT_DECLINED] == 1.0 && memcmp(hy, hy2, n * sizeof *hy) == 0, "%s: a declined step "
+                 "changed y or was not reported", tag);
+    for (int c = 0; c < kc; c++) TU_CHECK_MSG(out[PL_LZ_OUT + c] == 0.0, "%s: declined, h[%d] = %g", tag, c,
+                                              out[PL_LZ_OUT + c]);
+    free(hy2);
+    be->vec_free(be, dd);
+    free(hy);
+    free(hy0);
 }
 
 static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed)
@@ -86,30 +173,11 @@ static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed
         snprintf(tag, sizeof tag, "sel_update [%s] n=%zu ld=%zu ka=%d i=%zu", be->name, n, ld, ka, i);
         expect_close(tag, hx[i], sf * t, sf * sc);
     }
-    /* lz_update on column ka + 2 (now the updated x), against b1 = column ka + 1 */
-    if (be->lz_update) {
-        double *hy = malloc((n + 1) * sizeof *hy), hl[PL_SEL_KMAX], a = tm_unif(&s) - 0.5;
-        TU_CHECK(hy != NULL);
-        TU_OK(be->lz_update(be, n, ka, A, B + ld, ld, a, sf, V + (size_t)(ka + 2) * ld, hl));
-        TU_OK(be->download(be, hy, V + (size_t)(ka + 2) * ld, n));
-        size_t bad = 0;
-        for (size_t i = 0; i < n; i++) {
-            const double ax = a * hB[ld + i], d = hx[i] - ax, want = sf * d;
-            bad += memcmp(&want, &hy[i], sizeof want) != 0;
-        }
-        snprintf(tag, sizeof tag, "lz_update y [%s] n=%zu ld=%zu ka=%d", be->name, n, ld, ka);
-        TU_CHECK_MSG(bad == 0, "%s: %zu values differ from s * (y - (a * x))", tag, bad);
-        for (int c = 0; c < ka; c++) {
-            long double r = 0, sc = 0;
-            for (size_t i = 0; i < n; i++) {
-                long double t = (long double)hA[(size_t)c * ld + i] * hy[i];
-                r += t;
-                sc += fabsl(t);
-            }
-            snprintf(tag, sizeof tag, "lz_update A^T y [%s] n=%zu ld=%zu ka=%d c=%d", be->name, n, ld, ka, c);
-            expect_close(tag, hl[c], r, sc);
-        }
-        free(hy);
+    /* lz_step on column ka + 2 (now the updated x) as y, b1 = column ka + 1
+     * as x, b0 as z: the sums as kron_lz leaves them in backend memory */
+    if (be->lz_step) {
+        if (ka == 1) check_lz_step(be, n, ld, ka, 0, V, hV, &s); /* no selected column */
+        check_lz_step(be, n, ld, ka, ka, V, hV, &s);
     }
     be->vec_free(be, V);
     free(hV);
@@ -118,7 +186,7 @@ static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed
 
 static void check_backend(pl_backend *be)
 {
-    TU_CHECK(be->sel_gram && be->sel_update && be->lz_update);
+    TU_CHECK(be->sel_gram && be->sel_update && be->lz_step);
     if (!be->sel_gram || !be->sel_update) return;
     const size_t ns[] = {1, 7, 1000, 20001};
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
