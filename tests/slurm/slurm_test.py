@@ -233,8 +233,10 @@ def case_solve(cl, prefix, work):
     out = os.path.join(work, "long.h5")
     env = job_env(cl, prefix, {"PJDS_SBATCH_ARGS": "--time=1 --signal=USR1@50 --cpus-per-task=1"})
     submit("submit_solve.sh", [ini, "1"] + sets + ["--set", f"output.file={out}"], env, work)
-    done = cl.wait_idle(420)
-    check(done, "the solve finishes within 420 s (with its requeues)")
+    # 420 s was once too short beside other tests on a development VM running about 4x slower than usual
+    # (2026-11-26: 432 s alone, 509 s beside others); the bound only catches a hang
+    done = cl.wait_idle(900)
+    check(done, "the solve finishes within 900 s (with its requeues)")
     text = logs(work, "pjds-solve-*.log")
     n3 = text.count("checkpointed (exit 3): requeueing")
     check(n3 >= 1, f"Slurm's SIGUSR1 made the solve checkpoint and exit 3, and the job was requeued ({n3} time(s))")
