@@ -38,11 +38,15 @@
  * lanczos needs no Gram pass after the product).  Measured (2026-11-26,
  * one H100, tests/gpu/kron_timing, HMEp, medians of 50, events around the
  * call and its download of the sums): product 0.157-0.159 ms, aug 0.199-
- * 0.206 ms, lz 0.236-0.244 ms.  The lz mode's extra 0.08 ms is about the
- * Gram pass it saves (3 columns and a synchronisation), so the Lanczos step
- * is as fast as the composed one on HMEp (0.463 against 0.464 ms, medians
- * of 5) and moves 22 % fewer bytes.  Tried: z loaded at the top of each
- * row (0.244 ms), one block per multiprocessor with 128 registers (0.301). */
+ * 0.206 ms, lz 0.236-0.244 ms, with the coupling tables in registers; the
+ * lz mode spilled 56 bytes a thread at HMEp's 5 terms (ncu: 214 us against
+ * the product's 152 us, L1 hit rate 32 % against 49 %).  With the coupling
+ * values of the aug and lz modes in shared memory (KR_HS_STAB,
+ * 2026-11-26): aug 0.188-0.190 ms, lz 0.192-0.194 ms (ncu 168 us, no
+ * spills), and HMEp's Lanczos step 0.417-0.420 ms against 0.459-0.470 ms
+ * composed (5 pairs).  Tried: z loaded at the top of each row (0.244 ms),
+ * one block per multiprocessor with 128 registers (0.301), z past L1
+ * (__ldcs, __ldcg: the same 0.241 ms). */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -85,21 +89,34 @@ static __device__ __forceinline__ void kr_hs_store(const kr_args &a, int64_t i, 
     dd[1] += yn * xv;
 }
 
-/* Left rows l = l0, l0 + ls, ... of right row r (lane rr of the tile). */
+/* The aug and lz modes keep the tile's coupling values (2 NT rt doubles)
+ * in shared memory after x's tile instead of in registers: with their
+ * sums the tables in registers passed the 64-register cap (NT = 5: 56
+ * bytes spilled in the lz mode, and the spills' L1 traffic evicted the
+ * gathers' lines: L1 hit rate 49 % -> 32 %, ncu, HMEp). */
+#define KR_HS_STAB(NT, MODE) ((MODE) != KR_HS_PLAIN && (NT) > 0)
+static size_t kr_hs_tab_bytes(int nt, int rt) { return nt > 0 && nt <= KR_HS_NTMAX ? (size_t)(2 * nt * rt) * 8 : 0; }
+
+/* Left rows l = l0, l0 + ls, ... of right row r (lane rr of the tile);
+ * stab: the coupling values (KR_HS_STAB), value m of lane rr at
+ * stab[m rt + rr] (lo) and stab[(NT + m) rt + rr] (hi). */
 template <int NT, int MODE>
-static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, int rt, int64_t r0,
-                                  int rr, int l0, int ls, double *dd)
+static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, const double *stab,
+                                  int rt, int64_t r0, int rr, int l0, int ls, double *dd)
 {
+    constexpr bool ST = KR_HS_STAB(NT, MODE);
     const int64_t nr = a.n_right, r = r0 + rr;
     int32_t tlo[NT > 0 ? NT : 1], thi[NT > 0 ? NT : 1];
-    double tlv[NT > 0 ? NT : 1], thv[NT > 0 ? NT : 1];
+    double tlv[NT > 0 && !ST ? NT : 1], thv[NT > 0 && !ST ? NT : 1];
 #pragma unroll
     for (int m = 0; m < NT; m++) {
         const int64_t j = r * NT + m;
         tlo[m] = __ldg(a.lo + j);
         thi[m] = __ldg(a.hi + j);
-        tlv[m] = __ldg(a.lo_val + j);
-        thv[m] = __ldg(a.hi_val + j);
+        if constexpr (!ST) {
+            tlv[m] = __ldg(a.lo_val + j);
+            thv[m] = __ldg(a.hi_val + j);
+        }
     }
     const double dr = __ldg(a.dr + r);
     for (int64_t l = l0; l < a.n_left; l += ls) {
@@ -111,8 +128,16 @@ static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c
             if (cm != 0.0) {
                 const double xlo = __ldg(xl + (tlo[m] >= 0 ? (int64_t)tlo[m] : r));
                 const double xhi = __ldg(xl + (thi[m] >= 0 ? (int64_t)thi[m] : r));
-                if (tlo[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, tlv[m]), xlo));
-                if (thi[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, thv[m]), xhi));
+                double lv, hv;
+                if constexpr (ST) {
+                    lv = stab[m * rt + rr];
+                    hv = stab[(NT + m) * rt + rr];
+                } else {
+                    lv = tlv[m];
+                    hv = thv[m];
+                }
+                if (tlo[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, lv), xlo));
+                if (thi[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, hv), xhi));
             }
         }
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
@@ -176,6 +201,15 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
         const int64_t l = i / rt, col = r0 + i % rt;
         sx[i] = col < nr ? __ldg(a.x + l * nr + col) : 0.0;
     }
+    double *stab = sx + n;
+    if constexpr (KR_HS_STAB(NT, MODE)) {
+        const int nt = NT > 0 ? NT : 1;
+        for (int i = threadIdx.x; i < nt * rt; i += blockDim.x) {
+            const int64_t r = r0 + i % rt, j = r * nt + i / rt;
+            stab[i] = r < nr ? __ldg(a.lo_val + j) : 0.0;
+            stab[nt * rt + i] = r < nr ? __ldg(a.hi_val + j) : 0.0;
+        }
+    }
     __syncthreads();
     const int rr = threadIdx.x % rt;
     double dd[KR_HS_ND(MODE)];
@@ -183,7 +217,7 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
     if (r0 + rr < nr) {
         const int l0 = threadIdx.x / rt, ls = blockDim.x / rt;
         if (NT < 0) kr_hs_rows_any<MODE>(a, sx, rt, r0, rr, l0, ls, dd);
-        else kr_hs_rows<(NT < 0 ? 0 : NT), MODE>(a, c, sx, rt, r0, rr, l0, ls, dd);
+        else kr_hs_rows<(NT < 0 ? 0 : NT), MODE>(a, c, sx, stab, rt, r0, rr, l0, ls, dd);
     }
     if (MODE != KR_HS_PLAIN) kr_hs_dots<KR_HS_ND(MODE)>(a, dd);
 }
@@ -204,28 +238,31 @@ static __global__ void __launch_bounds__(256) kr_hs_sum(int64_t ntiles, int nd, 
     if (threadIdx.x == 0) d_out[blockIdx.x] = sh[0];
 }
 
+/* smem: x's tile; tab: the aug and lz modes' coupling values after it */
 template <int NT>
-static int kr_hs_attr(size_t smem)
+static int kr_hs_attr(size_t smem, size_t tab)
 {
     PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_PLAIN>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_AUG>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_LZ>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_AUG>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(smem + tab)));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_LZ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(smem + tab)));
     return PL_OK;
 }
 
-static int kr_hs_set(int nt, size_t smem)
+static int kr_hs_set(int nt, size_t smem, size_t tab)
 {
     switch (nt) {
-    case 0: return kr_hs_attr<0>(smem);
-    case 1: return kr_hs_attr<1>(smem);
-    case 2: return kr_hs_attr<2>(smem);
-    case 3: return kr_hs_attr<3>(smem);
-    case 4: return kr_hs_attr<4>(smem);
-    case 5: return kr_hs_attr<5>(smem);
-    case 6: return kr_hs_attr<6>(smem);
-    case 7: return kr_hs_attr<7>(smem);
-    case 8: return kr_hs_attr<8>(smem);
-    default: return kr_hs_attr<-1>(smem);
+    case 0: return kr_hs_attr<0>(smem, tab);
+    case 1: return kr_hs_attr<1>(smem, tab);
+    case 2: return kr_hs_attr<2>(smem, tab);
+    case 3: return kr_hs_attr<3>(smem, tab);
+    case 4: return kr_hs_attr<4>(smem, tab);
+    case 5: return kr_hs_attr<5>(smem, tab);
+    case 6: return kr_hs_attr<6>(smem, tab);
+    case 7: return kr_hs_attr<7>(smem, tab);
+    case 8: return kr_hs_attr<8>(smem, tab);
+    default: return kr_hs_attr<-1>(smem, tab);
     }
 }
 
@@ -235,12 +272,13 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
     int optin = 0;
     PL_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cx->device));
     int rt = want == 8 || want == 16 || want == 32 ? want : 32;
-    /* the aug and lz kernels' static reduction array beside the tile */
+    /* the aug and lz kernels' static reduction array and coupling values
+     * beside the tile */
     const int64_t room = (int64_t)optin - KR_HS_ND(KR_HS_LZ) * (KR_HS_THREADS / 32) * 8;
-    while (rt >= 8 && m->n_left * rt * 8 > room) rt /= 2;
+    while (rt >= 8 && m->n_left * rt * 8 + (int64_t)kr_hs_tab_bytes(m->nterms, rt) > room) rt /= 2;
     if (rt < 8 || m->n_left * rt > (int64_t)INT32_MAX) return PL_OK;
     m->smem = (size_t)m->n_left * (size_t)rt * 8;
-    PL_CALL(kr_hs_set(m->nterms, m->smem));
+    PL_CALL(kr_hs_set(m->nterms, m->smem, kr_hs_tab_bytes(m->nterms, rt)));
     m->chunk = rt;
     *fits = 1;
     return PL_OK;
@@ -254,7 +292,8 @@ static int kr_hs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
     const int64_t tiles = pl_kr_hop_tiles(m);
     PL_CHECK(tiles <= (int64_t)INT32_MAX, PL_ERR_NOTSUP, "kron variant 5: %lld tiles exceed one launch",
              (long long)tiles);
-    kr_hs_kernel<NT, MODE><<<(unsigned)tiles, KR_HS_THREADS, m->smem, cx->stream>>>(*a, m->c, m->chunk);
+    const size_t smem = m->smem + (KR_HS_STAB(NT, MODE) ? kr_hs_tab_bytes(NT, m->chunk) : 0);
+    kr_hs_kernel<NT, MODE><<<(unsigned)tiles, KR_HS_THREADS, smem, cx->stream>>>(*a, m->c, m->chunk);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
