@@ -35,8 +35,8 @@
  *     kron_spmm_aug against be->kron_apply, bitwise; for one vector also
  *     the Lanczos step be->kron_lz: y = h - (beta z) bitwise, its 5 sums to
  *     1e-13, where the kernel has it (cpu; cuda variant 5)): n_left not a
- *     multiple of 8, nterms 0 and 11, rows of A longer than 64 entries,
- *     c = +-0.0, n_right not a multiple of the kernels' blocks.
+ *     multiple of 8, nterms 0, 1, 4, 5, 7, 8 and 11, rows of A longer than
+ *     64 entries, c = +-0.0, n_right not a multiple of the kernels' blocks.
  *     2b. be->kron_rem_spmm on random remote lists against the formula of
  *     spmv.h and against kron_rem_apply of each column, bitwise (n_right 1,
  *     513, 1000; R = 1 ... PL_SPMM_RMAX).
@@ -697,6 +697,11 @@ int main(int argc, char **argv)
         random_tables(be, 7, 1000, 0, 3, "random: nterms 0");
         random_tables(be, 20, 300, 11, 70, "random: nterms 11, 70 entries per row of A");
         random_tables(be, 1, 5003, 4, 1, "random: n_left 1");
+        /* every count of coupling tables that variant 5 holds per thread
+         * (in registers for the product, in shared memory for aug and lz) */
+        random_tables(be, 11, 640, 1, 5, "random: nterms 1");
+        random_tables(be, 9, 777, 7, 3, "random: nterms 7");
+        random_tables(be, 5, 1031, 8, 2, "random: nterms 8");
         for (int R = 1; R <= PL_SPMM_RMAX; R = R < 8 ? R + 2 : 4 * R + 1) {
             rem_slot(be, 1000, R, "remote slot: n_right 1000");
             rem_slot(be, 1, R, "remote slot: n_right 1");

@@ -51,7 +51,8 @@
  * variants 3 and 4 with PJDS_KRON_SPLIT = 3, variant 5, variant 6 with
  * PJDS_KRON_SPLIT unset and 2) on every model of 1, and on random tables
  * (check_random): a right row too long for shared memory (variants 3, 4
- * fall back to 1, 6 to 5), nterms = 0, n_left = 1, nterms = 11 with rows
+ * fall back to 1, 6 to 5), nterms = 0, 7 and 8 (the most tables variant 5
+ * holds per thread), n_left = 1, nterms = 11 with rows
  * of A longer than the kernels stage, values too many to pack (variant 4
  * falls back to 3, 6 to 5), and an odd n_right (left rows not 16-byte
  * aligned) with 20 entries per row of A (variant 6's hopping in batches). */
@@ -489,6 +490,8 @@ static void random_cases(pl_backend *be)
     check_random(be, 50, 2000, 11, 5, 0, nopack, "random: nterms 11, values too many to pack");
     check_random(be, 130, 700, 5, 4, 0, nopack, "random: nterms 5, 130 left rows");
     check_random(be, 130, 701, 5, 20, 1, all, "random: nterms 5, n_right 701, 20 entries per row of A");
+    check_random(be, 9, 777, 7, 3, 1, all, "random: nterms 7");
+    check_random(be, 5, 1031, 8, 2, 1, all, "random: nterms 8");
 }
 #endif
 
