@@ -11,8 +11,9 @@
  * (n_left x rt doubles, coalesced rows of rt * 8 bytes) into dynamic
  * shared memory once, so every hopping operand and the diagonal's x[l, r]
  * come from shared memory and x is read from memory about once.  Thread t
- * owns right row r = r0 + t % rt (its coupling tables, NT terms, in
- * registers as in variant 2) and left rows t / rt, t / rt + 512 / rt, ...
+ * owns right row r = r0 + t % rt (its coupling indices, NT terms, in
+ * registers as in variant 2; their values in shared memory beside the
+ * tile) and left rows t / rt, t / rt + 512 / rt, ...
  * The couplings' operands x[l, lo/hi] are read through the read-only cache
  * (L1/L2); c[l, m] and A's row l are uniform across a row's rt lanes.
  *
@@ -41,10 +42,10 @@
  * 0.206 ms, lz 0.236-0.244 ms, with the coupling tables in registers; the
  * lz mode spilled 56 bytes a thread at HMEp's 5 terms (ncu: 214 us against
  * the product's 152 us, L1 hit rate 32 % against 49 %).  With the coupling
- * values of the aug and lz modes in shared memory (KR_HS_STAB,
- * 2026-11-26): aug 0.188-0.190 ms, lz 0.192-0.194 ms (ncu 168 us, no
- * spills), and HMEp's Lanczos step 0.417-0.420 ms against 0.459-0.470 ms
- * composed (5 pairs).  Tried: z loaded at the top of each row (0.244 ms),
+ * values in shared memory (kr_hs_rows, 2026-11-26): product 0.151-0.152
+ * ms, aug 0.188-0.190 ms, lz 0.191-0.194 ms (ncu 168 us, no spills), and
+ * HMEp's Lanczos step 0.417-0.420 ms against 0.459-0.470 ms composed (5
+ * pairs).  Tried: z loaded at the top of each row (0.244 ms),
  * one block per multiprocessor with 128 registers (0.301), z past L1
  * (__ldcs, __ldcg: the same 0.241 ms). */
 #include <cuda_runtime.h>
@@ -53,7 +54,7 @@
 #include "kron_impl.h"
 
 #define KR_HS_THREADS 512 /* threads per block                          */
-#define KR_HS_NTMAX 8     /* coupling tables in registers up to this   */
+#define KR_HS_NTMAX 8     /* coupling tables held per tile up to this  */
 #define KR_HS_MINB 2      /* blocks per SM (registers <= 64 a thread)  */
 
 /* The kernel's modes: the product alone, the KPM step (aug), the Lanczos
@@ -89,34 +90,28 @@ static __device__ __forceinline__ void kr_hs_store(const kr_args &a, int64_t i, 
     dd[1] += yn * xv;
 }
 
-/* The aug and lz modes keep the tile's coupling values (2 NT rt doubles)
- * in shared memory after x's tile instead of in registers: with their
- * sums the tables in registers passed the 64-register cap (NT = 5: 56
- * bytes spilled in the lz mode, and the spills' L1 traffic evicted the
- * gathers' lines: L1 hit rate 49 % -> 32 %, ncu, HMEp). */
-#define KR_HS_STAB(NT, MODE) ((MODE) != KR_HS_PLAIN && (NT) > 0)
+/* Every mode keeps the tile's coupling values (2 NT rt doubles) in shared
+ * memory after x's tile instead of in registers (the indices stay there).
+ * With the sums of the aug and lz modes the tables in registers passed the
+ * 64-register cap (NT = 5: 56 bytes spilled in the lz mode, and the
+ * spills' L1 traffic evicted the gathers' lines: L1 hit rate 49 % -> 32 %,
+ * ncu, HMEp); the product spilled from NT = 7, and at HMEp's NT = 5 it
+ * takes 0.151-0.152 ms instead of 0.157 (kron_timing, 3 pairs). */
 static size_t kr_hs_tab_bytes(int nt, int rt) { return nt > 0 && nt <= KR_HS_NTMAX ? (size_t)(2 * nt * rt) * 8 : 0; }
 
 /* Left rows l = l0, l0 + ls, ... of right row r (lane rr of the tile);
- * stab: the coupling values (KR_HS_STAB), value m of lane rr at
- * stab[m rt + rr] (lo) and stab[(NT + m) rt + rr] (hi). */
+ * stab: the tile's coupling values, value m of lane rr at stab[m rt + rr]
+ * (lo) and stab[(NT + m) rt + rr] (hi). */
 template <int NT, int MODE>
 static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, const double *stab,
                                   int rt, int64_t r0, int rr, int l0, int ls, double *dd)
 {
-    constexpr bool ST = KR_HS_STAB(NT, MODE);
     const int64_t nr = a.n_right, r = r0 + rr;
     int32_t tlo[NT > 0 ? NT : 1], thi[NT > 0 ? NT : 1];
-    double tlv[NT > 0 && !ST ? NT : 1], thv[NT > 0 && !ST ? NT : 1];
 #pragma unroll
     for (int m = 0; m < NT; m++) {
-        const int64_t j = r * NT + m;
-        tlo[m] = __ldg(a.lo + j);
-        thi[m] = __ldg(a.hi + j);
-        if constexpr (!ST) {
-            tlv[m] = __ldg(a.lo_val + j);
-            thv[m] = __ldg(a.hi_val + j);
-        }
+        tlo[m] = __ldg(a.lo + r * NT + m);
+        thi[m] = __ldg(a.hi + r * NT + m);
     }
     const double dr = __ldg(a.dr + r);
     for (int64_t l = l0; l < a.n_left; l += ls) {
@@ -128,14 +123,7 @@ static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c
             if (cm != 0.0) {
                 const double xlo = __ldg(xl + (tlo[m] >= 0 ? (int64_t)tlo[m] : r));
                 const double xhi = __ldg(xl + (thi[m] >= 0 ? (int64_t)thi[m] : r));
-                double lv, hv;
-                if constexpr (ST) {
-                    lv = stab[m * rt + rr];
-                    hv = stab[(NT + m) * rt + rr];
-                } else {
-                    lv = tlv[m];
-                    hv = thv[m];
-                }
+                const double lv = stab[m * rt + rr], hv = stab[(NT + m) * rt + rr];
                 if (tlo[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, lv), xlo));
                 if (thi[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, hv), xhi));
             }
@@ -201,14 +189,11 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
         const int64_t l = i / rt, col = r0 + i % rt;
         sx[i] = col < nr ? __ldg(a.x + l * nr + col) : 0.0;
     }
-    double *stab = sx + n;
-    if constexpr (KR_HS_STAB(NT, MODE)) {
-        const int nt = NT > 0 ? NT : 1;
-        for (int i = threadIdx.x; i < nt * rt; i += blockDim.x) {
-            const int64_t r = r0 + i % rt, j = r * nt + i / rt;
-            stab[i] = r < nr ? __ldg(a.lo_val + j) : 0.0;
-            stab[nt * rt + i] = r < nr ? __ldg(a.hi_val + j) : 0.0;
-        }
+    double *stab = sx + n; /* the coupling values (kr_hs_rows) */
+    for (int i = threadIdx.x; i < (NT > 0 ? NT : 0) * rt; i += blockDim.x) {
+        const int64_t r = r0 + i % rt, j = r * NT + i / rt;
+        stab[i] = r < nr ? __ldg(a.lo_val + j) : 0.0;
+        stab[NT * rt + i] = r < nr ? __ldg(a.hi_val + j) : 0.0;
     }
     __syncthreads();
     const int rr = threadIdx.x % rt;
@@ -238,11 +223,12 @@ static __global__ void __launch_bounds__(256) kr_hs_sum(int64_t ntiles, int nd, 
     if (threadIdx.x == 0) d_out[blockIdx.x] = sh[0];
 }
 
-/* smem: x's tile; tab: the aug and lz modes' coupling values after it */
+/* smem: x's tile; tab: the coupling values after it */
 template <int NT>
 static int kr_hs_attr(size_t smem, size_t tab)
 {
-    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_PLAIN>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_PLAIN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(smem + tab)));
     PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_AUG>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)(smem + tab)));
     PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_LZ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -272,8 +258,8 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
     int optin = 0;
     PL_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cx->device));
     int rt = want == 8 || want == 16 || want == 32 ? want : 32;
-    /* the aug and lz kernels' static reduction array and coupling values
-     * beside the tile */
+    /* the coupling values and the aug and lz kernels' static reduction
+     * array beside the tile */
     const int64_t room = (int64_t)optin - KR_HS_ND(KR_HS_LZ) * (KR_HS_THREADS / 32) * 8;
     while (rt >= 8 && m->n_left * rt * 8 + (int64_t)kr_hs_tab_bytes(m->nterms, rt) > room) rt /= 2;
     if (rt < 8 || m->n_left * rt > (int64_t)INT32_MAX) return PL_OK;
@@ -292,7 +278,7 @@ static int kr_hs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
     const int64_t tiles = pl_kr_hop_tiles(m);
     PL_CHECK(tiles <= (int64_t)INT32_MAX, PL_ERR_NOTSUP, "kron variant 5: %lld tiles exceed one launch",
              (long long)tiles);
-    const size_t smem = m->smem + (KR_HS_STAB(NT, MODE) ? kr_hs_tab_bytes(NT, m->chunk) : 0);
+    const size_t smem = m->smem + kr_hs_tab_bytes(NT, m->chunk);
     kr_hs_kernel<NT, MODE><<<(unsigned)tiles, KR_HS_THREADS, smem, cx->stream>>>(*a, m->c, m->chunk);
     PL_CUDA_LAUNCH();
     return PL_OK;
