@@ -37,6 +37,19 @@ static void expect_close(const char *what, double got, long double ref, long dou
     }
 }
 
+/* got against the long double sum of a[i] v[i], i < n (scale: the sum of
+ * |terms|). */
+static void expect_dot(const char *what, double got, const double *a, const double *v, size_t n)
+{
+    long double r = 0, sc = 0;
+    for (size_t i = 0; i < n; i++) {
+        long double t = (long double)a[i] * v[i];
+        r += t;
+        sc += fabsl(t);
+    }
+    expect_close(what, got, r, sc);
+}
+
 /* lz_step with the sums of y = column ka + 2 (host hy0), x = column ka + 1
  * and z = column ka (host hV): alpha and b as lz_coef.h's pl_lz_coef
  * gives them (to 1e-14: the device may contract), y' = s * (y - (alpha *
@@ -94,14 +107,8 @@ static void check_lz_step(pl_backend *be, size_t n, size_t ld, int ka, int kc, d
                          tag, ortho, unit);
         }
         for (int c = 0; c < kc; c++) {
-            long double r = 0, sc = 0;
-            for (size_t i = 0; i < n; i++) {
-                long double t = (long double)hA[(size_t)c * ld + i] * hy[i];
-                r += t;
-                sc += fabsl(t);
-            }
             snprintf(tag, sizeof tag, "lz_step A^T y [%s] n=%zu ld=%zu ka=%d c=%d", be->name, n, ld, kc, c);
-            expect_close(tag, out[PL_LZ_OUT + c], r, sc);
+            expect_dot(tag, out[PL_LZ_OUT + c], hA + (size_t)c * ld, hy, n);
         }
     }
     /* declined: y.x = x.x = y.y (y = x, nothing left): y untouched, h = 0 */
@@ -137,25 +144,13 @@ static void check_one(pl_backend *be, size_t n, size_t ld, int ka, uint64_t seed
     char tag[96];
     TU_OK(be->sel_gram(be, n, ka, A, B, ld, h));
     for (int c = 0; c < ka; c++) {
-        long double r = 0, sc = 0;
-        for (size_t i = 0; i < n; i++) {
-            long double t = (long double)hA[(size_t)c * ld + i] * hxv[i];
-            r += t;
-            sc += fabsl(t);
-        }
         snprintf(tag, sizeof tag, "sel_gram A^T x [%s] n=%zu ld=%zu ka=%d c=%d", be->name, n, ld, ka, c);
-        expect_close(tag, h[c], r, sc);
+        expect_dot(tag, h[c], hA + (size_t)c * ld, hxv, n);
     }
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
-            long double r = 0, sc = 0;
-            for (size_t i = 0; i < n; i++) {
-                long double t = (long double)hB[(size_t)a * ld + i] * hB[(size_t)b * ld + i];
-                r += t;
-                sc += fabsl(t);
-            }
             snprintf(tag, sizeof tag, "sel_gram B^T B [%s] n=%zu ld=%zu ka=%d (%d,%d)", be->name, n, ld, ka, a, b);
-            expect_close(tag, h[ka + a + 3 * b], r, sc);
+            expect_dot(tag, h[ka + a + 3 * b], hB + (size_t)a * ld, hB + (size_t)b * ld, n);
         }
     /* the update of x = column ka + 2 */
     double ca[PL_SEL_KMAX], cb[2] = {tm_unif(&s) - 0.5, tm_unif(&s) - 0.5}, sf = 0.7;
