@@ -8,8 +8,9 @@
 # 2 separate solves, dos, spectral, observables, dlr1_like and uhbr_like,
 # hmep_m21, a real matrix imported from HDF5, bench's SpMV and SpMMV rows,
 # CuPy eigsh and cuSPARSE in the same run), checks every result against an
-# independent reference and every figure against bench/baseline/h100.json, and
-# prints one table last.
+# independent reference and every figure against the baseline of the GPU it
+# runs on (bench/baseline/h200.json on an H200, else h100.json), and prints
+# one table last.
 #
 # Exit status: 0 every result right and no figure more than 10 % worse than
 # its baseline; 1 otherwise (the table says which row); 2 the build failed.
@@ -19,7 +20,8 @@
 #   mkdir -p .accept && cp ../shared/matrices/e20r0000.mtx .accept/
 #   run(command="bash bench/acceptance.sh", carry=[".deps", ".accept"], timeout_s=600)
 # Environment: BUILD (build-gpu), OUT (results and logs; /tmp/pjds-accept),
-# BASELINE (bench/baseline/h100.json), MATRICES (../shared/matrices, else
+# BASELINE (bench/baseline/h200.json where nvidia-smi names an H200, else
+# bench/baseline/h100.json), MATRICES (../shared/matrices, else
 # .accept), ACCEPT_ONLY (comma-separated workload names), ACCEPT_REFS=1 (also
 # run the CPU-backend reference solves of hmep_m21; see acceptance.py --help).
 set -u
@@ -34,7 +36,11 @@ T0=$(date +%s)
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
     git log --oneline -1 2>/dev/null
 } > "$OUT/env.log"
-echo "acceptance: $(head -1 "$OUT/env.log"); commit $(sed -n 2p "$OUT/env.log" | cut -c1-60)"
+case "$(head -1 "$OUT/env.log")" in
+    *H200*) BASELINE=${BASELINE:-bench/baseline/h200.json} ;;
+    *) BASELINE=${BASELINE:-bench/baseline/h100.json} ;;
+esac
+echo "acceptance: $(head -1 "$OUT/env.log"); baseline $BASELINE; commit $(sed -n 2p "$OUT/env.log" | cut -c1-60)"
 if ! { timeout 240 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
            > "$OUT/build.log" 2>&1 &&
        timeout 300 cmake --build "$BUILD" -j "${JOBS:-16}" --target pjds-lanczos pjds-bench >> "$OUT/build.log" 2>&1; }; then
@@ -46,4 +52,4 @@ echo "acceptance: built in $(( $(date +%s) - T0 )) s"
 MATRICES=${MATRICES:-../shared/matrices}
 [ -d "$MATRICES" ] || MATRICES=.accept
 exec python3 bench/acceptance.py --bin "$BUILD/app/pjds-lanczos" --out "$OUT" \
-    --baseline "${BASELINE:-bench/baseline/h100.json}" --matrices "$MATRICES" "$@"
+    --baseline "$BASELINE" --matrices "$MATRICES" "$@"
