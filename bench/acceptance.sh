@@ -35,12 +35,13 @@ T0=$(date +%s)
 {
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1
     git log --oneline -1 2>/dev/null
+    bash tools/tree_id.sh 2>&1 # the files' fingerprint: the copy's .git may be stale
 } > "$OUT/env.log"
 case "$(head -1 "$OUT/env.log")" in
     *H200*) BASELINE=${BASELINE:-bench/baseline/h200.json} ;;
     *) BASELINE=${BASELINE:-bench/baseline/h100.json} ;;
 esac
-echo "acceptance: $(head -1 "$OUT/env.log"); baseline $BASELINE; commit $(sed -n 2p "$OUT/env.log" | cut -c1-60)"
+echo "acceptance: $(head -1 "$OUT/env.log"); baseline $BASELINE; commit $(sed -n 2p "$OUT/env.log" | cut -c1-60); $(sed -n 3p "$OUT/env.log")"
 if ! { timeout 240 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
            > "$OUT/build.log" 2>&1 &&
        timeout 300 cmake --build "$BUILD" -j "${JOBS:-16}" --target pjds-lanczos pjds-bench >> "$OUT/build.log" 2>&1; }; then

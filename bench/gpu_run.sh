@@ -50,6 +50,7 @@ step "environment"
     nvcc --version | tail -1
     cmake --version | head -1
     git log --oneline -1 2>/dev/null
+    bash tools/tree_id.sh # the files' fingerprint: the copy's .git may be stale
 } > "$OUT/env.log" 2>&1
 cat "$OUT/env.log"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)

@@ -47,6 +47,7 @@ export NCCL_NVLS_ENABLE=0   # never NVLink multicast
     nproc
     free -g | head -2
     git log --oneline -1 2>/dev/null
+    bash tools/tree_id.sh # the files' fingerprint: the copy's .git may be stale
 } > "$OUT/env.log" 2>&1
 NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 CORES=$(nproc)

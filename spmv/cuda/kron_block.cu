@@ -324,3 +324,26 @@ extern "C" int pl_cuda_kron_lz(pl_backend *be, const void *mat, const double *x,
     k.part = cx->d_aug;
     return pl_kr_launch_hop_lz(cx, m, &k, d_dots);
 }
+
+/* pl_cuda_bench.h: the lzin mode of variant 5 (kron_timing's measurement
+ * of the next lever), asynchronous; PL_ERR_NOTSUP off variant 5. */
+extern "C" int pl_cuda_kron_lz_in(pl_backend *be, const void *mat, const double *w, const double *z,
+                                  const double *dd_in, double beta_in, double *x_out, double *y, double *d_dots)
+{
+    PL_CHECK_CUDA_BE(be);
+    PL_CHECK(w && z && dd_in && x_out && y && d_dots, PL_ERR_ARG, "kron_lz_in: NULL vector or sums");
+    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
+    if (m->variant != 5 || m->n_left * m->n_right == 0) return PL_ERR_NOTSUP;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const size_t nb = (size_t)pl_kr_hop_tiles(m);
+    PL_CALL(pl_cuda_aug_buffers(cx, nb * PL_KRON_LZ_DOTS));
+    kr_args k;
+    pl_kr_args_of(m, NULL, y, &k);
+    k.z = z;
+    k.w_in = w;
+    k.x_out = x_out;
+    k.dd_in = dd_in;
+    k.beta_in = beta_in;
+    k.part = cx->d_aug;
+    return pl_kr_launch_hop_lzin(cx, m, &k, d_dots);
+}

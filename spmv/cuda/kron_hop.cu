@@ -47,11 +47,24 @@
  * HMEp's Lanczos step 0.417-0.420 ms against 0.459-0.470 ms composed (5
  * pairs).  Tried: z loaded at the top of each row (0.244 ms),
  * one block per multiprocessor with 128 registers (0.301), z past L1
- * (__ldcs, __ldcg: the same 0.241 ms). */
+ * (__ldcs, __ldcg: the same 0.241 ms).
+ *
+ * A fourth mode, lzin, measures the next lever and is not used by the
+ * solver (kron_timing only, pl_cuda_kron_lz_in): the local step in one
+ * kernel, the update of its input x = (w - alpha z) / b made on the fly
+ * from the last product's output w (staged once, written to the basis,
+ * and at every coupling operand: two loads instead of one), so that no
+ * update pass runs between two products.  Measured (2026-11-29, one H200,
+ * HMEp, medians of 50, 3 runs): 0.218-0.219 ms of kernels, 0.228-0.230 ms
+ * with the sums' download, against 0.229-0.230 ms for kron_lz + lz_step
+ * with its round trip; the same bits.  The doubled operand loads cost
+ * what the 3-column pass saved (the product is bound by the operands'
+ * latency), so the solver keeps the two-kernel step. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "kron_impl.h"
+#include "lz_coef.h"
 
 #define KR_HS_THREADS 512 /* threads per block                          */
 #define KR_HS_NTMAX 8     /* coupling tables held per tile up to this  */
@@ -62,20 +75,36 @@
 #define KR_HS_PLAIN 0
 #define KR_HS_AUG 1
 #define KR_HS_LZ 2
-#define KR_HS_ND(MODE) ((MODE) == KR_HS_LZ ? 5 : 2) /* dots per tile */
+#define KR_HS_LZIN 3 /* lz with its input's update fused (kron_timing only) */
+#define KR_HS_ND(MODE) ((MODE) >= KR_HS_LZ ? 5 : 2) /* dots per tile */
+
+/* The input update of the lzin mode: x = s (w_in - a z), s = 1 / b. */
+struct kr_in {
+    double a, s, b;
+};
+
+/* x[i]: the input vector, or in the lzin mode made from w_in and z with
+ * k_lz_step's roundings (the same bits as the composed step). */
+template <int MODE>
+static __device__ __forceinline__ double kr_hs_x(const kr_args &a, const kr_in &q, int64_t i)
+{
+    if (MODE == KR_HS_LZIN) return __dmul_rn(q.s, __dsub_rn(__ldg(a.w_in + i), __dmul_rn(q.a, __ldg(a.z + i))));
+    return __ldg(a.x + i);
+}
 
 /* y[l, r] = s; aug (pl_kr_launch_hop_aug): ((alpha s) + (gamma x)) +
  * (beta y), rounded as the CPU's aug step, with the dots x.x, y.x; lz
  * (pl_kr_launch_hop_lz): s - (beta z) with x.x, y.x, y.y, z.y, z.x. */
 template <int MODE>
-static __device__ __forceinline__ void kr_hs_store(const kr_args &a, int64_t i, double s, double xv, double *dd)
+static __device__ __forceinline__ void kr_hs_store(const kr_args &a, const kr_in &q, int64_t i, double s, double xv,
+                                                   double *dd)
 {
     if (MODE == KR_HS_PLAIN) {
         a.y[i] = s;
         return;
     }
-    if (MODE == KR_HS_LZ) {
-        const double zv = __ldg(a.z + i), yn = __dsub_rn(s, __dmul_rn(a.beta, zv));
+    if (MODE == KR_HS_LZ || MODE == KR_HS_LZIN) {
+        const double zv = __ldg(a.z + i), yn = __dsub_rn(s, __dmul_rn(MODE == KR_HS_LZIN ? q.b : a.beta, zv));
         a.y[i] = yn;
         dd[0] += xv * xv;
         dd[1] += yn * xv;
@@ -103,8 +132,8 @@ static size_t kr_hs_tab_bytes(int nt, int rt) { return nt > 0 && nt <= KR_HS_NTM
  * stab: the tile's coupling values, value m of lane rr at stab[m rt + rr]
  * (lo) and stab[(NT + m) rt + rr] (hi). */
 template <int NT, int MODE>
-static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c, const double *sx, const double *stab,
-                                  int rt, int64_t r0, int rr, int l0, int ls, double *dd)
+static __device__ void kr_hs_rows(const kr_args &a, const kr_in &q, const double *__restrict__ c, const double *sx,
+                                  const double *stab, int rt, int64_t r0, int rr, int l0, int ls, double *dd)
 {
     const int64_t nr = a.n_right, r = r0 + rr;
     int32_t tlo[NT > 0 ? NT : 1], thi[NT > 0 ? NT : 1];
@@ -115,14 +144,15 @@ static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c
     }
     const double dr = __ldg(a.dr + r);
     for (int64_t l = l0; l < a.n_left; l += ls) {
-        const double *xl = a.x + l * nr, *srow = sx + l * rt;
+        const int64_t xl = l * nr;
+        const double *srow = sx + l * rt;
         double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), dr), a.shift), srow[rr]);
 #pragma unroll
         for (int m = 0; m < NT; m++) {
             const double cm = __ldg(c + l * NT + m);
             if (cm != 0.0) {
-                const double xlo = __ldg(xl + (tlo[m] >= 0 ? (int64_t)tlo[m] : r));
-                const double xhi = __ldg(xl + (thi[m] >= 0 ? (int64_t)thi[m] : r));
+                const double xlo = kr_hs_x<MODE>(a, q, xl + (tlo[m] >= 0 ? (int64_t)tlo[m] : r));
+                const double xhi = kr_hs_x<MODE>(a, q, xl + (thi[m] >= 0 ? (int64_t)thi[m] : r));
                 const double lv = stab[m * rt + rr], hv = stab[(NT + m) * rt + rr];
                 if (tlo[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, lv), xlo));
                 if (thi[m] >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, hv), xhi));
@@ -131,31 +161,32 @@ static __device__ void kr_hs_rows(const kr_args &a, const double *__restrict__ c
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
         for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
             s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
-        kr_hs_store<MODE>(a, l * nr + r, s, srow[rr], dd);
+        kr_hs_store<MODE>(a, q, l * nr + r, s, srow[rr], dd);
     }
 }
 
 /* The same for any nterms: the coupling lists and tables from memory. */
 template <int MODE>
-static __device__ void kr_hs_rows_any(const kr_args &a, const double *sx, int rt, int64_t r0, int rr, int l0, int ls,
-                                      double *dd)
+static __device__ void kr_hs_rows_any(const kr_args &a, const kr_in &q, const double *sx, int rt, int64_t r0, int rr,
+                                      int l0, int ls, double *dd)
 {
     const int64_t nr = a.n_right, nt = a.nterms, r = r0 + rr;
     const double dr = __ldg(a.dr + r);
     for (int64_t l = l0; l < a.n_left; l += ls) {
-        const double *xl = a.x + l * nr, *srow = sx + l * rt;
+        const int64_t xl = l * nr;
+        const double *srow = sx + l * rt;
         double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), dr), a.shift), srow[rr]);
-        for (int64_t q = __ldg(a.act_ptr + l); q < __ldg(a.act_ptr + l + 1); q++) {
-            const int64_t j = r * nt + __ldg(a.act_m + q);
-            const double cm = __ldg(a.act_c + q);
+        for (int64_t p = __ldg(a.act_ptr + l); p < __ldg(a.act_ptr + l + 1); p++) {
+            const int64_t j = r * nt + __ldg(a.act_m + p);
+            const double cm = __ldg(a.act_c + p);
             const int32_t lo = __ldg(a.lo + j), hi = __ldg(a.hi + j);
-            if (lo >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, __ldg(a.lo_val + j)), __ldg(xl + lo)));
-            if (hi >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, __ldg(a.hi_val + j)), __ldg(xl + hi)));
+            if (lo >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, __ldg(a.lo_val + j)), kr_hs_x<MODE>(a, q, xl + lo)));
+            if (hi >= 0) s = __dadd_rn(s, __dmul_rn(__dmul_rn(cm, __ldg(a.hi_val + j)), kr_hs_x<MODE>(a, q, xl + hi)));
         }
         const int64_t j1 = __ldg(a.a_ptr + l + 1);
         for (int64_t j = __ldg(a.a_ptr + l); j < j1; j++)
             s = __dadd_rn(s, __dmul_rn(__ldg(a.a_val + j), sx[(int64_t)__ldg(a.a_col + j) * rt + rr]));
-        kr_hs_store<MODE>(a, l * nr + r, s, srow[rr], dd);
+        kr_hs_store<MODE>(a, q, l * nr + r, s, srow[rr], dd);
     }
 }
 
@@ -185,9 +216,17 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
     extern __shared__ double sx[];
     const int64_t nl = a.n_left, nr = a.n_right, r0 = (int64_t)blockIdx.x * rt;
     const int n = (int)nl * rt;
+    kr_in q = {0.0, 1.0, 1.0};
+    if (MODE == KR_HS_LZIN) { /* alpha and b from the last product's sums, as k_lz_step (declined: the caller's) */
+        double d[PL_KRON_LZ_DOTS];
+        for (int k = 0; k < PL_KRON_LZ_DOTS; k++) d[k] = __ldg(a.dd_in + k);
+        (void)pl_lz_coef(d, a.beta_in, &q.a, &q.b);
+        q.s = 1.0 / q.b;
+    }
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const int64_t l = i / rt, col = r0 + i % rt;
-        sx[i] = col < nr ? __ldg(a.x + l * nr + col) : 0.0;
+        sx[i] = col < nr ? kr_hs_x<MODE>(a, q, l * nr + col) : 0.0;
+        if (MODE == KR_HS_LZIN && col < nr) a.x_out[l * nr + col] = sx[i]; /* the basis column v_{j+1} */
     }
     double *stab = sx + n; /* the coupling values (kr_hs_rows) */
     for (int i = threadIdx.x; i < (NT > 0 ? NT : 0) * rt; i += blockDim.x) {
@@ -201,8 +240,8 @@ static __global__ void __launch_bounds__(KR_HS_THREADS, KR_HS_MINB) kr_hs_kernel
     for (int k = 0; k < KR_HS_ND(MODE); k++) dd[k] = 0.0;
     if (r0 + rr < nr) {
         const int l0 = threadIdx.x / rt, ls = blockDim.x / rt;
-        if (NT < 0) kr_hs_rows_any<MODE>(a, sx, rt, r0, rr, l0, ls, dd);
-        else kr_hs_rows<(NT < 0 ? 0 : NT), MODE>(a, c, sx, stab, rt, r0, rr, l0, ls, dd);
+        if (NT < 0) kr_hs_rows_any<MODE>(a, q, sx, rt, r0, rr, l0, ls, dd);
+        else kr_hs_rows<(NT < 0 ? 0 : NT), MODE>(a, q, c, sx, stab, rt, r0, rr, l0, ls, dd);
     }
     if (MODE != KR_HS_PLAIN) kr_hs_dots<KR_HS_ND(MODE)>(a, dd);
 }
@@ -232,6 +271,8 @@ static int kr_hs_attr(size_t smem, size_t tab)
     PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_AUG>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)(smem + tab)));
     PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_LZ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(smem + tab)));
+    PL_CUDA(cudaFuncSetAttribute(kr_hs_kernel<NT, KR_HS_LZIN>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)(smem + tab)));
     return PL_OK;
 }
@@ -318,6 +359,14 @@ int pl_kr_launch_hop_lz(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a
 {
     PL_CALL(kr_hs_switch<KR_HS_LZ>(cx, m, a));
     kr_hs_sum<<<KR_HS_ND(KR_HS_LZ), 256, 0, cx->stream>>>(pl_kr_hop_tiles(m), KR_HS_ND(KR_HS_LZ), a->part, d_out);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+int pl_kr_launch_hop_lzin(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out)
+{
+    PL_CALL(kr_hs_switch<KR_HS_LZIN>(cx, m, a));
+    kr_hs_sum<<<KR_HS_ND(KR_HS_LZIN), 256, 0, cx->stream>>>(pl_kr_hop_tiles(m), KR_HS_ND(KR_HS_LZIN), a->part, d_out);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }

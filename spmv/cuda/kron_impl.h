@@ -64,6 +64,14 @@ typedef struct kr_args {
     double *part;
     /* the Lanczos step of variant 5 (pl_kr_launch_hop_lz): y = s - beta z */
     const double *__restrict__ z;
+    /* the measured next lever (pl_kr_launch_hop_lzin, kron_timing only): x
+     * made on the fly from the last product's unnormalised output w_in and
+     * z, x = (w_in - alpha z) / b with alpha and b from its sums dd_in and
+     * beta_in (lz_coef.h), written to x_out; y = H x - b z */
+    const double *__restrict__ w_in;
+    double *x_out;
+    const double *dd_in;
+    double beta_in;
 } kr_args;
 
 /* kron.cu: the kernel arguments of m for x, y (aug fields zero). */
@@ -100,6 +108,10 @@ int pl_kr_launch_hop_aug(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *
  * (beta z) of each value, and d_out[0:5] = x.x, y.x, y.y, z.y, z.x (5 per
  * tile in a->part).  Queued on cx->stream. */
 int pl_kr_launch_hop_lz(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
+/* Variant 5, the product with the update of its input fused (kr_args
+ * w_in, x_out, dd_in, beta_in; kron_timing's measurement of the next
+ * lever, not used by the solver): the 5 sums of the lz mode into d_out. */
+int pl_kr_launch_hop_lzin(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
 /* kron_row.cu: variant 6, x[l, :] of one left row in shared memory with
  * the packed tables (pl_kron_pack16, uploaded here into m->rp_col,
  * rp_val, pk_dict).  *fits = 0 where the row and dictionary do not fit a

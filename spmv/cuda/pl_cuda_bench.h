@@ -52,6 +52,16 @@ int pl_cuda_device_name(pl_backend *be, char *buf, size_t len, int *device);
 int pl_cuda_timer_start(pl_backend *be);
 int pl_cuda_timer_stop(pl_backend *be, double *ms);
 
+/* The Lanczos step's product with the update of its input fused (variant 5
+ * of the matrix-free operator only, else PL_ERR_NOTSUP): x_out = (w -
+ * alpha z) / b with alpha and b from the sums dd_in of the product that
+ * made w = H v - beta_in u (lz_coef.h), then y = H x_out - b z and the 5
+ * sums of kron_lz into d_dots; the same bits as be->lz_step followed by
+ * be->kron_lz.  For kron_timing's measurement of one kernel per local
+ * step (docs/performance.md); the solver does not use it. */
+int pl_cuda_kron_lz_in(pl_backend *be, const void *mat, const double *w, const double *z, const double *dd_in,
+                       double beta_in, double *x_out, double *y, double *d_dots);
+
 /* Device-to-device copy bandwidth (bytes read + bytes written per second,
  * GB/s = 1e9 B/s): median of `repeats` cudaMemcpyAsync of `bytes` between
  * two buffers.  Allocates 2 x bytes of device memory for the duration. */

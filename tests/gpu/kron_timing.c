@@ -8,8 +8,12 @@
  * with the CPU's (memcmp and max |diff|).  Prints one line per variant:
  * requested and effective kernel (after fall-backs) with its parameter,
  * median ms, GB/s at 16 B per row (x read once, y written once), max
- * |diff|, bitwise equal.  Also the device-to-device copy bandwidth for
- * scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
+ * |diff|, bitwise equal.  For variant 5 also the fused Lanczos product
+ * (kron_lz), the KPM step's, and the local Lanczos step two ways: as the
+ * solver runs it (kron_lz, then lz_step with its round trip) and as one
+ * kernel that updates its input on the fly (pl_cuda_kron_lz_in, the
+ * measured next lever), which must give the same bits (else exit 1).  Also
+ * the device-to-device copy bandwidth for scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
  * PJDS_KRON_TIMING_VARIANTS (e.g. "5,6"): only these variants, in one run
  * (unset: all; the other PJDS_KRON_* knobs apply as in kron_variant.h).
  * Usage: kron_timing [L n_up n_down t U w0 g M site|normal periodic|open]
@@ -23,6 +27,7 @@
 #include "hh.h"
 #include "hh_args.h"
 #include "hh_mf.h"
+#include "lz_coef.h"
 #include "pl_error.h"
 #include "spmv.h"
 #include "cuda/kron_variant.h"
@@ -31,9 +36,93 @@
 #define REPS 50
 #define WARM 5
 
+/* The next lever of the Lanczos step, measured (docs/performance.md): the
+ * local step as the solver runs it, kron_lz then lz_step (its one host round
+ * trip), against one kernel that makes its input v = (w - alpha u) / b on
+ * the fly from the last product's output w (pl_cuda_kron_lz_in) and the
+ * download of its 5 sums.  Checks that both give the same v, y and sums bit
+ * for bit.  Unit u and z from x (host); 0 where variant 5 does not run. */
+static int lz_in_experiment(pl_backend *be, const void *op, int64_t N, const double *x, double *hy, int *equal)
+{
+    double *d[8] = {NULL}, sums[PL_LZ_OUT + 1], s2[PL_KRON_LZ_DOTS], s3[PL_KRON_LZ_DOTS], ta[REPS], tb[REPS],
+                   tk[REPS];
+    double *hz = malloc((size_t)N * sizeof *hz), *hv = malloc((size_t)N * sizeof *hv),
+           *hy2 = malloc((size_t)N * sizeof *hy2);
+    int r = PL_OK;
+    PL_CHECK_GOTO(hz && hv && hy2, PL_ERR_MEM, done, r, "out of host memory");
+    for (int i = 0; i < 8; i++) PL_CALL_GOTO(be->vec_alloc(be, i < 3 ? PL_KRON_LZ_DOTS : (size_t)N, &d[i]), done, r);
+    double *ds1 = d[0], *ds2 = d[1], *ds3 = d[2], *du = d[3], *dz = d[4], *dw = d[5], *dv = d[6], *dy = d[7];
+    double nu = 0.0, nz = 0.0;
+    for (int64_t i = 0; i < N; i++) {
+        hz[i] = cos(0.07 * (double)i + 1.1);
+        nu += x[i] * x[i];
+        nz += hz[i] * hz[i];
+    }
+    for (int64_t i = 0; i < N; i++) {
+        hy[i] = x[i] / sqrt(nu);
+        hz[i] /= sqrt(nz);
+    }
+    PL_CALL_GOTO(be->upload(be, du, hy, (size_t)N), done, r);
+    PL_CALL_GOTO(be->upload(be, dz, hz, (size_t)N), done, r);
+    const double b0 = 0.5;
+    /* the composed local step, timed as the solver runs it */
+    int e = PL_OK;
+    for (int i = -WARM; i < REPS && e == PL_OK; i++) {
+        PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+        e = be->kron_lz(be, op, du, dz, b0, dw, ds1);
+        if (e == PL_OK) e = be->lz_step(be, (size_t)N, 0, NULL, du, (size_t)N, b0, ds1, dw, sums);
+        double ms = 0.0;
+        PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+        if (i >= 0) ta[i] = ms;
+    }
+    if (e == PL_ERR_NOTSUP) goto done;
+    PL_CALL_GOTO(e, done, r);
+    PL_CHECK_GOTO(sums[PL_LZ_OUT_DECLINED] == 0.0, PL_ERR_INTERNAL, done, r, "lz_in: the test step was declined");
+    /* reference: w again (unnormalised), v = lz_step(w), y = kron_lz(v, u, b) */
+    PL_CALL_GOTO(be->kron_lz(be, op, du, dz, b0, dw, ds1), done, r);
+    PL_CALL_GOTO(be->copy(be, (size_t)N, dw, dv), done, r);
+    PL_CALL_GOTO(be->lz_step(be, (size_t)N, 0, NULL, du, (size_t)N, b0, ds1, dv, sums), done, r);
+    PL_CALL_GOTO(be->kron_lz(be, op, dv, du, sums[PL_LZ_OUT_NORM], dy, ds2), done, r);
+    PL_CALL_GOTO(be->download(be, s2, ds2, PL_KRON_LZ_DOTS), done, r);
+    PL_CALL_GOTO(be->download(be, hv, dv, (size_t)N), done, r);
+    PL_CALL_GOTO(be->download(be, hy2, dy, (size_t)N), done, r);
+    /* the fused kernel: v into dv, y into dy (overwritten), from w = dw */
+    PL_CALL_GOTO(be->set(be, (size_t)N, NAN, dv), done, r);
+    PL_CALL_GOTO(be->set(be, (size_t)N, NAN, dy), done, r);
+    PL_CALL_GOTO(pl_cuda_kron_lz_in(be, op, dw, du, ds1, b0, dv, dy, ds3), done, r);
+    PL_CALL_GOTO(be->download(be, s3, ds3, PL_KRON_LZ_DOTS), done, r);
+    PL_CALL_GOTO(be->download(be, hy, dv, (size_t)N), done, r);
+    *equal = memcmp(hy, hv, (size_t)N * sizeof *hy) == 0;
+    PL_CALL_GOTO(be->download(be, hy, dy, (size_t)N), done, r);
+    *equal &= memcmp(hy, hy2, (size_t)N * sizeof *hy) == 0 && memcmp(s2, s3, sizeof s2) == 0;
+    for (int i = -WARM; i < REPS; i++) {
+        PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+        PL_CALL_GOTO(pl_cuda_kron_lz_in(be, op, dw, du, ds1, b0, dv, dy, ds3), done, r);
+        double ms = 0.0;
+        PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+        if (i >= 0) tk[i] = ms;
+        PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+        PL_CALL_GOTO(pl_cuda_kron_lz_in(be, op, dw, du, ds1, b0, dv, dy, ds3), done, r);
+        PL_CALL_GOTO(be->download(be, s3, ds3, PL_KRON_LZ_DOTS), done, r);
+        PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+        if (i >= 0) tb[i] = ms;
+    }
+    printf("  local step, composed (kron_lz + lz_step, its round trip) %8.4f ms (events)\n", pl_median(ta, REPS));
+    printf("  local step, input update fused (kron_lz_in)   %8.4f ms kernels, %8.4f ms with the sums' download; "
+           "same bits: %s\n",
+           pl_median(tk, REPS), pl_median(tb, REPS), *equal ? "yes" : "NO");
+done:
+    for (int i = 0; i < 8; i++)
+        if (d[i]) be->vec_free(be, d[i]);
+    free(hz);
+    free(hv);
+    free(hy2);
+    return r;
+}
+
 /* One variant v: time it and compare its y (device dy, host hy) with yc. */
-static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *dx, double *dy, double *hy,
-                       const double *yc, int *equal)
+static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *x, const double *dx, double *dy,
+                       double *hy, const double *yc, int *equal)
 {
     const int64_t N = k->n_left * k->n_right;
     char s[16];
@@ -97,6 +186,11 @@ static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *dx
             printf("  kron_lz          %8.4f ms (events), %8.4f ms (host wall, with the sums' download)\n",
                    pl_median(t, REPS), pl_median(tw, REPS));
         else if (e != PL_ERR_NOTSUP) PL_CALL_GOTO(e, done, r);
+        if (e == PL_OK && eff == 5 && be->lz_step) {
+            int same = 1;
+            PL_CALL_GOTO(lz_in_experiment(be, op, N, x, hy, &same), done, r);
+            *equal &= same;
+        }
     }
 done:
     if (op) be->kron_destroy(be, op);
@@ -171,7 +265,7 @@ static int run(const hh_params *p, const int *want, int *all_equal)
     for (int v = 1; v <= pl_cuda_kron_nvariants(); v++) {
         int eq = 0;
         if (!want[v]) continue;
-        PL_CALL_GOTO(one_variant(be, &k, v, dx, dy, hy, yc, &eq), done, r);
+        PL_CALL_GOTO(one_variant(be, &k, v, x, dx, dy, hy, yc, &eq), done, r);
         *all_equal &= eq;
     }
 done:
