@@ -8,7 +8,8 @@
 # figure can be tied to the tree it ran on: run this script here and compare.
 # Run from anywhere inside the repository; exit 1 outside a git work tree.
 set -euo pipefail
-cd "$(git rev-parse --show-toplevel 2>/dev/null)" || { echo "tree_id.sh: not in a git work tree" >&2; exit 1; }
+top=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "tree_id.sh: not in a git work tree" >&2; exit 1; }
+cd "$top"
 list=$(git ls-files -co --exclude-standard -z | sort -z | xargs -0 -r md5sum)
 n=$(printf '%s\n' "$list" | grep -c . || true)
 echo "tree $(printf '%s\n' "$list" | md5sum | cut -c1-12) ($n files)"

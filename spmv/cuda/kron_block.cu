@@ -304,6 +304,23 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
     return PL_OK;
 }
 
+/* The common part of kron_lz and kron_lz_in: variant 5's arguments for
+ * x (NULL: lzin) and y, z, the tiles' partial sums in the context's buffer
+ * (same stream); *cxp the context.  PL_ERR_NOTSUP off variant 5. */
+static int kr_lz_args(pl_backend *be, const void *mat, const double *x, const double *z, double *y, kr_args *k,
+                      pl_cuda_ctx **cxp)
+{
+    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
+    if (m->variant != 5 || m->n_left * m->n_right == 0) return PL_ERR_NOTSUP;
+    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    PL_CALL(pl_cuda_aug_buffers(cx, (size_t)pl_kr_hop_tiles(m) * PL_KRON_LZ_DOTS));
+    pl_kr_args_of(m, x, y, k);
+    k->z = z;
+    k->part = cx->d_aug;
+    *cxp = cx;
+    return PL_OK;
+}
+
 /* be->kron_lz (spmv.h): variant 5 only, else PL_ERR_NOTSUP without a
  * message (the caller composes the step); the sums into d_dots (device),
  * asynchronous. */
@@ -312,17 +329,12 @@ extern "C" int pl_cuda_kron_lz(pl_backend *be, const void *mat, const double *x,
 {
     PL_CHECK_CUDA_BE(be);
     PL_CHECK(d_dots && x && z && y, PL_ERR_ARG, "kron_lz: NULL vector or sums");
-    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
-    if (m->variant != 5 || m->n_left * m->n_right == 0) return PL_ERR_NOTSUP;
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    const size_t nb = (size_t)pl_kr_hop_tiles(m);
-    PL_CALL(pl_cuda_aug_buffers(cx, nb * PL_KRON_LZ_DOTS)); /* the tiles' partial sums (same stream) */
     kr_args k;
-    pl_kr_args_of(m, x, y, &k);
+    pl_cuda_ctx *cx = NULL;
+    const int e = kr_lz_args(be, mat, x, z, y, &k, &cx);
+    if (e != PL_OK) return e;
     k.beta = beta;
-    k.z = z;
-    k.part = cx->d_aug;
-    return pl_kr_launch_hop_lz(cx, m, &k, d_dots);
+    return pl_kr_launch_hop_lz(cx, (const pl_cuda_kron *)mat, &k, d_dots);
 }
 
 /* pl_cuda_bench.h: the lzin mode of variant 5 (kron_timing's measurement
@@ -332,18 +344,13 @@ extern "C" int pl_cuda_kron_lz_in(pl_backend *be, const void *mat, const double 
 {
     PL_CHECK_CUDA_BE(be);
     PL_CHECK(w && z && dd_in && x_out && y && d_dots, PL_ERR_ARG, "kron_lz_in: NULL vector or sums");
-    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
-    if (m->variant != 5 || m->n_left * m->n_right == 0) return PL_ERR_NOTSUP;
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    const size_t nb = (size_t)pl_kr_hop_tiles(m);
-    PL_CALL(pl_cuda_aug_buffers(cx, nb * PL_KRON_LZ_DOTS));
     kr_args k;
-    pl_kr_args_of(m, NULL, y, &k);
-    k.z = z;
+    pl_cuda_ctx *cx = NULL;
+    const int e = kr_lz_args(be, mat, NULL, z, y, &k, &cx);
+    if (e != PL_OK) return e;
     k.w_in = w;
     k.x_out = x_out;
     k.dd_in = dd_in;
     k.beta_in = beta_in;
-    k.part = cx->d_aug;
-    return pl_kr_launch_hop_lzin(cx, m, &k, d_dots);
+    return pl_kr_launch_hop_lzin(cx, (const pl_cuda_kron *)mat, &k, d_dots);
 }
