@@ -8,6 +8,7 @@
 # figure can be tied to the tree it ran on: run this script here and compare.
 # Run from anywhere inside the repository; exit 1 outside a git work tree.
 set -euo pipefail
+export LC_ALL=C # the sort order (and so the ID) must not depend on the locale
 top=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "tree_id.sh: not in a git work tree" >&2; exit 1; }
 cd "$top"
 list=$(git ls-files -co --exclude-standard -z | sort -z | xargs -0 -r md5sum)
