@@ -12,7 +12,8 @@
  * (kron_lz), the KPM step's, and the local Lanczos step two ways: as the
  * solver runs it (kron_lz, then lz_step with its round trip) and as one
  * kernel that updates its input on the fly (pl_cuda_kron_lz_in, the
- * measured next lever), which must give the same bits (else exit 1).  Also
+ * measured next lever), which must give the same bits (else exit 1), and
+ * the block product kron_spmm per vector for R = 1, 2, 4, 8.  Also
  * the device-to-device copy bandwidth for scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
  * PJDS_KRON_TIMING_VARIANTS (e.g. "5,6"): only these variants, in one run
  * (unset: all; the other PJDS_KRON_* knobs apply as in kron_variant.h).
@@ -120,6 +121,36 @@ done:
     return r;
 }
 
+/* The block product that a block Lanczos step would run (kron_spmm, R
+ * row-major vectors, every table entry loaded once for all R): the median
+ * time per vector for R = 1, 2, 4, 8 (X = 0.5 everywhere, not checked here:
+ * gpu_kron_block checks kron_spmm against kron_apply). */
+static int spmm_per_vector(pl_backend *be, const void *op, int64_t N)
+{
+    if (!be->kron_spmm) return PL_OK;
+    double *dX = NULL, *dY = NULL, t[REPS];
+    int r = PL_OK;
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * 8, &dX), done, r);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * 8, &dY), done, r);
+    PL_CALL_GOTO(be->set(be, (size_t)N * 8, 0.5, dX), done, r);
+    printf("  kron_spmm per vector:");
+    for (int R = 1; R <= 8; R *= 2) {
+        for (int i = -WARM; i < REPS; i++) {
+            PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+            PL_CALL_GOTO(be->kron_spmm(be, op, R, dX, dY), done, r);
+            double ms = 0.0;
+            PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+            if (i >= 0) t[i] = ms / R;
+        }
+        printf("  R=%d %.4f ms", R, pl_median(t, REPS));
+    }
+    printf(" (events)\n");
+done:
+    if (dX) be->vec_free(be, dX);
+    if (dY) be->vec_free(be, dY);
+    return r;
+}
+
 /* One variant v: time it and compare its y (device dy, host hy) with yc. */
 static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *x, const double *dx, double *dy,
                        double *hy, const double *yc, int *equal)
@@ -190,6 +221,7 @@ static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *x,
             int same = 1;
             PL_CALL_GOTO(lz_in_experiment(be, op, N, x, hy, &same), done, r);
             *equal &= same;
+            PL_CALL_GOTO(spmm_per_vector(be, op, N), done, r);
         }
     }
 done:
