@@ -13,7 +13,8 @@
  * solver runs it (kron_lz, then lz_step with its round trip) and as one
  * kernel that updates its input on the fly (pl_cuda_kron_lz_in, the
  * measured next lever), which must give the same bits (else exit 1), and
- * the block product kron_spmm per vector for R = 1, 2, 4, 8.  Also
+ * the block product per vector: kron_spmm for R = 1, 2, 4, 8 and variant 5
+ * for R = 2, 4 vectors (bit for bit against the CPU's y).  Also
  * the device-to-device copy bandwidth for scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
  * PJDS_KRON_TIMING_VARIANTS (e.g. "5,6"): only these variants, in one run
  * (unset: all; the other PJDS_KRON_* knobs apply as in kron_variant.h).
@@ -121,15 +122,19 @@ done:
     return r;
 }
 
-/* The block product that a block Lanczos step would run (kron_spmm, R
- * row-major vectors, every table entry loaded once for all R): the median
- * time per vector for R = 1, 2, 4, 8 (X = 0.5 everywhere, not checked here:
- * gpu_kron_block checks kron_spmm against kron_apply). */
-static int spmm_per_vector(pl_backend *be, const void *op, int64_t N)
+/* The block product that a block Lanczos step would run, R row-major
+ * vectors (the R values of row i at X + i R), per vector: kron_spmm (the
+ * block kernels, R = 1, 2, 4, 8) and variant 5 for R vectors
+ * (pl_cuda_kron_spmm_hop, R = 2, 4), median time over R.  X's column v is
+ * 2^v x, so column v of Y must be 2^v yc bit for bit (*equal = 0
+ * otherwise; kron_spmm is checked by gpu_kron_block). */
+static int spmm_per_vector(pl_backend *be, const void *op, int64_t N, const double *x, const double *yc, int *equal)
 {
     if (!be->kron_spmm) return PL_OK;
     double *dX = NULL, *dY = NULL, t[REPS];
+    double *hX = malloc((size_t)N * 4 * sizeof *hX);
     int r = PL_OK;
+    PL_CHECK_GOTO(hX, PL_ERR_MEM, done, r, "out of host memory");
     PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * 8, &dX), done, r);
     PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * 8, &dY), done, r);
     PL_CALL_GOTO(be->set(be, (size_t)N * 8, 0.5, dX), done, r);
@@ -144,10 +149,34 @@ static int spmm_per_vector(pl_backend *be, const void *op, int64_t N)
         }
         printf("  R=%d %.4f ms", R, pl_median(t, REPS));
     }
+    printf(" (events)\n  variant 5 for R vectors, per vector:");
+    for (int R = 2; R <= 4; R *= 2) {
+        for (int64_t i = 0; i < N; i++)
+            for (int v = 0; v < R; v++) hX[i * R + v] = ldexp(x[i], v);
+        PL_CALL_GOTO(be->upload(be, dX, hX, (size_t)N * R), done, r);
+        PL_CALL_GOTO(be->set(be, (size_t)N * R, NAN, dY), done, r);
+        int e = pl_cuda_kron_spmm_hop(be, op, R, dX, dY);
+        if (e == PL_ERR_NOTSUP) break;
+        PL_CALL_GOTO(e, done, r);
+        PL_CALL_GOTO(be->download(be, hX, dY, (size_t)N * R), done, r);
+        int same = 1;
+        for (int64_t i = 0; i < N && same; i++)
+            for (int v = 0; v < R; v++) same &= hX[i * R + v] == ldexp(yc[i], v);
+        *equal &= same;
+        for (int i = -WARM; i < REPS; i++) {
+            PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+            PL_CALL_GOTO(pl_cuda_kron_spmm_hop(be, op, R, dX, dY), done, r);
+            double ms = 0.0;
+            PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+            if (i >= 0) t[i] = ms / R;
+        }
+        printf("  R=%d %.4f ms (bitwise %s)", R, pl_median(t, REPS), same ? "yes" : "NO");
+    }
     printf(" (events)\n");
 done:
     if (dX) be->vec_free(be, dX);
     if (dY) be->vec_free(be, dY);
+    free(hX);
     return r;
 }
 
@@ -221,7 +250,7 @@ static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *x,
             int same = 1;
             PL_CALL_GOTO(lz_in_experiment(be, op, N, x, hy, &same), done, r);
             *equal &= same;
-            PL_CALL_GOTO(spmm_per_vector(be, op, N), done, r);
+            PL_CALL_GOTO(spmm_per_vector(be, op, N, x, yc, equal), done, r);
         }
     }
 done:
