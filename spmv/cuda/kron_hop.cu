@@ -277,21 +277,13 @@ static int kr_hs_attr(size_t smem, size_t tab)
     return PL_OK;
 }
 
-static int kr_hs_set(int nt, size_t smem, size_t tab)
-{
-    switch (nt) {
-    case 0: return kr_hs_attr<0>(smem, tab);
-    case 1: return kr_hs_attr<1>(smem, tab);
-    case 2: return kr_hs_attr<2>(smem, tab);
-    case 3: return kr_hs_attr<3>(smem, tab);
-    case 4: return kr_hs_attr<4>(smem, tab);
-    case 5: return kr_hs_attr<5>(smem, tab);
-    case 6: return kr_hs_attr<6>(smem, tab);
-    case 7: return kr_hs_attr<7>(smem, tab);
-    case 8: return kr_hs_attr<8>(smem, tab);
-    default: return kr_hs_attr<-1>(smem, tab);
-    }
-}
+struct kr_hs_attr_f {
+    size_t smem, tab;
+    template <int NT>
+    int go() const { return kr_hs_attr<NT>(smem, tab); }
+};
+
+static int kr_hs_set(int nt, size_t smem, size_t tab) { return pl_kr_nt_dispatch(nt, kr_hs_attr_f{smem, tab}); }
 
 int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
 {
@@ -326,20 +318,18 @@ static int kr_hs_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 }
 
 template <int MODE>
+struct kr_hs_go_f {
+    pl_cuda_ctx *cx;
+    const pl_cuda_kron *m;
+    const kr_args *a;
+    template <int NT>
+    int go() const { return kr_hs_go<NT, MODE>(cx, m, a); }
+};
+
+template <int MODE>
 static int kr_hs_switch(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 {
-    switch (m->nterms) {
-    case 0: return kr_hs_go<0, MODE>(cx, m, a);
-    case 1: return kr_hs_go<1, MODE>(cx, m, a);
-    case 2: return kr_hs_go<2, MODE>(cx, m, a);
-    case 3: return kr_hs_go<3, MODE>(cx, m, a);
-    case 4: return kr_hs_go<4, MODE>(cx, m, a);
-    case 5: return kr_hs_go<5, MODE>(cx, m, a);
-    case 6: return kr_hs_go<6, MODE>(cx, m, a);
-    case 7: return kr_hs_go<7, MODE>(cx, m, a);
-    case 8: return kr_hs_go<8, MODE>(cx, m, a);
-    default: return kr_hs_go<-1, MODE>(cx, m, a);
-    }
+    return pl_kr_nt_dispatch(m->nterms, kr_hs_go_f<MODE>{cx, m, a});
 }
 
 int pl_kr_launch_hop(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)

@@ -115,21 +115,17 @@ static int kr_hb_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
 }
 
 template <int R>
-static int kr_hb_switch(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
-{
-    switch (m->nterms) {
-    case 0: return kr_hb_go<0, R>(cx, m, a);
-    case 1: return kr_hb_go<1, R>(cx, m, a);
-    case 2: return kr_hb_go<2, R>(cx, m, a);
-    case 3: return kr_hb_go<3, R>(cx, m, a);
-    case 4: return kr_hb_go<4, R>(cx, m, a);
-    case 5: return kr_hb_go<5, R>(cx, m, a);
-    case 6: return kr_hb_go<6, R>(cx, m, a);
-    case 7: return kr_hb_go<7, R>(cx, m, a);
-    case 8: return kr_hb_go<8, R>(cx, m, a);
-    default: return PL_ERR_NOTSUP;
+struct kr_hb_go_f {
+    pl_cuda_ctx *cx;
+    const pl_cuda_kron *m;
+    const kr_args *a;
+    template <int NT>
+    int go() const
+    {
+        if constexpr (NT < 0) return PL_ERR_NOTSUP; /* above 8 terms: not written */
+        else return kr_hb_go<NT, R>(cx, m, a);
     }
-}
+};
 
 /* pl_cuda_bench.h */
 extern "C" int pl_cuda_kron_spmm_hop(pl_backend *be, const void *mat, int R, const double *X, double *Y)
@@ -141,5 +137,6 @@ extern "C" int pl_cuda_kron_spmm_hop(pl_backend *be, const void *mat, int R, con
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
     kr_args k;
     pl_kr_args_of(m, X, Y, &k);
-    return R == 2 ? kr_hb_switch<2>(cx, m, &k) : kr_hb_switch<4>(cx, m, &k);
+    return R == 2 ? pl_kr_nt_dispatch(m->nterms, kr_hb_go_f<2>{cx, m, &k})
+                  : pl_kr_nt_dispatch(m->nterms, kr_hb_go_f<4>{cx, m, &k});
 }

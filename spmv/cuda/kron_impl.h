@@ -124,4 +124,25 @@ int pl_kr_launch_prow(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 int pl_kr_launch_rs(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 int pl_kr_launch_row(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a);
 
+/* Variant 5's kernels take the term count as a template argument (their
+ * coupling tables per tile, up to 8): f.template go<NT>() for NT = nterms
+ * in 0..8, f.template go<-1>() above (the tables from memory, or refused).
+ * One switch for kron_hop.cu and kron_hop_block.cu. */
+template <class F>
+static inline int pl_kr_nt_dispatch(int nterms, const F &f)
+{
+    switch (nterms) {
+    case 0: return f.template go<0>();
+    case 1: return f.template go<1>();
+    case 2: return f.template go<2>();
+    case 3: return f.template go<3>();
+    case 4: return f.template go<4>();
+    case 5: return f.template go<5>();
+    case 6: return f.template go<6>();
+    case 7: return f.template go<7>();
+    case 8: return f.template go<8>();
+    default: return f.template go<-1>();
+    }
+}
+
 #endif
