@@ -425,11 +425,11 @@ __global__ void __launch_bounds__(TS_BS) k_cgs_step(int64_t n, int k, const doub
 /* ---- basis_update: V[:, 0:m] = V[:, 0:k] Y in place ------------------------------- */
 
 /* One thread owns R consecutive rows and reads all k values of each of its
- * rows (8 loads in flight) before it writes any of its m outputs: rows are
+ * rows (JB loads in flight) before it writes any of its m outputs: rows are
  * private to a thread, so the update is safe in place.  All MT >= m
  * accumulators live in registers; Y sits in shared memory as ys[j MT + c]
  * (zero beyond m), read as broadcasts.  DRAM traffic 8 n (k + m). */
-template <int MT, int R>
+template <int MT, int R, int JB>
 static __device__ __forceinline__ void bu_rows(double *V, int64_t ld, const double *ys, int k, int m, int64_t i)
 {
     double acc[MT][R];
@@ -438,17 +438,17 @@ static __device__ __forceinline__ void bu_rows(double *V, int64_t ld, const doub
 #pragma unroll
         for (int u = 0; u < R; u++) acc[c][u] = 0.0;
     const double *vp = V + i;
-    for (int j0 = 0; j0 < k; j0 += 8) {
-        double v[8][R];
+    for (int j0 = 0; j0 < k; j0 += JB) {
+        double v[JB][R];
 #pragma unroll
-        for (int q = 0; q < 8; q++) {
+        for (int q = 0; q < JB; q++) {
             if (j0 + q < k) ld_cs<R>(vp + (int64_t)(j0 + q) * ld, v[q]);
             else
 #pragma unroll
                 for (int u = 0; u < R; u++) v[q][u] = 0.0;
         }
 #pragma unroll
-        for (int q = 0; q < 8; q++) {
+        for (int q = 0; q < JB; q++) {
             const double *yj = ys + (j0 + q) * MT;
 #pragma unroll
             for (int c = 0; c < MT; c++) {
@@ -464,12 +464,12 @@ static __device__ __forceinline__ void bu_rows(double *V, int64_t ld, const doub
         if (c < m) st_plain<R>(wp + (int64_t)c * ld, acc[c]);
 }
 
-template <int MT, int VEC>
+template <int MT, int VEC, int JB>
 __global__ void __launch_bounds__(TS_BS) k_basis_update(int64_t n, int k, int m, double *V, int64_t ld,
                                                         const double *__restrict__ Y, int ldy)
 {
-    extern __shared__ double ys[]; /* (k rounded up to 8) x MT */
-    const int kr = (k + 7) & ~7;
+    extern __shared__ double ys[]; /* (k rounded up to JB) x MT */
+    const int kr = (k + JB - 1) / JB * JB;
     for (int e = threadIdx.x; e < kr * MT; e += TS_BS) {
         int j = e / MT, c = e - j * MT;
         ys[e] = (j < k && c < m) ? Y[j + (int64_t)c * ldy] : 0.0;
@@ -478,8 +478,8 @@ __global__ void __launch_bounds__(TS_BS) k_basis_update(int64_t n, int k, int m,
     const int64_t G = n / VEC;
     const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
     const int64_t nth = (int64_t)gridDim.x * TS_BS;
-    for (int64_t g = tid; g < G; g += nth) bu_rows<MT, VEC>(V, ld, ys, k, m, g * VEC);
-    if (VEC == 2 && (n & 1) && tid == 0) bu_rows<MT, 1>(V, ld, ys, k, m, n - 1);
+    for (int64_t g = tid; g < G; g += nth) bu_rows<MT, VEC, JB>(V, ld, ys, k, m, g * VEC);
+    if (VEC == 2 && (n & 1) && tid == 0) bu_rows<MT, 1, JB>(V, ld, ys, k, m, n - 1);
 }
 
 /* ---- selective local step ------------------------------------------------------ */
@@ -775,12 +775,12 @@ extern "C" int pl_cuda_ts_cgs_step(pl_cuda_ctx *cx, size_t n, int k, const doubl
     return launch_cgs<64, 1>(cx, 9, nn, k, V, l, w, hp);
 }
 
-template <int MT, int VEC>
+template <int MT, int VEC, int JB>
 static int launch_bu(pl_cuda_ctx *cx, int64_t n, int k, int m, double *V, int64_t ld, const double *d_Y, int ldy)
 {
-    const size_t smem = (size_t)((k + 7) & ~7) * MT * sizeof(double);
+    const size_t smem = (size_t)((k + JB - 1) / JB * JB) * MT * sizeof(double);
     const unsigned nb = grid_rows(cx, n / VEC, (int64_t)cx->nsm * 16);
-    k_basis_update<MT, VEC><<<nb, TS_BS, smem, cx->stream>>>(n, k, m, V, ld, d_Y, ldy);
+    k_basis_update<MT, VEC, JB><<<nb, TS_BS, smem, cx->stream>>>(n, k, m, V, ld, d_Y, ldy);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
@@ -792,12 +792,15 @@ extern "C" int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, 
              "ts_basis_update: n = %zu, k = %d, m = %d, ld = %zu, ldy = %d", n, k, m, ld, ldy);
     const int vec2 = aligned16(V) && (ld % 2 == 0);
     const int64_t nn = (int64_t)n, l = (int64_t)ld;
-    if (m <= 8) return vec2 ? launch_bu<8, 2>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<8, 1>(cx, nn, k, m, V, l, d_Y, ldy);
-    if (m <= 16)
-        return vec2 ? launch_bu<16, 2>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<16, 1>(cx, nn, k, m, V, l, d_Y, ldy);
+    /* m <= 16 (HMEp's restart: k = 24 columns into 14): one row a thread, all of
+     * its k <= 24 loads in flight at once (JB = 24): HMEp's 30 restarts took
+     * 0.0187 s against 0.0224 s with 8 loads of two rows each (one H200, the
+     * same bits; docs/performance.md) */
+    if (m <= 8) return launch_bu<8, 1, 24>(cx, nn, k, m, V, l, d_Y, ldy);
+    if (m <= 16) return launch_bu<16, 1, 24>(cx, nn, k, m, V, l, d_Y, ldy);
     if (m <= 32)
-        return vec2 ? launch_bu<32, 2>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<32, 1>(cx, nn, k, m, V, l, d_Y, ldy);
-    return launch_bu<64, 1>(cx, nn, k, m, V, l, d_Y, ldy);
+        return vec2 ? launch_bu<32, 2, 8>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<32, 1, 8>(cx, nn, k, m, V, l, d_Y, ldy);
+    return launch_bu<64, 1, 8>(cx, nn, k, m, V, l, d_Y, ldy);
 }
 
 template <int KT>
