@@ -23,7 +23,8 @@
 # cprof (every compressed kernel variant checked by test_cpjds, bench rows, solve, ncu).
 #
 # Device call (from the dev box):  run(command="bash bench/gpu_run.sh",
-#                                      carry=[".deps"], timeout_s=600)
+#                                      carry=[".deps", ".accept"], timeout_s=600)
+# (.accept: the real matrices the GPU tests read, see the build step)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/pjds-gpu-out}
@@ -61,8 +62,13 @@ note "gpu: ${GPU:-none}"
 # ---- build -----------------------------------------------------------------
 step "build"
 BUILD_OK=0
+# the tests' real matrices: ../shared/matrices where the machine has it, else the
+# carried .accept/ (cp ../shared/matrices/{e20r0000,lund_a,rdb800l}.mtx .accept/:
+# python.cupy reads lund_a and rdb800l)
+MATS=()
+[ ! -d ../shared/matrices ] && [ -d .accept ] && MATS=(-DPJDS_SHARED_MATRICES="$PWD/.accept")
 if timeout 300 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPJDS_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        > "$OUT/build.log" 2>&1 &&
+        "${MATS[@]}" > "$OUT/build.log" 2>&1 &&
    timeout 300 cmake --build "$BUILD" -j "$JOBS" --target pjds-lanczos pjds-bench test_cuda_backend test_cpjds >> "$OUT/build.log" 2>&1; then
     BUILD_OK=1
     note "build: ok ($(el) s)"
@@ -84,6 +90,11 @@ if [ $BUILD_OK = 1 ] && part tests; then
     tail -15 "$OUT/tests.log"
     note "gpu tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '^\s*[0-9]+ - .*\((Failed|Timeout|Not Run|Skipped)' "$OUT/tests.log" | tee -a "$SUM"
+    # a skipped test's own reason (ctest keeps no output of a skip): run it once more, verbosely
+    for t in $(sed -nE 's/^\s*[0-9]+ - ([^ ]+) \(Skipped\).*/\1/p' "$OUT/tests.log"); do
+        why=$(cd "$BUILD" && timeout 120 ctest -R "^${t}\$" -V 2>&1 | grep -iE 'skipp' | grep -v 'Skipped\b.*sec' | head -1)
+        note "  $t: ${why:-no reason printed}"
+    done
 
     if [ "$(el)" -gt "${SANITIZER_DEADLINE:-330}" ]; then
         note "memcheck: skipped (already $(el) s; keep the whole run under 10 min)"
