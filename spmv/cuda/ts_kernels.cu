@@ -795,7 +795,8 @@ extern "C" int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, 
     /* m <= 16 (HMEp's restart: k = 24 columns into 14): one row a thread, all of
      * its k <= 24 loads in flight at once (JB = 24): HMEp's 30 restarts took
      * 0.0187 s against 0.0224 s with 8 loads of two rows each (one H200, the
-     * same bits; docs/performance.md) */
+     * same bits; docs/performance.md).  m > 16 keeps two rows and 8 loads: at 17
+     * columns, 24 or 16 loads of one row and 12 of two were slower */
     if (m <= 8) return launch_bu<8, 1, 24>(cx, nn, k, m, V, l, d_Y, ldy);
     if (m <= 16) return launch_bu<16, 1, 24>(cx, nn, k, m, V, l, d_Y, ldy);
     if (m <= 32)
