@@ -271,8 +271,10 @@ typedef struct lz_ctx {
     double *lsort;   /* 2 lcap: the nev most wanted locked values, estimates    */
     int *lord;       /* lcap: the locked columns in wanted order                */
     double *orow;    /* m + 2: the overlaps a cycle's first step leaves (relative) */
-    double so[3][PL_SEL_KMAX]; /* the selected columns' signed overlaps with     */
-    int so_col[3];   /* the basis columns so_col[r] (-1: none; lz_sel_row)      */
+    double *so[3];   /* m + 2 each: the selected columns' signed overlaps with  */
+    int so_col[3];   /* the basis columns so_col[r] (-1: none; lz_sel_row).     */
+                     /* nsel reaches nlock + the converged kept columns, more   */
+                     /* than PL_SEL_KMAX at nev > 16 (the composed step)        */
 } lz_ctx;
 
 /* The selected columns' measured overlaps with basis column col, or NULL
@@ -745,6 +747,7 @@ static void lz_ctx_free(lz_ctx *c)
     free(c->lord);
     free(c->lsort);
     free(c->orow);
+    free(c->so[0]);
     kr_pro_free(&c->pro);
 }
 
@@ -766,7 +769,11 @@ static int lz_ctx_init(lz_ctx *c, kr_ws *w, const lz_options *opt)
     c->lord = malloc((size_t)lcap * sizeof *c->lord);
     c->lsort = malloc((size_t)2 * lcap * sizeof *c->lsort);
     c->orow = calloc((size_t)m + 2, sizeof *c->orow);
-    PL_CHECK(c->lock_theta && c->lock_est && c->lord && c->lsort && c->orow, PL_ERR_MEM, "out of host memory");
+    c->so[0] = calloc((size_t)3 * ((size_t)m + 2), sizeof *c->so[0]);
+    PL_CHECK(c->lock_theta && c->lock_est && c->lord && c->lsort && c->orow && c->so[0], PL_ERR_MEM,
+             "out of host memory");
+    c->so[1] = c->so[0] + m + 2;
+    c->so[2] = c->so[1] + m + 2;
     reset_T(w, 0, NULL, 0);
     return PL_OK;
 }

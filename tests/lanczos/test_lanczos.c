@@ -6,7 +6,9 @@
  * Cases (argv[1]):
  *   generic   random sparse symmetric (N = 300) and the 2D Laplacian on a
  *             16 x 16 grid (exactly degenerate pairs), which = smallest and
- *             largest, nev = 1 and 4
+ *             largest, nev = 1 and 4; the Laplacian also at nev =
+ *             PL_SEL_KMAX + 4 (more locked columns than the fused step's
+ *             selected ones)
  *   hh        Holstein-Hubbard matrices from hh_rows_csr (a few hundred rows),
  *             the 4-site Hubbard ring (ground state -2.1027484835), and the
  *             5-site 2 up 1 down ring, whose lowest level is degenerate: all
@@ -250,6 +252,17 @@ static void generic_cases(void)
             if (j < g - 1) l.a[r * l.n + r + 1] = -1.0;
         }
     run_all("laplace2d 16x16 (degenerate)", &l, 1e-12);
+    /* more wanted values than PL_SEL_KMAX: verify locks all nev and keeps
+     * them selected in every step of its search, through the composed step
+     * (the fused one takes at most PL_SEL_KMAX).  HMEp at nev 16 overran the
+     * selected overlaps' records there and crashed (2026-11-29) */
+    if (g_ncv == 0) { /* (the default basis: --ncv 8 has no room for them) */
+        double *ref = malloc((size_t)l.n * sizeof *ref);
+        dense_eigs(&l, ref);
+        check_solve("laplace2d 16x16 (degenerate)", &l, ref, PL_WHICH_SMALLEST, PL_SEL_KMAX + 4, 1e-12);
+        check_solve("laplace2d 16x16 (degenerate)", &l, ref, PL_WHICH_LARGEST, PL_SEL_KMAX + 4, 1e-12);
+        free(ref);
+    }
     free(l.a);
 }
 
