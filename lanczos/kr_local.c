@@ -125,13 +125,15 @@ int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha
     if (sel) sel->measured = sel->exact = 0;
     if (!w->lz_fuse || w->bop || j < 1 || nsel > PL_SEL_KMAX || nsel >= j) return PL_OK;
     double out[PL_LZ_OUT + PL_SEL_KMAX];
-    const double t0 = pl_wtime();
     double *y = kr_col(w, j + 1);
     /* the product writes y = A v_j - beta v_{j-1} and its sums (x = v_j, z
      * = v_{j-1}): x.x, y.x, y.y, z.y, z.x; the update takes alpha and the
      * new norm from them on the device (lz_coef.h) and measures the
-     * selected columns' overlaps with v_{j+1} itself; one round trip */
+     * selected columns' overlaps with v_{j+1} itself; one round trip.  The
+     * operator times the whole call (its products' time), so the
+     * orthogonalisation's time starts after it and the two do not overlap */
     const int e = pl_op_apply_lz(w->op, nsel, w->V, w->ld, kr_col(w, j), kr_col(w, j - 1), beta_prev, y, w->d_lz, out);
+    const double t0 = pl_wtime();
     if (e == PL_ERR_NOTSUP) { /* not this operator or kernel: the composed step from now on */
         w->lz_fuse = 0;
         return PL_OK;
