@@ -550,9 +550,10 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
                 res->time.restart);
         if (res->reorth == LZ_REORTH_PARTIAL)
             pl_info("solve: partial reorthogonalisation: %lld of %lld steps full (the first of each cycle included; "
-                    "%.3f s of the steps' %.3f s), largest estimated loss %.1e, measured on the eigenvectors %.1e",
+                    "%.3f s of the steps' %.3f s), %lld more estimates passed the threshold but measured clean, "
+                    "largest estimated loss %.1e, measured on the eigenvectors %.1e",
                     (long long)res->time.full_reorths, (long long)res->time.steps, res->time.full_steps_time,
-                    res->time.steps_time, res->orth_estimate, res->orth_loss);
+                    res->time.steps_time, (long long)res->time.measured_triggers, res->orth_estimate, res->orth_loss);
         if (f->spmv_median > 0 && res->time.steps > 0)
             pl_info("solve: step / SpMV median = %.2f", res->time.steps_time / st / f->spmv_median);
     }

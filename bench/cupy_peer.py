@@ -142,10 +142,19 @@ def run_ours(args, out, extra=(), tag="ours"):
         t0 = time.perf_counter()
         p = subprocess.run(cmd, capture_output=True, text=True)
         walls.append(time.perf_counter() - t0)
-        m = re.search(r"times:.*?\bsolve ([0-9.]+) s", p.stderr)
-        if p.returncode != 0 or not m:
+        if p.returncode != 0:
             break
-        solves.append(float(m.group(1)))
+        # the file's solve_seconds (full precision; the "times:" line rounds
+        # to 10 ms, 7 % of HMEp's solve: until 2026-11-29 the ratio read 0.14 s)
+        try:
+            import h5py
+            with h5py.File(h5, "r") as f:
+                solves.append(float(f.attrs["solve_seconds"]))
+        except Exception:  # noqa: BLE001 - no h5py or no attribute: the printed line
+            m = re.search(r"phases:.*?\bsolve ([0-9.]+) s", p.stderr)
+            if not m:
+                break
+            solves.append(float(m.group(1)))
     t = sorted(walls)[len(walls) // 2]
     sub = {}
     out[tag] = sub

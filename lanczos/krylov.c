@@ -237,6 +237,18 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
     return PL_OK;
 }
 
+/* See krylov_impl.h: one pass over columns 0..j+1 for the two. */
+int kr_overlaps_last2(kr_ws *w, int j, double *C)
+{
+    const double t0 = pl_wtime();
+    PL_CHECK(j >= 1 && j + 1 <= w->m, PL_ERR_INTERNAL, "overlaps_last2: column %d", j);
+    PL_CALL(pl_vec_gemm_t(w->op, j + 2, 2, w->V, w->ld, kr_col(w, j), w->ld, C));
+    w->t.vec_bytes += 8.0 * (double)w->n * (double)(j + 2);
+    w->t.reductions++;
+    w->t.orth += pl_wtime() - t0;
+    return PL_OK;
+}
+
 /* See krylov_impl.h.  The first pass subtracts the expected coefficients
  * (the arrow of the thick restart) and the measured alpha = v_{k-1}^T x /
  * ||v_{k-1}||^2 (one Gram matrix of the two adjacent columns); the fused

@@ -203,6 +203,13 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
  * corrected columns; see krylov.c).  Collective. */
 int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
                            double *nrm, int *in_span);
+/* The overlaps of the last two columns with the basis, measured in one
+ * pass (pl_vec_gemm_t): C[0:j+2] = V[:, 0:j+2]^T v_j, C[j+2:2j+4] =
+ * V[:, 0:j+2]^T v_{j+1} (their squared norms at C[j] and C[2j+3]).  A
+ * trigger of Simon's recurrence checks with it whether orthogonality was
+ * really lost before it pays for two full passes (lanczos.c).
+ * Collective. */
+int kr_overlaps_last2(kr_ws *w, int j, double *C);
 /* Local step of the Lanczos recurrence on column j + 1 (= A v_j, j >= 1):
  * x' = x - beta_prev v_{j-1} - alpha v_j, normalised, with beta_prev =
  * T[j-1][j] (so the Lanczos relation of column j holds exactly as T
@@ -301,6 +308,11 @@ void kr_pro_measured(kr_pro *p, int j, const double *row);
 double kr_pro_estimate(kr_pro *p, const double *T, int j, double alpha, double beta_prev, double beta,
                        const double *ovl, double normest);
 void kr_pro_accept(kr_pro *p, int j);
+/* Instead of kr_pro_accept after a local step at j, when the overlaps of
+ * v_j and v_{j+1} with the basis were measured (kr_overlaps_last2's C)
+ * and left in: rows j and j + 1 become their sizes relative to each
+ * column's norm (at least eps1); returns the largest. */
+double kr_pro_accept_measured(kr_pro *p, int j, const double *C);
 /* Thick restart: the kept columns are nlock locked ones and kk Ritz vectors
  * V[:, nlock:nlock+s] Ysel (s x kk, ld s); the restart vector (the old v_m,
  * whose row is p->cur) becomes column k_new = nlock + kk. */

@@ -246,6 +246,9 @@ typedef struct lz_timing {
                          /* one reduction each, the SpMV not synchronised  */
     int64_t full_reorths; /* steps with a full reorthogonalisation (the    */
                          /* first of each cycle included)                  */
+    int64_t measured_triggers; /* partial: steps whose estimate passed the */
+                         /* threshold but whose measured overlaps did not  */
+                         /* (no full pass; lanczos.c)                      */
     double steps_time;   /* seconds in the expansion steps (SpMV + orth)   */
     double full_steps_time; /* of it, in the steps counted in full_reorths */
 } lz_timing;

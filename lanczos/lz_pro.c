@@ -124,6 +124,24 @@ void kr_pro_accept(kr_pro *p, int j)
     p->next = t;
 }
 
+double kr_pro_accept_measured(kr_pro *p, int j, const double *C)
+{
+    const int k = j + 2;
+    const double nj = sqrt(fmax(C[j], 0.0)), nj1 = sqrt(fmax(C[k + j + 1], 0.0));
+    double worst = 0.0;
+    for (int i = 0; i < j; i++) {
+        p->cur[i] = fmax(p->eps1, fabs(C[i]) / nj);
+        worst = fmax(worst, p->cur[i]);
+    }
+    for (int i = 0; i <= j; i++) {
+        p->next[i] = fmax(p->eps1, fabs(C[k + i]) / nj1);
+        worst = fmax(worst, p->next[i]);
+    }
+    p->next[j + 1] = 1.0;
+    kr_pro_accept(p, j);
+    return worst;
+}
+
 void kr_pro_restart(kr_pro *p, int nlock, int s, int kk, const double *Ysel, int k_new)
 {
     /* row of the restart vector v_k (the old v_m, row cur) against the new

@@ -298,6 +298,15 @@ static int cu_gemm_t(pl_backend *be, size_t n, int k, int m, const double *V, si
         memset(h_C, 0, nc * sizeof(double));
         return PL_OK;
     }
+    if (!cx->ts_cublas && m == 2 && k >= 1 && 2 * k <= PL_TS_KMAX) {
+        /* two columns (Lanczos' trigger check): our kernel, one pass over V */
+        PL_CALL(pl_cuda_ts_gemv_t2(cx, n, k, V, ld, W, W + ldw));
+        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, nc * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+        PL_CUDA(cudaStreamSynchronize(cx->stream));
+        memcpy(h_C, cx->h_ts_pin, nc * sizeof(double));
+        be->bytes_d2h += (double)nc * sizeof(double);
+        return PL_OK;
+    }
     PL_CALL(work_reserve(cx, nc));
     const double one = 1.0, zero = 0.0;
     PL_CUBLAS(pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, k, m, (int64_t)n, &one, V, (int64_t)ld, W,

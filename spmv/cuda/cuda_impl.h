@@ -86,8 +86,8 @@ typedef struct pl_cuda_ctx {
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
-    int ts_occ[30];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
-                               /* lz_step (27..29)                                                                    */
+    int ts_occ[34];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
+                               /* lz_step (27..29), gemv_t2 (30..33)                                                   */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
@@ -222,6 +222,10 @@ int pl_cuda_ts_gemv_n(pl_cuda_ctx *cx, size_t n, int k, double alpha, const doub
                       double beta, double *w);
 int pl_cuda_ts_gemm(pl_cuda_ctx *cx, size_t n, int k, int m, const double *V, size_t ld, const double *d_Y, int ldy,
                     double *W, size_t ldw);
+/* gemv_t2 (1 <= k, 2 k <= PL_TS_KMAX): d_ts_h[0:k] = V^T w0, d_ts_h[k:2k] =
+ * V^T w1, one pass over V (gemm_t with two columns). */
+int pl_cuda_ts_gemv_t2(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w0,
+                       const double *w1);
 /* cgs_step (1 <= k < PL_TS_KMAX): w -= V h_in (h_in copied into the launch
  * parameters), then d_ts_h[0:k] = V^T w and d_ts_h[k] = w.w (k + 1 doubles).
  * basis_update (1 <= m <= k <= PL_TS_KMAX): V[:, 0:m] = V[:, 0:k] Y in place,

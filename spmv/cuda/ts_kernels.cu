@@ -191,6 +191,74 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double
     last_block_sum(part, k, ticket, h);
 }
 
+/* gemv_t of two vectors in one pass over V: h[0:k] = V^T w0, h[k:2k] =
+ * V^T w1 (gemm_t with m = 2: the overlaps of Lanczos' last two columns,
+ * lanczos.c).  As k_gemv_t, with 2 KT accumulators a thread. */
+template <int KT, int VEC>
+__global__ void __launch_bounds__(TS_BS) k_gemv_t2(int64_t n, int k, const double *__restrict__ V, int64_t ld,
+                                                   const double *__restrict__ w0, const double *__restrict__ w1,
+                                                   double *__restrict__ part, unsigned int *__restrict__ ticket,
+                                                   double *__restrict__ h)
+{
+    __shared__ double red[TS_WARPS][2 * KT];
+    const int64_t G = n / VEC;
+    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
+    const int64_t nth = (int64_t)gridDim.x * TS_BS;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    for (int j0 = 0; j0 < k; j0 += KT) {
+        double acc[2 * KT];
+#pragma unroll
+        for (int jj = 0; jj < 2 * KT; jj++) acc[jj] = 0.0;
+        for (int64_t g = tid; g < G; g += nth) {
+            const int64_t i = g * VEC;
+            double x0[VEC], x1[VEC];
+            ld_plain<VEC>(w0 + i, x0);
+            ld_plain<VEC>(w1 + i, x1);
+            const double *vp = V + (int64_t)j0 * ld + i;
+#pragma unroll
+            for (int jj = 0; jj < KT; jj++) {
+                if (j0 + jj < k) {
+                    double v[VEC];
+                    ld_cs<VEC>(vp + (int64_t)jj * ld, v);
+#pragma unroll
+                    for (int u = 0; u < VEC; u++) {
+                        acc[jj] = fma(v[u], x0[u], acc[jj]);
+                        acc[KT + jj] = fma(v[u], x1[u], acc[KT + jj]);
+                    }
+                }
+            }
+        }
+        if (VEC == 2 && (n & 1) && tid == 0) {
+            const int64_t i = n - 1;
+            for (int jj = 0; jj < KT; jj++)
+                if (j0 + jj < k) {
+                    const double v = V[(int64_t)(j0 + jj) * ld + i];
+                    acc[jj] = fma(v, w0[i], acc[jj]);
+                    acc[KT + jj] = fma(v, w1[i], acc[KT + jj]);
+                }
+        }
+#pragma unroll
+        for (int jj = 0; jj < 2 * KT; jj++) {
+            double s = warp_sum(acc[jj]);
+            if (lane == 0) red[warp][jj] = s;
+        }
+        __syncthreads();
+        if (threadIdx.x < 2 * KT) {
+            const int jj = (int)threadIdx.x % KT, r = (int)threadIdx.x / KT;
+            if (j0 + jj < k) {
+                double s = 0.0;
+#pragma unroll
+                for (int q = 0; q < TS_WARPS; q++) s += red[q][threadIdx.x];
+                part[(int64_t)blockIdx.x * 2 * k + r * k + j0 + jj] = s;
+            }
+        }
+        __syncthreads();
+    }
+
+    last_block_sum(part, 2 * k, ticket, h);
+}
+
 /* ---- gram ------------------------------------------------------------------------ */
 
 /* G = V^T V of K <= 4 adjacent columns in one pass: the K (K + 1) / 2 sums
@@ -669,6 +737,33 @@ static int launch_gemv_t(pl_cuda_ctx *cx, int slot, int64_t n, int k, const doub
     k_gemv_t<KT, VEC><<<nb, TS_BS, 0, cx->stream>>>(n, k, V, ld, w, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
     PL_CUDA_LAUNCH();
     return PL_OK;
+}
+
+template <int KT, int VEC>
+static int launch_gemv_t2(pl_cuda_ctx *cx, int slot, int64_t n, int k, const double *V, int64_t ld,
+                          const double *w0, const double *w1)
+{
+    const int occ = occupancy(cx, slot, (const void *)k_gemv_t2<KT, VEC>);
+    const unsigned nb = grid_rows(cx, n / VEC, (int64_t)cx->nsm * occ);
+    k_gemv_t2<KT, VEC><<<nb, TS_BS, 0, cx->stream>>>(n, k, V, ld, w0, w1, cx->d_ts_part, cx->d_ts_ticket,
+                                                     cx->d_ts_h);
+    PL_CUDA_LAUNCH();
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_gemv_t2(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w0,
+                                  const double *w1)
+{
+    PL_CHECK(k >= 1 && 2 * k <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG,
+             "ts_gemv_t2: n = %zu, k = %d, ld = %zu", n, k, ld);
+    const int vec2 = aligned16(V) && aligned16(w0) && aligned16(w1) && (ld % 2 == 0);
+    const int64_t nn = (int64_t)n, l = (int64_t)ld;
+    /* slots of ts_occ: 30 + vec2 (KT = 8), 32 + vec2 (KT = 16) */
+    if (k <= 8)
+        return vec2 ? launch_gemv_t2<8, 2>(cx, 31, nn, k, V, l, w0, w1)
+                    : launch_gemv_t2<8, 1>(cx, 30, nn, k, V, l, w0, w1);
+    return vec2 ? launch_gemv_t2<16, 2>(cx, 33, nn, k, V, l, w0, w1)
+                : launch_gemv_t2<16, 1>(cx, 32, nn, k, V, l, w0, w1);
 }
 
 template <int K>

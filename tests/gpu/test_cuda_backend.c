@@ -318,6 +318,48 @@ static double maxrel(const double *a, const double *b, size_t n)
     return m;
 }
 
+/* gemm_t with two columns (our one-pass kernel, Lanczos' trigger check):
+ * the columns j, j + 1 of V itself and a separate pair, against the CPU's
+ * row tiles; 16-byte aligned (even ld) and not, n even and odd, k across
+ * the kernel's tiles of 8 and 16. */
+static void test_gemm_t2(pl_backend *g, pl_backend *c)
+{
+    const size_t ns[2] = {200001, 4096};
+    const int ks[7] = {1, 5, 8, 9, 16, 17, 32};
+    for (int a = 0; a < 2; a++)
+        for (int e = 0; e < 2; e++) {
+            const size_t n = ns[e], ld = n + (a ? 1 : (n % 2 ? 1 : 2));
+            const int kmax = 32;
+            double *hv = malloc(ld * (size_t)(kmax + 2) * sizeof *hv);
+            for (size_t i = 0; i < ld * (size_t)(kmax + 2); i++) hv[i] = 2.0 * unif() - 1.0;
+            double *gV, *cV;
+            TU_OK(g->vec_alloc(g, ld * (size_t)(kmax + 2), &gV));
+            TU_OK(c->vec_alloc(c, ld * (size_t)(kmax + 2), &cV));
+            TU_OK(g->upload(g, gV, hv, ld * (size_t)(kmax + 2)));
+            TU_OK(c->upload(c, cV, hv, ld * (size_t)(kmax + 2)));
+            for (int q = 0; q < 7; q++) {
+                const int k = ks[q];
+                double C1[64], C2[64];
+                /* W = columns k - 2, k - 1 of V (inside it, as lanczos.c reads them) */
+                const size_t w0 = (size_t)(k >= 2 ? k - 2 : 0) * ld;
+                TU_OK(g->gemm_t(g, n, k, 2, gV, ld, gV + w0, ld, C1));
+                TU_OK(c->gemm_t(c, n, k, 2, cV, ld, cV + w0, ld, C2));
+                for (int i = 0; i < 2 * k; i++)
+                    TU_CHECK_MSG(fabs(C1[i] - C2[i]) <= 1e-12 * (1.0 + fabs(C2[i])),
+                                 "gemm_t2 n %zu ld %zu k %d entry %d: %.17g vs %.17g", n, ld, k, i, C1[i], C2[i]);
+                /* W = the two columns after V[:, 0:k] */
+                TU_OK(g->gemm_t(g, n, k, 2, gV, ld, gV + (size_t)kmax * ld, ld, C1));
+                TU_OK(c->gemm_t(c, n, k, 2, cV, ld, cV + (size_t)kmax * ld, ld, C2));
+                for (int i = 0; i < 2 * k; i++)
+                    TU_CHECK_MSG(fabs(C1[i] - C2[i]) <= 1e-12 * (1.0 + fabs(C2[i])),
+                                 "gemm_t2 (separate W) n %zu k %d entry %d", n, k, i);
+            }
+            g->vec_free(g, gV);
+            c->vec_free(c, cV);
+            free(hv);
+        }
+}
+
 /* Every vector operation: GPU vs CPU backend on the same data. */
 static void test_vector_ops(pl_backend *g, pl_backend *c)
 {
@@ -537,6 +579,7 @@ int main(int argc, char **argv)
         test_spmv_case(be, cpu, 200003, 30, 32, 0, 0);
     }
     test_vector_ops(be, cpu);
+    test_gemm_t2(be, cpu);
     test_misc(be);
     pl_backend_destroy(&be);
     pl_backend_destroy(&cpu);
