@@ -1,0 +1,66 @@
+/* lz_impl.h — the thick-restart Lanczos solver's state, shared by its
+ * hooks (lanczos.c: extract, verify, lock, restart, finish; lz_step.c:
+ * the expansion step).  Private to lanczos/. */
+#pragma once /* no conditional compilation in lanczos/ (lanczos.no_ifdef) */
+
+#include "krylov_impl.h"
+
+/* A cycle's first step leaves the measured overlaps below LZ_KEEP_FIRST
+ * times the omega threshold in the new vector (kr_orthogonalize_known): the
+ * recurrence starts from them instead of eps1, and the correction reads only
+ * the columns from the first to the last larger one; usually there is none,
+ * as the restart vector kept semi-orthogonality.  A column it corrects
+ * seeds the recurrence's relation-error term (kr_pro_seed) for the whole
+ * cycle, so the factor is not smaller: at 1e-3, hh_184800 took 62 full
+ * steps instead of 49.  hh_184800 on one core (2026-11-26, before / after):
+ * 75 / 49 of 334 steps full, 29.5 / 22.6 MB of vector traffic a step,
+ * orthogonalisation 0.87 / 0.48 ms a step, the same 338 products.  Leaving
+ * overlaps in the triggered full passes as well (factor 1e-3) saved another
+ * 0.04 ms a step but raised the lowest eigenvector's residual from 3e-14 to
+ * 1.2e-9 (within tol, but hh.obs_ranks compares the recursion that starts
+ * from it across rank counts to 1e-10), so those passes correct fully.
+ * (Since 2026-11-29 a trigger measures first and skips its passes only
+ * where nothing passes the lower LZ_KEEP_SEL level: lz_step.c.) */
+#define LZ_KEEP_FIRST 1e-2
+
+/* The selected columns (locked and converged kept Ritz vectors, lz_pro.c
+ * kr_pro_nselected) are measured in every local step's reduction, but
+ * projected out in its update only when an overlap passes LZ_KEEP_SEL
+ * times the omega threshold (kr_sel); a step in between reads 4 columns in
+ * its update instead of nsel + 4.  Overlaps left in reach the converged
+ * pairs through the kept Ritz vectors, so the level is low: hh_184800 on
+ * one core (2026-11-26), vector traffic a step 22.6 MB with a projection
+ * every step, 20.7 / 20.9 / 21.6 MB at LZ_KEEP_SEL 1e-2 / 1e-3 / 1e-4, the
+ * same 338 products and 49 full steps, the lowest eigenvector's residual
+ * 6e-14 but 6.8e-10 at 1e-2; at 1e-1 and 1 the explicit residuals failed
+ * the tolerance and the solve ran again (516 and 526 products). */
+#define LZ_KEEP_SEL 1e-3
+
+/* ---- the method's state (kr_solver ctx; the cycle: kr_cycle.c) ---- */
+typedef struct lz_ctx {
+    int which;       /* smallest, largest or largest_magnitude (the _real      */
+                     /* variants are those of a real spectrum)                 */
+    int reorth;      /* enum lz_reorth                                          */
+    int lcap;        /* locked columns at most (verify)                         */
+    int force_full;  /* the next step orthogonalises against the whole basis    */
+    int nsel;        /* leading kept columns projected out in this cycle        */
+    double beta_m;   /* the last coupling of the expansion                      */
+    kr_pro pro;      /* Simon's omega recurrence (lz_pro.c)                     */
+    double *lock_theta, *lock_est; /* lcap: locked values, their estimates      */
+    double *lsort;   /* 2 lcap: the nev most wanted locked values, estimates    */
+    int *lord;       /* lcap: the locked columns in wanted order                */
+    double *orow;    /* m + 2: the overlaps a cycle's first step leaves (relative) */
+    double *trow;    /* 2 (m + 2): a trigger's measured overlaps (lz_step_local) */
+    double *so[3];   /* m + 2 each: the selected columns' signed overlaps with  */
+    int so_col[3];   /* the basis columns so_col[r] (-1: none; lz_sel_row).     */
+                     /* nsel reaches nlock + the converged kept columns, more   */
+                     /* than PL_SEL_KMAX at nev > 16 (the composed step)        */
+} lz_ctx;
+
+/* The expansion hooks (lz_step.c): column j + 1 = A v_j orthogonalised
+ * locally or in full, T[j][j]; the bookkeeping after an injected random
+ * column; the coupling beta_j into T. */
+int lz_step(kr_solver *s, int j, double *nrm, int *in_span);
+void lz_injected(kr_solver *s, int j);
+void lz_couple(kr_solver *s, int j, double beta);
+
