@@ -9,6 +9,8 @@
  *             largest, nev = 1 and 4; the Laplacian also at nev =
  *             PL_SEL_KMAX + 4 (more locked columns than the fused step's
  *             selected ones)
+ *   trigger   the 2-D Laplacian on a 100 x 100 grid against its closed form,
+ *             large enough for the omega estimate's triggers (lz_step.c)
  *   hh        Holstein-Hubbard matrices from hh_rows_csr (a few hundred rows),
  *             the 4-site Hubbard ring (ground state -2.1027484835), and the
  *             5-site 2 up 1 down ring, whose lowest level is degenerate: all
@@ -422,6 +424,89 @@ static void hh_cases(void)
     }
 }
 
+/* The measured trigger (lanczos/lz_step.c): the 2-D Laplacian on a G x G
+ * grid (closed form 4 - 2 cos(a pi / (G + 1)) - 2 cos(b pi / (G + 1)),
+ * a, b = 1..G: exactly degenerate pairs), large enough (G = 100) that
+ * Simon's estimate passes its threshold inside the cycles.  Built row by
+ * row (no dense copy).  Checks: the 6 smallest with every copy against the
+ * closed form, explicit residuals, orthonormal vectors, and the trigger
+ * path taken (estimates that measured clean) on one and several ranks. */
+static int cmp_dbl(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void trigger_case(void)
+{
+    const int G = 100, nev = 6;
+    const double pi = acos(-1.0);
+    const int64_t n = (int64_t)G * G, r0 = n * g_rank / g_size, r1 = n * (g_rank + 1) / g_size;
+    double *ref = malloc((size_t)n * sizeof *ref);
+    for (int a = 1; a <= G; a++)
+        for (int b = 1; b <= G; b++)
+            ref[(a - 1) * G + (b - 1)] = 4.0 - 2.0 * cos(a * pi / (G + 1)) - 2.0 * cos(b * pi / (G + 1));
+    qsort(ref, (size_t)n, sizeof *ref, cmp_dbl);
+    pl_csr rows = {0};
+    pl_backend *be = NULL;
+    pl_op *op = NULL;
+    TU_OK(pl_csr_alloc(&rows, n, r0, r1 - r0, 5 * (r1 - r0)));
+    int64_t p = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i = r / G, j = r % G;
+        const int64_t cols[5] = {r - G, r - 1, r, r + 1, r + G};
+        const int ok[5] = {i > 0, j > 0, 1, j < G - 1, i < G - 1};
+        for (int e = 0; e < 5; e++)
+            if (ok[e]) {
+                rows.col[p] = cols[e];
+                rows.val[p++] = e == 2 ? 4.0 : -1.0;
+            }
+        rows.row_ptr[r - r0 + 1] = p;
+    }
+    if (g_backend == PL_BACKEND_CUDA && pl_cuda_device_count() == 0) TU_SKIP("no CUDA device");
+    TU_OK(pl_backend_create(g_backend, 0, &be));
+    TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
+    lz_options o;
+    lz_options_defaults(&o);
+    o.nev = nev;
+    o.which = PL_WHICH_SMALLEST;
+    o.tol = 1e-10;
+    o.want_vectors = 1;
+    lz_result res = {0};
+    if (op) TU_OK(lz_solve(op, &o, &res));
+    if (op && res.eigenvalues) {
+        if (g_rank == 0)
+            fprintf(stderr,
+                    "laplace2d %dx%d which=smallest nev=%d: %s, %d restarts, %lld iterations, %lld/%lld full steps, "
+                    "%lld clean triggers, omega %.1e, loss %.1e\n",
+                    G, G, nev, lz_reason_name(res.reason), res.restarts, (long long)res.iterations,
+                    (long long)res.time.full_reorths, (long long)res.time.steps, (long long)res.time.measured_triggers,
+                    res.orth_estimate, res.orth_loss);
+        TU_CHECK_MSG(res.reason == LZ_CONVERGED, "reason %s", lz_reason_name(res.reason));
+        for (int i = 0; i < nev; i++) {
+            TU_CHECK_MSG(fabs(res.eigenvalues[i] - ref[i]) <= 1e-10 * fmax(1.0, fabs(ref[i])),
+                         "eigenvalue %d: %.17g vs %.17g", i, res.eigenvalues[i], ref[i]);
+            const double bound = o.tol * fmax(fabs(res.eigenvalues[i]), res.normest) + 1e3 * DBL_EPSILON * res.normest;
+            TU_CHECK_MSG(res.residuals[i] <= bound, "residual %d = %.3e > %.3e", i, res.residuals[i], bound);
+        }
+        for (int i = 0; i < nev; i++)
+            for (int j = 0; j <= i; j++) {
+                double dot;
+                TU_OK(pl_vec_dot(op, res.vectors + (size_t)i * res.ld, res.vectors + (size_t)j * res.ld, &dot));
+                TU_CHECK_MSG(fabs(dot - (i == j)) <= 1e-10, "x%d . x%d = %.3e", i, j, dot);
+            }
+        TU_CHECK_MSG(res.orth_loss <= 1e-10, "orth_loss %.3e", res.orth_loss);
+        TU_CHECK_MSG(res.time.measured_triggers > 0, "no estimate passed the threshold and measured clean (%lld full "
+                     "steps of %lld): the case no longer exercises the trigger's measurement",
+                     (long long)res.time.full_reorths, (long long)res.time.steps);
+    }
+    lz_result_destroy(&res);
+    pl_op_destroy(&op);
+    pl_backend_destroy(&be);
+    pl_csr_destroy(&rows);
+    free(ref);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -462,6 +547,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(which, "generic")) generic_cases();
     else if (!strcmp(which, "hh")) hh_cases();
     else if (!strcmp(which, "ghost")) ghost_case();
+    else if (!strcmp(which, "trigger")) trigger_case();
     else {
         fprintf(stderr, "unknown case %s\n", which);
         tu_failures++;
