@@ -207,6 +207,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "steps", res->time.steps), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "full_reorthogonalizations", res->time.full_reorths), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "local_steps", res->time.local_steps), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "measured_triggers", res->time.measured_triggers), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orthogonality_estimate", res->orth_estimate), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orthogonality_loss", res->orth_loss), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "host_syncs_per_step", solve_syncs_per_step(res)), out, rc);
