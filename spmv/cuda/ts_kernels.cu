@@ -135,14 +135,15 @@ static __device__ __forceinline__ void last_block_sum(const double *part, int nc
     if (threadIdx.x == 0) *ticket = 0u;
 }
 
-/* acc[jj] += sum over the R rows at i of V[i + (j0 + jj) ld] w[i] */
-template <int KT, int R>
+/* acc[q KT + jj] += sum over the R rows at i of V[i + (j0 + jj) ld] w_q[i],
+ * for the NW vectors w_q (gemv_t: 1, gemv_t2: 2) */
+template <int KT, int R, int NW>
 static __device__ __forceinline__ void gemv_t_rows(const double *__restrict__ V, int64_t ld,
-                                                   const double *__restrict__ w, int64_t i, int j0, int k,
-                                                   double *acc)
+                                                   const double *const *w, int64_t i, int j0, int k, double *acc)
 {
-    double wv[R];
-    ld_plain<R>(w + i, wv);
+    double wv[NW][R];
+#pragma unroll
+    for (int q = 0; q < NW; q++) ld_plain<R>(w[q] + i, wv[q]);
     const double *vp = V + (int64_t)j0 * ld + i;
 #pragma unroll
     for (int jj = 0; jj < KT; jj++) {
@@ -150,7 +151,9 @@ static __device__ __forceinline__ void gemv_t_rows(const double *__restrict__ V,
             double v[R];
             ld_cs<R>(vp + (int64_t)jj * ld, v);
 #pragma unroll
-            for (int u = 0; u < R; u++) acc[jj] = fma(v[u], wv[u], acc[jj]);
+            for (int u = 0; u < R; u++)
+#pragma unroll
+                for (int q = 0; q < NW; q++) acc[q * KT + jj] = fma(v[u], wv[q][u], acc[q * KT + jj]);
         }
     }
 }
@@ -170,8 +173,9 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double
         double acc[KT];
 #pragma unroll
         for (int jj = 0; jj < KT; jj++) acc[jj] = 0.0;
-        for (int64_t g = tid; g < G; g += nth) gemv_t_rows<KT, VEC>(V, ld, w, g * VEC, j0, k, acc);
-        if (VEC == 2 && (n & 1) && tid == 0) gemv_t_rows<KT, 1>(V, ld, w, n - 1, j0, k, acc);
+        const double *ws[1] = {w};
+        for (int64_t g = tid; g < G; g += nth) gemv_t_rows<KT, VEC, 1>(V, ld, ws, g * VEC, j0, k, acc);
+        if (VEC == 2 && (n & 1) && tid == 0) gemv_t_rows<KT, 1, 1>(V, ld, ws, n - 1, j0, k, acc);
         /* block reduction of the KT sums: warps, then one thread per column */
 #pragma unroll
         for (int jj = 0; jj < KT; jj++) {
@@ -193,7 +197,11 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t(int64_t n, int k, const double
 
 /* gemv_t of two vectors in one pass over V: h[0:k] = V^T w0, h[k:2k] =
  * V^T w1 (gemm_t with m = 2: the overlaps of Lanczos' last two columns,
- * lanczos.c).  As k_gemv_t, with 2 KT accumulators a thread. */
+ * lanczos/lz_step.c).  As k_gemv_t, with 2 KT accumulators a thread.
+ * HMEp (k about 22, one H200, ncu, 2026-11-29): 437-443 us where k_gemv_t
+ * over the same columns took 257-266 us (98 registers, a quarter of the
+ * warps active); one tile of 24 or 32 columns (170+ registers) 672-1384 us,
+ * tiles of 13 417 us, the block's halves one vector each 528-547 us. */
 template <int KT, int VEC>
 __global__ void __launch_bounds__(TS_BS) k_gemv_t2(int64_t n, int k, const double *__restrict__ V, int64_t ld,
                                                    const double *__restrict__ w0, const double *__restrict__ w1,
@@ -210,34 +218,9 @@ __global__ void __launch_bounds__(TS_BS) k_gemv_t2(int64_t n, int k, const doubl
         double acc[2 * KT];
 #pragma unroll
         for (int jj = 0; jj < 2 * KT; jj++) acc[jj] = 0.0;
-        for (int64_t g = tid; g < G; g += nth) {
-            const int64_t i = g * VEC;
-            double x0[VEC], x1[VEC];
-            ld_plain<VEC>(w0 + i, x0);
-            ld_plain<VEC>(w1 + i, x1);
-            const double *vp = V + (int64_t)j0 * ld + i;
-#pragma unroll
-            for (int jj = 0; jj < KT; jj++) {
-                if (j0 + jj < k) {
-                    double v[VEC];
-                    ld_cs<VEC>(vp + (int64_t)jj * ld, v);
-#pragma unroll
-                    for (int u = 0; u < VEC; u++) {
-                        acc[jj] = fma(v[u], x0[u], acc[jj]);
-                        acc[KT + jj] = fma(v[u], x1[u], acc[KT + jj]);
-                    }
-                }
-            }
-        }
-        if (VEC == 2 && (n & 1) && tid == 0) {
-            const int64_t i = n - 1;
-            for (int jj = 0; jj < KT; jj++)
-                if (j0 + jj < k) {
-                    const double v = V[(int64_t)(j0 + jj) * ld + i];
-                    acc[jj] = fma(v, w0[i], acc[jj]);
-                    acc[KT + jj] = fma(v, w1[i], acc[KT + jj]);
-                }
-        }
+        const double *ws[2] = {w0, w1};
+        for (int64_t g = tid; g < G; g += nth) gemv_t_rows<KT, VEC, 2>(V, ld, ws, g * VEC, j0, k, acc);
+        if (VEC == 2 && (n & 1) && tid == 0) gemv_t_rows<KT, 1, 2>(V, ld, ws, n - 1, j0, k, acc);
 #pragma unroll
         for (int jj = 0; jj < 2 * KT; jj++) {
             double s = warp_sum(acc[jj]);
