@@ -308,11 +308,13 @@ void kr_pro_measured(kr_pro *p, int j, const double *row);
 double kr_pro_estimate(kr_pro *p, const double *T, int j, double alpha, double beta_prev, double beta,
                        const double *ovl, double normest);
 void kr_pro_accept(kr_pro *p, int j);
-/* Instead of kr_pro_accept after a local step at j, when the overlaps of
- * v_j and v_{j+1} with the basis were measured (kr_overlaps_last2's C)
- * and left in: rows j and j + 1 become their sizes relative to each
- * column's norm (at least eps1); returns the largest. */
-double kr_pro_accept_measured(kr_pro *p, int j, const double *C);
+/* Instead of kr_pro_accept after a local step at j whose overlaps of v_j
+ * and v_{j+1} with the basis were measured (kr_overlaps_last2's C): where
+ * every one is at most keep times its column's norm, they are left in,
+ * rows j and j + 1 become their sizes relative to that norm (at least
+ * eps1), *worst = the largest, and it returns 1; else it changes nothing
+ * and returns 0 (the caller reorthogonalises). */
+int kr_pro_accept_measured(kr_pro *p, int j, const double *C, double keep, double *worst);
 /* Thick restart: the kept columns are nlock locked ones and kk Ritz vectors
  * V[:, nlock:nlock+s] Ysel (s x kk, ld s); the restart vector (the old v_m,
  * whose row is p->cur) becomes column k_new = nlock + kk. */

@@ -124,10 +124,14 @@ void kr_pro_accept(kr_pro *p, int j)
     p->next = t;
 }
 
-double kr_pro_accept_measured(kr_pro *p, int j, const double *C)
+int kr_pro_accept_measured(kr_pro *p, int j, const double *C, double keep, double *worst_out)
 {
     const int k = j + 2;
     const double nj = sqrt(fmax(C[j], 0.0)), nj1 = sqrt(fmax(C[k + j + 1], 0.0));
+    int clean = nj > 0.0 && nj1 > 0.0;
+    for (int i = 0; clean && i < j; i++) clean = fabs(C[i]) <= keep * nj;
+    for (int i = 0; clean && i <= j; i++) clean = fabs(C[k + i]) <= keep * nj1;
+    if (!clean) return 0;
     double worst = 0.0;
     for (int i = 0; i < j; i++) {
         p->cur[i] = fmax(p->eps1, fabs(C[i]) / nj);
@@ -139,7 +143,8 @@ double kr_pro_accept_measured(kr_pro *p, int j, const double *C)
     }
     p->next[j + 1] = 1.0;
     kr_pro_accept(p, j);
-    return worst;
+    *worst_out = worst;
+    return 1;
 }
 
 void kr_pro_restart(kr_pro *p, int nlock, int s, int kk, const double *Ysel, int k_new)

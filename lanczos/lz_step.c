@@ -64,15 +64,10 @@ static int lz_step_local(kr_solver *s, int j, double *alpha, double *nrm, int *i
          * 1e-10 (threshold 1e-8), every trigger of the default solves of
          * HMEp and hh_184800 found at most 1e-11 (2026-11-29) */
         PL_CALL(kr_overlaps_last2(w, j, c->trow));
-        const int k2 = j + 2;
-        const double keep = LZ_KEEP_SEL * c->pro.thresh, n0 = sqrt(fmax(c->trow[j], 0.0)),
-                     n1 = sqrt(fmax(c->trow[k2 + j + 1], 0.0));
-        int clean = n0 > 0.0 && n1 > 0.0;
-        for (int i = 0; clean && i < j; i++) clean = fabs(c->trow[i]) <= keep * n0;
-        for (int i = 0; clean && i <= j; i++) clean = fabs(c->trow[k2 + i]) <= keep * n1;
-        if (clean) {
+        double worst;
+        if (kr_pro_accept_measured(&c->pro, j, c->trow, LZ_KEEP_SEL * c->pro.thresh, &worst)) {
             if (sel.measured) c->so_col[slot] = j + 1;
-            s->res->orth_estimate = fmax(s->res->orth_estimate, kr_pro_accept_measured(&c->pro, j, c->trow));
+            s->res->orth_estimate = fmax(s->res->orth_estimate, worst);
             w->t.measured_triggers++;
             return PL_OK;
         }
