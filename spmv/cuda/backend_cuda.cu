@@ -145,6 +145,18 @@ static int cu_dot(pl_backend *be, size_t n, const double *x, const double *y, do
     return PL_OK;
 }
 
+/* The result of one of our tall-skinny reductions (ts_kernels.cu): count
+ * doubles from d_ts_h through the pinned buffer to h, once the stream is
+ * done; counted as downloaded. */
+static int ts_fetch(pl_backend *be, pl_cuda_ctx *cx, double *h, size_t count)
+{
+    PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, count * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
+    PL_CUDA(cudaStreamSynchronize(cx->stream));
+    memcpy(h, cx->h_ts_pin, count * sizeof(double));
+    be->bytes_d2h += (double)count * sizeof(double);
+    return PL_OK;
+}
+
 static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h_h)
 {
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
@@ -157,12 +169,7 @@ static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld
     if (!cx->ts_cublas && k <= PL_TS_KMAX) {
         /* our kernel: V and w read once, k doubles to the pinned buffer */
         PL_CALL(pl_cuda_ts_gemv_t(cx, n, k, V, ld, w));
-        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)k * sizeof(double), cudaMemcpyDeviceToHost,
-                                cx->stream));
-        PL_CUDA(cudaStreamSynchronize(cx->stream));
-        memcpy(h_h, cx->h_ts_pin, (size_t)k * sizeof(double));
-        be->bytes_d2h += (double)k * sizeof(double);
-        return PL_OK;
+        return ts_fetch(be, cx, h_h, (size_t)k);
     }
     PL_CALL(work_reserve(cx, (size_t)k));
     const double one = 1.0, zero = 0.0;
@@ -181,11 +188,7 @@ static int cu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, 
     double pk[PL_GRAM_KMAX * (PL_GRAM_KMAX + 1) / 2] = {0};
     if (n > 0) {
         PL_CALL(pl_cuda_ts_gram(cx, n, k, V, ld));
-        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)ns * sizeof(double), cudaMemcpyDeviceToHost,
-                                cx->stream));
-        PL_CUDA(cudaStreamSynchronize(cx->stream));
-        memcpy(pk, cx->h_ts_pin, (size_t)ns * sizeof(double));
-        be->bytes_d2h += (double)ns * sizeof(double);
+        PL_CALL(ts_fetch(be, cx, pk, (size_t)ns));
     }
     for (int c = 0, q = 0; c < k; c++)
         for (int r = 0; r <= c; r++, q++) h_G[(size_t)c * k + r] = h_G[(size_t)r * k + c] = pk[q];
@@ -199,11 +202,7 @@ static int cu_sel_gram(pl_backend *be, size_t n, int ka, const double *A, const 
     double pk[PL_SEL_KMAX + 6] = {0};
     if (n > 0) {
         PL_CALL(pl_cuda_ts_sel_gram(cx, n, ka, A, B, ld));
-        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)(ka + 6) * sizeof(double), cudaMemcpyDeviceToHost,
-                                cx->stream));
-        PL_CUDA(cudaStreamSynchronize(cx->stream));
-        memcpy(pk, cx->h_ts_pin, (size_t)(ka + 6) * sizeof(double));
-        be->bytes_d2h += (double)(ka + 6) * sizeof(double);
+        PL_CALL(ts_fetch(be, cx, pk, (size_t)(ka + 6)));
     }
     memcpy(h, pk, (size_t)ka * sizeof(double));
     const double *g = pk + ka; /* (0,0) (0,1) (1,1) (0,2) (1,2) (2,2) */
@@ -231,11 +230,7 @@ static int cu_lz_step(pl_backend *be, size_t n, int ka, const double *A, const d
     PL_CHECK(n >= 1, PL_ERR_ARG, "lz_step: no rows");
     const size_t nout = PL_LZ_OUT + (size_t)ka;
     PL_CALL(pl_cuda_ts_lz_step(cx, n, ka, A, x, ld, beta, d_dots, y));
-    PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, nout * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
-    PL_CUDA(cudaStreamSynchronize(cx->stream));
-    memcpy(out, cx->h_ts_pin, nout * sizeof(double));
-    be->bytes_d2h += (double)nout * sizeof(double);
-    return PL_OK;
+    return ts_fetch(be, cx, out, nout);
 }
 
 static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
@@ -301,11 +296,7 @@ static int cu_gemm_t(pl_backend *be, size_t n, int k, int m, const double *V, si
     if (!cx->ts_cublas && m == 2 && k >= 1 && 2 * k <= PL_TS_KMAX) {
         /* two columns (Lanczos' trigger check): our kernel, one pass over V */
         PL_CALL(pl_cuda_ts_gemv_t2(cx, n, k, V, ld, W, W + ldw));
-        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, nc * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
-        PL_CUDA(cudaStreamSynchronize(cx->stream));
-        memcpy(h_C, cx->h_ts_pin, nc * sizeof(double));
-        be->bytes_d2h += (double)nc * sizeof(double);
-        return PL_OK;
+        return ts_fetch(be, cx, h_C, nc);
     }
     PL_CALL(work_reserve(cx, nc));
     const double one = 1.0, zero = 0.0;
@@ -330,13 +321,8 @@ static int cu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t 
     }
     if (!cx->ts_cublas && k >= 1 && k < PL_TS_KMAX) {
         PL_CALL(pl_cuda_ts_cgs_step(cx, n, k, V, ld, w, h_in));
-        PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, (size_t)(k + 1) * sizeof(double), cudaMemcpyDeviceToHost,
-                                cx->stream));
-        PL_CUDA(cudaStreamSynchronize(cx->stream));
-        memcpy(h_out, cx->h_ts_pin, (size_t)(k + 1) * sizeof(double));
-        be->bytes_h2d += (double)k * sizeof(double);
-        be->bytes_d2h += (double)(k + 1) * sizeof(double);
-        return PL_OK;
+        be->bytes_h2d += (double)k * sizeof(double); /* h_in, in the launch parameters */
+        return ts_fetch(be, cx, h_out, (size_t)(k + 1));
     }
     PL_CALL(cu_gemv_n(be, n, k, -1.0, V, ld, h_in, 1.0, w));
     PL_CALL(cu_gemv_t(be, n, k, V, ld, w, h_out));
