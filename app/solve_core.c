@@ -210,6 +210,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "measured_triggers", res->time.measured_triggers), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orthogonality_estimate", res->orth_estimate), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "orthogonality_loss", res->orth_loss), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_int(sp, "returned_rayleigh_ritz", res->returned_rr), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "host_syncs_per_step", solve_syncs_per_step(res)), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_double(sp, "step_seconds",
                                          res->time.steps ? res->time.steps_time / (double)res->time.steps : 0.0),
@@ -555,6 +556,9 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
                     "largest estimated loss %.1e, measured on the eigenvectors %.1e",
                     (long long)res->time.full_reorths, (long long)res->time.steps, res->time.full_steps_time,
                     res->time.steps_time, (long long)res->time.measured_triggers, res->orth_estimate, res->orth_loss);
+        if (res->returned_rr)
+            pl_info("solve: the returned vectors had lost orthogonality past 1e-10 (a run that did not converge): "
+                    "orthonormalised, with a Rayleigh-Ritz step on their span; now %.1e", res->orth_loss);
         if (f->spmv_median > 0 && res->time.steps > 0)
             pl_info("solve: step / SpMV median = %.2f", res->time.steps_time / st / f->spmv_median);
     }

@@ -290,6 +290,9 @@ typedef struct lz_result {
                              /* 0 (not estimated)                                      */
     double orth_loss;        /* measured: max_ij |x_i^T x_j - delta_ij| of the nev     */
                              /* returned vectors (lz_solve); -1 when not measured      */
+    int returned_rr;         /* lz_solve: 1 when the returned block had lost          */
+                             /* orthogonality past 1e-10 and was orthonormalised with */
+                             /* a Rayleigh-Ritz step on its span (lz_return.c)        */
     int64_t b_products;      /* products with the inner product's B (inner_b), else 0 */
     /* history, one row per cycle (restarts + 1 rows, row-major, nev columns) */
     int nhist;
