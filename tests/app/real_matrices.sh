@@ -14,18 +14,10 @@
 set -u
 name=$1; np=${2:-1}; shift; shift || true
 whiches=${*:-smallest largest}
-mtx=${PJDS_MATRICES:-}/$name.mtx
-[ -f "$mtx" ] || { echo "skipped: $mtx not found"; exit 77; }
-"$PJDS_PYTHON" -c "import scipy, h5py" 2>/dev/null || { echo "skipped: scipy/h5py missing"; exit 77; }
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-run() { if [ "$np" -gt 1 ]; then mpiexec -n "$np" --allow-run-as-root --oversubscribe --bind-to none "$@"; else "$@"; fi; }
+. "$(dirname "$0")/mtx_case.sh"
 storage=(); [ "$name" = lund_a ] && storage=(--lower)
-"$PJDS_PYTHON" "$PJDS_SRC/tools/mtx2h5.py" "$mtx" "$dir/m.h5" "${storage[@]}" >/dev/null || { echo "FAIL: convert"; exit 1; }
-cat >"$dir/c.ini" <<EOT
-[model]
-type = hdf5
-[matrix]
-file = $dir/m.h5
+mtx_case "$name" "${storage[@]}"
+mtx_config "$dir/c.ini" <<EOT
 [solver]
 nev = 3
 tolerance = 1e-12
