@@ -174,9 +174,9 @@ static void select_columns(kr_ws *w, int s, int kk)
         memcpy(w->Ysel + (size_t)c * s, w->Y + (size_t)w->ord[c] * s, (size_t)s * sizeof(double));
 }
 
-/* See lz_impl.h (the locked columns, the returned block: insertion sort,
- * nlock is a few). */
-void lz_wanted_order(const double *th, int nlock, int which, int *idx)
+/* The locked columns in wanted order: idx[0:nlock] (insertion sort: nlock is
+ * a few). */
+static void locked_order(const double *th, int nlock, int which, int *idx)
 {
     for (int i = 0; i < nlock; i++) {
         int j = i;
@@ -298,7 +298,7 @@ static double lz_edge(kr_solver *s, int nlock)
 {
     lz_ctx *c = s->ctx;
     const int nev = s->opt->nev;
-    lz_wanted_order(c->lock_theta, nlock, c->which, c->lord);
+    locked_order(c->lock_theta, nlock, c->which, c->lord);
     double *ls_theta = c->lsort, *ls_est = c->lsort + c->lcap;
     for (int i = 0; i < nev; i++) {
         ls_theta[i] = c->lock_theta[c->lord[i]];
@@ -434,7 +434,7 @@ static int lz_locked_result(kr_solver *s)
     lz_ctx *c = s->ctx;
     kr_ws *w = s->w;
     const int nev = s->opt->nev, nlock = s->nlock;
-    lz_wanted_order(c->lock_theta, nlock, c->which, c->lord);
+    locked_order(c->lock_theta, nlock, c->which, c->lord);
     int ident = nlock == nev;
     for (int i = 0; i < nev; i++) ident = ident && c->lord[i] == i;
     if (!ident) {
@@ -489,33 +489,49 @@ static int lz_recheck(kr_solver *s, int *again)
     return PL_OK;
 }
 
-/* finish: Ritz vectors to V[:, 0:nev], explicit residuals, the measured
- * loss of orthogonality, the residual check (lz_recheck). */
-static int lz_finish(kr_solver *s, int *again)
+/* The wanted Ritz vectors of the projected problem of size mm (projected:
+ * theta, Y, ord) to V[:, 0:nev], their values to the result. */
+static int ritz_to_front(kr_ws *w, int mm, int nev, double *eigenvalues)
+{
+    select_columns(w, mm, nev);
+    PL_CALL(kr_update_basis(w, 0, mm, nev));
+    for (int i = 0; i < nev; i++) eigenvalues[i] = w->theta[w->ord[i]];
+    return PL_OK;
+}
+
+/* The returned block's explicit residuals and measured loss of
+ * orthogonality. */
+static int measure_returned(kr_solver *s)
 {
     kr_ws *w = s->w;
     lz_result *res = s->res;
+    const double t0 = pl_wtime(), tsp = w->t.spmv;
+    for (int i = 0; i < s->opt->nev; i++)
+        PL_CALL(kr_residual_real(w, i, res->eigenvalues[i], w->m, &res->residuals[i]));
+    w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
+    return kr_orth_loss(w, s->opt->nev, &res->orth_loss);
+}
+
+/* finish: Ritz vectors to V[:, 0:nev], explicit residuals, the measured
+ * loss of orthogonality; past the promise (runs that stopped unconverged),
+ * the Ritz vectors of the returned block's own span (lz_return.c); the
+ * residual check (lz_recheck). */
+static int lz_finish(kr_solver *s, int *again)
+{
+    kr_ws *w = s->w;
+    lz_ctx *c = s->ctx;
+    lz_result *res = s->res;
     const int nev = s->opt->nev;
     *again = 0;
-    if (s->final_locked) {
-        PL_CALL(lz_locked_result(s));
-    } else {
-        select_columns(w, s->mm, nev);
-        PL_CALL(kr_update_basis(w, 0, s->mm, nev));
-        for (int i = 0; i < nev; i++) res->eigenvalues[i] = w->theta[w->ord[i]];
-    }
-    double t0 = pl_wtime(), tsp = w->t.spmv;
-    for (int i = 0; i < nev; i++) PL_CALL(kr_residual_real(w, i, res->eigenvalues[i], w->m, &res->residuals[i]));
-    w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
-    PL_CALL(kr_orth_loss(w, nev, &res->orth_loss));
-    int redone = 0; /* past the promise (unconverged runs): lz_return.c */
-    PL_CALL(lz_return_block(s, &redone));
-    if (redone) {
-        t0 = pl_wtime();
-        tsp = w->t.spmv;
-        for (int i = 0; i < nev; i++) PL_CALL(kr_residual_real(w, i, res->eigenvalues[i], w->m, &res->residuals[i]));
-        w->t.residual += pl_wtime() - t0 - (w->t.spmv - tsp);
-        PL_CALL(kr_orth_loss(w, nev, &res->orth_loss));
+    if (s->final_locked) PL_CALL(lz_locked_result(s));
+    else PL_CALL(ritz_to_front(w, s->mm, nev, res->eigenvalues));
+    PL_CALL(measure_returned(s));
+    if (!w->bop && res->orth_loss > LZ_RETURN_LOSS) {
+        PL_CALL(lz_return_project(s));
+        PL_CALL(projected(w, 0, nev, c->which));
+        PL_CALL(ritz_to_front(w, nev, nev, res->eigenvalues));
+        res->returned_rr = 1;
+        PL_CALL(measure_returned(s));
     }
     return lz_recheck(s, again);
 }

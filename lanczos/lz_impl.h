@@ -64,19 +64,12 @@ int lz_step(kr_solver *s, int j, double *nrm, int *in_span);
 void lz_injected(kr_solver *s, int j);
 void lz_couple(kr_solver *s, int j, double beta);
 
-
-/* idx[0:n] = the indices of th[0:n] in wanted order (which: smallest,
- * largest, largest magnitude), stable (lanczos.c). */
-void lz_wanted_order(const double *th, int n, int which, int *idx);
-
 /* The returned vectors' measured loss of orthogonality beyond which
- * lz_finish orthonormalises them with a Rayleigh-Ritz step on their span
- * (lz_return.c; the promise of docs/config.md). */
+ * lz_finish replaces them by the Ritz vectors of their own span (the
+ * promise of docs/config.md; not in the B-inner product). */
 #define LZ_RETURN_LOSS 1e-10
-/* After the returned block's explicit residuals and measured loss (in
- * s->res): where the loss passes LZ_RETURN_LOSS (and not in the B-inner
- * product), the block is made orthonormal, rotated to the Ritz vectors of
- * its span, and the values become their Rayleigh quotients (wanted order);
- * *done = 1 then, and the caller measures residuals and loss again.
+/* lz_return.c: columns 0..nev-1 made orthonormal, and T[0:nev, 0:nev] =
+ * their projection X^T A X (symmetrised), for lz_finish's Rayleigh-Ritz
+ * step (projected, then the Ritz vectors to the front).  nev products.
  * Collective. */
-int lz_return_block(kr_solver *s, int *done);
+int lz_return_project(kr_solver *s);
