@@ -75,7 +75,7 @@ static int kr_save(kr_solver *s)
     if (!opt->checkpoint) return PL_OK;
     s->mt->pack(s);
     int64_t *ints = s->ints;
-    ints[KR_ST_NAPPLY] = w->napply;
+    ints[KR_ST_NAPPLY] = w->napply - w->napply_ahead; /* the resumed cycle does them again */
     ints[KR_ST_NRANDOM] = (int64_t)w->n_random;
     ints[KR_ST_BREAKDOWNS] = res->breakdowns;
     ints[KR_ST_VERIFICATIONS] = res->verifications;

@@ -105,6 +105,19 @@ int kr_orth_loss(kr_ws *w, int nev, double *loss)
  * else gemv_n + gemv_t; one reduction); coef[0:k] = h_in + c2, *n1 = ||x||
  * after the correction, *n2 = its norm once c2 is removed too (by
  * Pythagoras). */
+/* After a measuring pass: *n1 = sqrt(c2[k]), coef[0:k] = h_in + c2, *n2 =
+ * the norm once c2 is removed too (by Pythagoras). */
+static void measured_norms(const kr_ws *w, int k, const double *h_in, double *coef, double *n1, double *n2)
+{
+    *n1 = sqrt(fmax(w->c2[k], 0.0));
+    double s2 = 0.0;
+    for (int i = 0; i < k; i++) {
+        coef[i] = h_in[i] + w->c2[i];
+        s2 += w->c2[i] * w->c2[i];
+    }
+    *n2 = sqrt(fmax(*n1 * *n1 - s2, 0.0));
+}
+
 static int cgs_measure(kr_ws *w, int k, double *x, const double *h_in, double *coef, double *n1, double *n2)
 {
     const double col_bytes = 8.0 * (double)w->n;
@@ -117,13 +130,7 @@ static int cgs_measure(kr_ws *w, int k, double *x, const double *h_in, double *c
         w->t.vec_bytes += col_bytes * (double)((k + 2) + (k + 1));
     }
     w->t.reductions++;
-    *n1 = sqrt(fmax(w->c2[k], 0.0));
-    double s2 = 0.0;
-    for (int i = 0; i < k; i++) {
-        coef[i] = h_in[i] + w->c2[i];
-        s2 += w->c2[i] * w->c2[i];
-    }
-    *n2 = sqrt(fmax(*n1 * *n1 - s2, 0.0));
+    measured_norms(w, k, h_in, coef, n1, n2);
     return PL_OK;
 }
 
@@ -262,6 +269,32 @@ int kr_overlaps_last2(kr_ws *w, int j, double *C)
  * every nonzero overlap, 2k + 8 passes in all).  Where the expectation was poor (the measured pass
  * still cancels more than half of the norm), the two standard passes run
  * on what is left. */
+/* The rest of kr_orthogonalize_known once w->c3 (the subtracted
+ * coefficients) and w->c2 (the measured overlaps and norm) are known. */
+static int known_finish(kr_ws *w, int k, double n0, double keep, double *row, double *coef, double *nrm, int *in_span,
+                        double t0)
+{
+    double n1, n2;
+    measured_norms(w, k, w->c3, coef, &n1, &n2);
+    if (!(n2 > KR_SQRT1_2 * n1)) { /* the expectation was off: two passes on the rest */
+        w->t.orth += pl_wtime() - t0;
+        memset(row, 0, (size_t)k * sizeof(double));
+        PL_CALL(kr_orthogonalize(w, k, k, coef, nrm, in_span));
+        for (int i = 0; i < k; i++) coef[i] += w->c3[i];
+        return PL_OK;
+    }
+    int lo, hi; /* only the range of overlaps above keep ||x|| */
+    n2 = keep_range(k, w->c2, keep, n1, &lo, &hi, coef, row);
+    for (int i = 0; i < k; i++) coef[i] += w->c3[i];
+    *nrm = n2;
+    *in_span = n2 <= 64.0 * DBL_EPSILON * n0;
+    if (!*in_span) PL_CALL(correct_range(w, kr_col(w, k), lo, hi, w->c2, n2));
+    w->t.single_pass++;
+    PL_CALL(w->be->sync(w->be));
+    w->t.orth += pl_wtime() - t0;
+    return PL_OK;
+}
+
 int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
                            double *nrm, int *in_span)
 {
@@ -277,28 +310,25 @@ int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, do
     PL_CALL(pl_vec_gram(w->op, 2, kr_col(w, k - 1), w->ld, G));
     w->t.reductions++;
     w->t.vec_bytes += 2.0 * col_bytes;
-    const double n0 = sqrt(fmax(G[3], 0.0));
-    memcpy(w->c3, known, (size_t)(k - 1) * sizeof(double));
-    w->c3[k - 1] = G[0] > 0.0 ? G[2] / G[0] : 0.0;
+    kr_known_coefficients(k, known, G, w->c3);
     double n1, n2;
     PL_CALL(cgs_measure(w, k, x, w->c3, coef, &n1, &n2));
-    if (!(n2 > KR_SQRT1_2 * n1)) { /* the expectation was off: two passes on the rest */
-        w->t.orth += pl_wtime() - t0;
-        memset(row, 0, (size_t)k * sizeof(double));
-        PL_CALL(kr_orthogonalize(w, k, k, coef, nrm, in_span));
-        for (int i = 0; i < k; i++) coef[i] += w->c3[i];
-        return PL_OK;
-    }
-    int lo, hi; /* only the range of overlaps above keep ||x|| */
-    n2 = keep_range(k, w->c2, keep, n1, &lo, &hi, coef, row);
-    for (int i = 0; i < k; i++) coef[i] += w->c3[i];
-    *nrm = n2;
-    *in_span = n2 <= 64.0 * DBL_EPSILON * n0;
-    if (!*in_span) PL_CALL(correct_range(w, x, lo, hi, w->c2, n2));
-    w->t.single_pass++;
-    PL_CALL(w->be->sync(w->be));
-    w->t.orth += pl_wtime() - t0;
-    return PL_OK;
+    return known_finish(w, k, sqrt(fmax(G[3], 0.0)), keep, row, coef, nrm, in_span, t0);
+}
+
+void kr_known_coefficients(int k, const double *known, const double *G, double *c3)
+{
+    memcpy(c3, known, (size_t)(k - 1) * sizeof(double));
+    c3[k - 1] = G[0] > 0.0 ? G[2] / G[0] : 0.0;
+}
+
+int kr_orthogonalize_measured(kr_ws *w, int k, const double *c3, const double *h, const double *G, double keep,
+                              double *row, double *coef, double *nrm, int *in_span)
+{
+    const double t0 = pl_wtime();
+    memcpy(w->c3, c3, (size_t)k * sizeof(double));
+    memcpy(w->c2, h, (size_t)(k + 1) * sizeof(double));
+    return known_finish(w, k, sqrt(fmax(G[3], 0.0)), keep, row, coef, nrm, in_span, t0);
 }
 
 /* Column j = the reproducible random vector of seed s (lz_random_element
@@ -396,7 +426,7 @@ void kr_ws_free(kr_ws *w)
     memset(w, 0, sizeof *w);
 }
 
-int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
+int kr_ws_init(kr_ws *w, pl_op *op, int m, int xcol, uint64_t seed)
 {
     int err = PL_OK;
     pl_op_info info;
@@ -417,7 +447,9 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
 
     size_t vlen;
     const double t0 = pl_wtime();
-    PL_CHECK(!pl_mul_size((size_t)m + 1, w->ld, &vlen), PL_ERR_OVERFLOW, "basis size (ncv + 1) x n_local overflows");
+    w->xcol = xcol ? 1 : 0;
+    PL_CHECK(!pl_mul_size((size_t)m + 1 + (size_t)w->xcol, w->ld, &vlen), PL_ERR_OVERFLOW,
+             "basis size (ncv + 1) x n_local overflows");
     PL_CALL_GOTO(w->be->vec_alloc(w->be, vlen, &w->V), fail, err);
     const double t_basis = pl_wtime() - t0;
     w->blk = w->n / 16;
@@ -440,7 +472,7 @@ int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed)
     const char *fz = getenv("PJDS_LZ_STEP_FUSED");
     w->lz_fuse = w->be->kron_lz != NULL && w->be->lz_step != NULL && !(fz && fz[0] == '0');
     if (w->lz_fuse) PL_CALL_GOTO(w->be->vec_alloc(w->be, PL_KRON_LZ_DOTS, &w->d_lz), fail, err);
-    pl_debug("krylov: workspace: basis of %d columns (%.1f MB) in %.3f s; random vectors %s", m + 1,
+    pl_debug("krylov: workspace: basis of %d columns (%.1f MB) in %.3f s; random vectors %s", m + 1 + w->xcol,
              8e-6 * (double)vlen, t_basis, consec ? "made by the backend" : "made on the host");
     KR_HOST_ALLOC(w->T, m * m, fail);
     KR_HOST_ALLOC(w->Y, m * m, fail);

@@ -90,7 +90,9 @@ typedef struct kr_ws {
     size_t ld;         /* column stride of V (= n_local, at least 1) */
     int m;             /* ncv */
     const int64_t *gidx;
-    double *V;         /* backend, (m + 1) * ld */
+    double *V;         /* backend, (m + 1 + xcol) * ld */
+    int napply_ahead;  /* products done ahead of the cycle that a checkpoint leaves out (lz_first_product) */
+    int xcol;          /* 1: column m + 1 exists (lanczos' fused restart: A v_m) */
     pl_op *bop;        /* the inner product's B (kr_ws_set_inner), NULL: */
                        /* Euclidean; then BV holds B V column by column */
     double *BV;        /* backend, (m + 1) * ld (bop only)              */
@@ -131,7 +133,7 @@ typedef struct kr_ws {
  * operator's backend, host arrays for m x m projected problems.  On failure
  * everything allocated is freed (kr_ws_free).  PL_ERR_MEM, PL_ERR_OVERFLOW,
  * or a backend error. */
-int kr_ws_init(kr_ws *w, pl_op *op, int m, uint64_t seed);
+int kr_ws_init(kr_ws *w, pl_op *op, int m, int xcol, uint64_t seed);
 /* Free everything; leaves *w zeroed.  Can't fail. */
 void kr_ws_free(kr_ws *w);
 /* Column j of V (backend memory). */
@@ -203,6 +205,15 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
  * corrected columns; see krylov.c).  Collective. */
 int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
                            double *nrm, int *in_span);
+/* c3[0:k] = the coefficients kr_orthogonalize_known subtracts: known[0:k-1]
+ * and alpha = G[2] / G[0] from the Gram matrix G of columns k - 1 and k. */
+void kr_known_coefficients(int k, const double *known, const double *G, double *c3);
+/* kr_orthogonalize_known after its measuring pass was done elsewhere (the
+ * fused restart, pl_vec_restart_step): c3[0:k] subtracted, h[0:k+1] the
+ * measured overlaps and squared norm, G the Gram matrix of columns k - 1
+ * and k before the pass.  Collective. */
+int kr_orthogonalize_measured(kr_ws *w, int k, const double *c3, const double *h, const double *G, double keep,
+                              double *row, double *coef, double *nrm, int *in_span);
 /* The overlaps of the last two columns with the basis, measured in one
  * pass (pl_vec_gemm_t): C[0:j+2] = V[:, 0:j+2]^T v_j, C[j+2:2j+4] =
  * V[:, 0:j+2]^T v_{j+1} (their squared norms at C[j] and C[2j+3]).  A

@@ -675,7 +675,7 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     kr_ws w;
     ks_ws k;
     memset(&k, 0, sizeof k);
-    PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
+    PL_CALL(kr_ws_init(&w, op, (int)m, 0, opt->seed));
     w.refine_if_needed = 1; /* as SLEPc's Krylov-Schur: CGS, refined if needed */
     PL_CALL_GOTO(ks_init(&k, &w, opt->nev), out, err);
     KR_HOST_ALLOC(res->eigenvalues, opt->nev + 1, out);

@@ -238,21 +238,28 @@ void lz_result_destroy(lz_result *res)
  * behind off locked columns: V, T (locked and kept values on the diagonal),
  * the omega rows and the expected arrow of the next cycle; column off + kk
  * becomes the restart vector, s->k = off + kk.  *ok = 0: there is none. */
-static int lz_thick_restart(kr_solver *s, int off, int kk, int *ok)
+static int lz_thick_restart(kr_solver *s, int off, int kk, int fuse_ok, int *ok)
 {
     lz_ctx *c = s->ctx;
     kr_ws *w = s->w;
     const int sz = s->mm - off, vm = s->vm_valid;
+    /* the next cycle's first product and measuring pass ride on the
+     * update (lz_first_*, lz_step.c) where they can */
+    const int fuse = fuse_ok && vm && lz_first_fits(s, off, sz, kk);
+    if (fuse) PL_CALL(lz_first_product(s));
     select_columns(w, sz, kk);
-    PL_CALL(kr_update_basis(w, off, sz, kk));
+    if (!fuse) PL_CALL(kr_update_basis(w, off, sz, kk));
     reset_T(w, off, c->lock_theta, kk);
     if (vm) kr_pro_restart(&c->pro, off, sz, kk, w->Ysel, off + kk);
     else kr_pro_full(&c->pro, off + kk);
     for (int i = 0; i < off; i++) c->pro.expect[i] = 0.0;
     for (int q = 0; q < kk; q++) c->pro.expect[off + q] = vm ? c->beta_m * w->Ysel[(size_t)q * sz + (sz - 1)] : 0.0;
-    PL_CALL(restart_vector(w, s->mm, off + kk, vm, ok));
     s->k = off + kk;
-    return PL_OK;
+    if (fuse) {
+        *ok = 1;
+        return lz_first_pass(s, off, sz, kk);
+    }
+    return restart_vector(w, s->mm, off + kk, vm, ok);
 }
 
 /* restart (main phase): keep about half of the unwanted values. */
@@ -262,7 +269,7 @@ static int lz_restart(kr_solver *s, int *ok)
     int kk = nev + (mm - nev) / 2;
     if (kk < nev + 1) kk = nev + 1;
     if (kk > mm - 1) kk = mm - 1;
-    return lz_thick_restart(s, 0, kk, ok);
+    return lz_thick_restart(s, 0, kk, 1, ok);
 }
 
 /* The kept columns of a restart inside the complement of sz columns. */
@@ -281,7 +288,8 @@ static int lz_lock_missed(kr_solver *s, double thc, double estc)
     lz_ctx *c = s->ctx;
     const int nlock = s->nlock;
     int ok;
-    PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(s->mm - nlock), &ok)); /* column nlock: the new one */
+    /* column nlock becomes a locked one, its arrow dropped below: not fused */
+    PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(s->mm - nlock), 0, &ok));
     PL_CHECK(ok, PL_ERR_INTERNAL, "no restart vector in the verification phase");
     c->pro.expect[nlock] = 0.0; /* locked: no arrow */
     c->lock_theta[nlock] = thc;
@@ -379,7 +387,7 @@ static int lz_verify(kr_solver *s, int *verdict)
         return PL_OK;
     }
     int ok; /* thick restart inside the complement of the locked vectors */
-    PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(sz), &ok));
+    PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(sz), 1, &ok));
     PL_CHECK(ok, PL_ERR_INTERNAL, "no restart vector in the verification phase");
     return PL_OK;
 }
@@ -602,6 +610,8 @@ static void lz_ctx_free(lz_ctx *c)
     free(c->orow);
     free(c->trow);
     free(c->so[0]);
+    free(c->first_c3);
+    free(c->first_h);
     kr_pro_free(&c->pro);
 }
 
@@ -629,6 +639,9 @@ static int lz_ctx_init(lz_ctx *c, kr_ws *w, const lz_options *opt)
              "out of host memory");
     c->so[1] = c->so[0] + m + 2;
     c->so[2] = c->so[1] + m + 2;
+    c->first_c3 = calloc((size_t)m + 2, sizeof *c->first_c3);
+    c->first_h = calloc((size_t)m + 3, sizeof *c->first_h);
+    PL_CHECK(c->first_c3 && c->first_h, PL_ERR_MEM, "out of host memory");
     reset_T(w, 0, NULL, 0);
     return PL_OK;
 }
@@ -644,7 +657,12 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     kr_ws w;
     lz_ctx c;
     memset(&c, 0, sizeof c);
-    PL_CALL(kr_ws_init(&w, op, (int)m, opt->seed));
+    /* column m + 1 for the fused restart (lz_first_*, lz_step.c):
+     * PJDS_RESTART_FUSED=0 keeps the composed one (for comparisons) */
+    const char *fr = getenv("PJDS_RESTART_FUSED");
+    const int xcol = pl_op_backend(op)->restart_step != NULL && opt->reorth == LZ_REORTH_PARTIAL && !opt->inner_b &&
+                     !(fr && fr[0] == '0');
+    PL_CALL(kr_ws_init(&w, op, (int)m, xcol, opt->seed));
     if (opt->inner_b) PL_CALL_GOTO(kr_ws_set_inner(&w, opt->inner_b), out, err); /* the B-inner product */
     /* partial: a full step's second Gram-Schmidt pass only where the first
      * cancelled (DGKS, as SLEPc): the vectors it sees are already nearly

@@ -53,6 +53,12 @@ typedef struct lz_ctx {
     double *trow;    /* 2 (m + 2): a trigger's measured overlaps (lz_step_local) */
     double *so[3];   /* m + 2 each: the selected columns' signed overlaps with  */
     int so_col[3];   /* the basis columns so_col[r] (-1: none; lz_sel_row).     */
+    int first_ready; /* the restart did the next cycle's first product and its */
+                     /* measuring pass (lz_restart_fused): lz_step finishes it  */
+    double first_G[4];  /* Gram matrix of v_k and A v_k before that pass        */
+    double first_t;     /* the product's and the Gram matrix's time (a step's)  */
+    double *first_c3;   /* m + 2: the coefficients that pass subtracted          */
+    double *first_h;    /* m + 3: its measured overlaps and squared norm         */
                      /* nsel reaches nlock + the converged kept columns, more   */
                      /* than PL_SEL_KMAX at nev > 16 (the composed step)        */
 } lz_ctx;
@@ -61,6 +67,12 @@ typedef struct lz_ctx {
  * locally or in full, T[j][j]; the bookkeeping after an injected random
  * column; the coupling beta_j into T. */
 int lz_step(kr_solver *s, int j, double *nrm, int *in_span);
+/* The cycle's first step done by the restart (lz_step.c): whether it fits,
+ * the product A v_m into column m + 1 before the update, and the update
+ * fused with the step's measuring pass; lz_step finishes the step. */
+int lz_first_fits(const kr_solver *s, int off, int sz, int kk);
+int lz_first_product(kr_solver *s);
+int lz_first_pass(kr_solver *s, int off, int sz, int kk);
 void lz_injected(kr_solver *s, int j);
 void lz_couple(kr_solver *s, int j, double beta);
 

@@ -97,7 +97,14 @@ static int lz_step_full(kr_solver *s, int j, double *alpha, double *nrm, int *in
     const int m = w->m, k = s->k;
     /* partial, a cycle's first step: the arrow is expected (lz_thick_restart
      * sets pro.expect), so its Gram-Schmidt pass is one sweep shorter */
-    if (j == k && k > 0 && c->reorth == LZ_REORTH_PARTIAL)
+    if (j == k && k > 0 && c->reorth == LZ_REORTH_PARTIAL && c->first_ready) {
+        c->first_ready = 0; /* the restart measured it (lz_first_pass) */
+        w->napply_ahead = 0;
+        w->t.steps_time += c->first_t;
+        w->t.full_steps_time += c->first_t;
+        PL_CALL(kr_orthogonalize_measured(w, j + 1, c->first_c3, c->first_h, c->first_G, LZ_KEEP_FIRST * c->pro.thresh,
+                                          c->orow, w->cf, nrm, in_span));
+    } else if (j == k && k > 0 && c->reorth == LZ_REORTH_PARTIAL)
         PL_CALL(kr_orthogonalize_known(w, j + 1, c->pro.expect, LZ_KEEP_FIRST * c->pro.thresh, c->orow, w->cf, nrm,
                                        in_span));
     else
@@ -111,6 +118,56 @@ static int lz_step_full(kr_solver *s, int j, double *alpha, double *nrm, int *in
     if (j == k && k > 0 && c->reorth == LZ_REORTH_PARTIAL) kr_pro_measured(&c->pro, j + 1, c->orow);
     else kr_pro_full(&c->pro, j + 1);
     w->t.full_reorths++;
+    return PL_OK;
+}
+
+/* ---- the cycle's first step, done by the restart -------------------------- */
+
+/* Whether the restart of kk kept columns in the block [off, off + sz) can
+ * do the next cycle's first product and measuring pass: the partial
+ * recurrence (whose first step expects the arrow), the Euclidean inner
+ * product, column m + 1 allocated, the residual vector v_m in column m. */
+int lz_first_fits(const kr_solver *s, int off, int sz, int kk)
+{
+    const lz_ctx *c = s->ctx;
+    const kr_ws *w = s->w;
+    return w->xcol && !w->bop && c->reorth == LZ_REORTH_PARTIAL && s->mm == w->m && off + sz == w->m && kk >= 1 &&
+           sz > kk + 1;
+}
+
+/* Before the restart: column m + 1 = A v_m (v_m, the residual vector, is
+ * the next cycle's v_k and is not touched by the update), and the Gram
+ * matrix of v_m and A v_m, which the first step measures alpha from. */
+int lz_first_product(kr_solver *s)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const double t0 = pl_wtime();
+    PL_CALL(kr_apply(w, w->m, w->m + 1));
+    PL_CALL(pl_vec_gram(w->op, 2, kr_col(w, w->m), w->ld, c->first_G));
+    w->t.reductions++;
+    w->t.vec_bytes += 16.0 * (double)w->n;
+    c->first_t = pl_wtime() - t0;
+    w->napply_ahead = 1;
+    return PL_OK;
+}
+
+/* The restart's update with the first step's measuring pass
+ * (pl_vec_restart_step): columns off..k-1 kept, k = v_m, k + 1 = A v_m
+ * less the expected arrow and alpha, its overlaps measured; lz_step then
+ * takes only the correction (kr_orthogonalize_measured). */
+int lz_first_pass(kr_solver *s, int off, int sz, int kk)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    const int k = off + kk;
+    const double t0 = pl_wtime();
+    kr_known_coefficients(k + 1, c->pro.expect, c->first_G, c->first_c3);
+    PL_CALL(pl_vec_restart_step(w->op, off, sz, kk, w->V, w->ld, w->Ysel, sz, c->first_c3, c->first_h));
+    w->t.reductions++;
+    w->t.vec_bytes += 8.0 * (double)w->n * (double)(sz + off + kk + 4);
+    w->t.restart += pl_wtime() - t0;
+    c->first_ready = 1;
     return PL_OK;
 }
 
@@ -134,7 +191,7 @@ int lz_step(kr_solver *s, int j, double *nrm, int *in_span)
         c->so_col[0] = c->so_col[1] = c->so_col[2] = -1;
     }
     if (try_local) PL_CALL(lz_step_local(s, j, &alpha, nrm, in_span, &local));
-    else PL_CALL(kr_apply(w, j, j + 1));
+    else if (!(j == k && c->first_ready)) PL_CALL(kr_apply(w, j, j + 1));
     c->force_full = c->force_full && local; /* (set again by a trigger of this step) */
     if (!local) PL_CALL(lz_step_full(s, j, &alpha, nrm, in_span));
     w->T[(size_t)j * w->m + j] = alpha;

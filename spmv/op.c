@@ -272,6 +272,38 @@ int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, con
     return PL_OK;
 }
 
+int pl_vec_restart_step(pl_op *op, int off, int sz, int kk, double *V, size_t ld, const double *Y, int ldy,
+                        const double *h_in, double *h_out)
+{
+    PL_CHECK(off >= 0 && kk >= 1 && sz > kk + 1 && ldy >= sz, PL_ERR_ARG,
+             "restart_step: off = %d, sz = %d, kk = %d, ldy = %d", off, sz, kk, ldy);
+    const size_t n = (size_t)op->n;
+    const int k = off + kk;
+    pl_backend *be = op->be;
+    if (!op->repro && be->restart_step) {
+        int done = 0;
+        PL_CALL(be->restart_step(be, n, off, sz, kk, V, ld, Y, ldy, h_in, h_out, &done));
+        if (done) {
+            if (op->size == 1) return PL_OK;
+            PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h_out, k + 2, MPI_DOUBLE, MPI_SUM, op->comm),
+                   "MPI_Allreduce of V^T w, w.w (restart)");
+            return PL_OK;
+        }
+    }
+    PL_CHECK(be->basis_update, PL_ERR_NOTSUP, "backend %s has no basis update", be->name);
+    /* composed: the update, the restart vector and its product into
+     * columns k and k + 1 (both read only from columns off + sz and
+     * off + sz + 1, which the update does not touch), then one fused pass */
+    PL_CALL(be->basis_update(be, n, sz, kk, V + (size_t)off * ld, ld, Y, ldy));
+    PL_CALL(be->copy(be, n, V + (size_t)(off + sz) * ld, V + (size_t)k * ld));
+    PL_CALL(be->copy(be, n, V + (size_t)(off + sz + 1) * ld, V + (size_t)(k + 1) * ld));
+    if (be->cgs_step) return pl_vec_cgs_step(op, k + 1, V, ld, V + (size_t)(k + 1) * ld, h_in, h_out);
+    double *w = V + (size_t)(k + 1) * ld;
+    PL_CALL(be->gemv_n(be, n, k + 1, -1.0, V, ld, h_in, 1.0, w));
+    PL_CALL(pl_vec_gemv_t(op, k + 1, V, ld, w, h_out));
+    return pl_vec_dot(op, w, w, h_out + k + 1);
+}
+
 int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h)
 {
     PL_CHECK(op->be->sel_gram, PL_ERR_NOTSUP, "backend %s has no fused selective Gram matrix", op->be->name);

@@ -332,6 +332,21 @@ struct pl_backend {
      * on the host, ldy >= k, 0 <= m <= k); columns m..k-1 are left
      * undefined.  Any n, k, m. */
     int (*basis_update)(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *h_Y, int ldy);
+    /* restart_step, optional (NULL, or *done = 0 on return: the caller
+     * composes basis_update, two copies and cgs_step): a thick restart's
+     * basis update and the next cycle's first Gram-Schmidt pass in one pass
+     * over V.  With k = off + kk (kk >= 1, sz > kk + 1), in place, every
+     * right-hand side read before anything is written:
+     *     V[:, off:k]  = V[:, off:off+sz] Y    (Y sz x kk, host, ldy >= sz)
+     *     V[:, k]      = V[:, off+sz]          (the restart vector)
+     *     V[:, k+1]    = V[:, off+sz+1] - V[:, 0:k+1] h_in  (its product,
+     *                                           corrected with the new V)
+     *     h_out[0:k+1] = V[:, 0:k+1]^T V[:, k+1];  h_out[k+1] = its norm^2
+     * (h_in: k + 1 entries on the host, may change once the call returns;
+     * h_out: k + 2 local sums on the host); the correction and the sums
+     * are those cgs_step(k + 1) would give on the updated columns. */
+    int (*restart_step)(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *h_Y,
+                        int ldy, const double *h_in, double *h_out, int *done);
     /* mat_create_fill, optional (NULL: op.c fills whole host arrays and
      * calls mat_create): the matrix from a layout (a pjds whose col/val are
      * NULL; everything else set) and a callback that writes the entries of
@@ -779,6 +794,12 @@ int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r);
 /* The backend's fused cgs_step (w -= V h_in; h_out = V^T w, h_out[k] = w.w)
  * with global sums; PL_ERR_NOTSUP when the backend has none. */
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);
+/* The backend's restart_step with global sums (k + 2 values, one
+ * reduction), composed from basis_update, copies and pl_vec_cgs_step where
+ * the backend has none, declines, or the sums must be reproducible.
+ * V has off + sz + 2 columns.  Collective. */
+int pl_vec_restart_step(pl_op *op, int off, int sz, int kk, double *V, size_t ld, const double *Y, int ldy,
+                        const double *h_in, double *h_out);
 /* The backend's sel_gram with global sums (ka + 9 values, one reduction);
  * PL_ERR_NOTSUP when the backend has none.  Collective. */
 int pl_vec_sel_gram(pl_op *op, int ka, const double *A, const double *B, size_t ld, double *h);

@@ -407,6 +407,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->sel_update = cpu_sel_update;
     be->lz_step = cpu_lz_step;
     be->basis_update = cpu_basis_update;
+    be->restart_step = cpu_restart_step;
     be->mat_create = cpu_mat_create;
     be->cmat_create = cpu_cmat_create;
     be->mat_values = cpu_mat_values;

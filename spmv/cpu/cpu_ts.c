@@ -474,3 +474,57 @@ int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t l
     PL_CHECK(!fail, PL_ERR_MEM, "out of host memory (basis_update)");
     return PL_OK;
 }
+
+/* be->restart_step (spmv.h): per tile of rows, the kept columns Y-combined
+ * into a buffer, then written with the restart vector and its product, and
+ * the tile corrected and projected as cgs_step does while it is in cache;
+ * per-thread sums added in thread order. */
+int cpu_restart_step(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *Y,
+                     int ldy, const double *h_in, double *h_out, int *done)
+{
+    (void)be;
+    PL_CHECK(off >= 0 && kk >= 1 && sz > kk + 1 && ldy >= sz && ld >= n, PL_ERR_ARG,
+             "restart_step: bad sizes (n = %zu, off = %d, sz = %d, kk = %d, ld = %zu, ldy = %d)", n, off, sz, kk, ld,
+             ldy);
+    const int k = off + kk, kc = k + 1; /* columns 0..k measured, then the norm */
+    *done = 1;
+    for (int i = 0; i <= kc; i++) h_out[i] = 0.0;
+    if (n == 0) return PL_OK;
+    int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1, fail = 0;
+    const size_t np = (size_t)nt * (size_t)(kc + 1);
+    double *part = calloc(np, sizeof *part);
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory (restart_step)");
+    const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
+    const ts_comb_fn comb = g_comb;
+    const ts_proj_fn proj = g_proj;
+    const ts_sub_fn sub = g_sub;
+    double *Vo = V + (size_t)off * ld, *vr = V + (size_t)(off + sz) * ld, *xa = vr + ld;
+    double *vk = V + (size_t)k * ld, *x = vk + ld;
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
+    {
+        double *hp = part + (size_t)omp_get_thread_num() * (size_t)(kc + 1);
+        double *t = malloc((size_t)PL_TS_ROWS * (size_t)kk * sizeof *t);
+        if (!t) fail = 1;
+#pragma omp for schedule(static)
+        for (size_t b = 0; b < nb; b++) {
+            if (!t) continue;
+            size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
+            comb(len, sz, kk, Vo + r0, ld, Y, ldy, t, PL_TS_ROWS);
+            /* columns k and k + 1 are read (as old columns) by comb above,
+             * and vr, xa lie beyond the update: safe in this order */
+            for (int j = 0; j < kk; j++)
+                memcpy(Vo + (size_t)j * ld + r0, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
+            memcpy(vk + r0, vr + r0, len * sizeof(double));
+            memcpy(x + r0, xa + r0, len * sizeof(double));
+            sub(len, kc, V + r0, ld, h_in, x + r0);
+            proj(len, kc, V + r0, ld, x + r0, hp);
+            proj(len, 1, x + r0, 0, x + r0, hp + kc);
+        }
+        free(t);
+    }
+    for (int th = 0; th < nt && !fail; th++)
+        for (int c = 0; c <= kc; c++) h_out[c] += part[(size_t)th * (size_t)(kc + 1) + c];
+    free(part);
+    PL_CHECK(!fail, PL_ERR_MEM, "out of host memory (restart_step)");
+    return PL_OK;
+}

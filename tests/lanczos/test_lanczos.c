@@ -137,9 +137,11 @@ static void check_solve(const char *name, const dense *d, const double *ref, int
         be->gram = NULL;
         be->sel_gram = NULL;
         be->sel_update = NULL;
+        be->restart_step = NULL;
     } else if (g_slots == 2) {
         be->cgs_step = host_cgs_step;
         be->basis_update = host_basis_update;
+        be->restart_step = NULL; /* the restart composes the two above */
     }
     int64_t calls0[2] = {g_slot_calls[0], g_slot_calls[1]};
     TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
