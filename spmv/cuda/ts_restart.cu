@@ -31,63 +31,79 @@ struct rs_acc {
     __device__ __forceinline__ double &operator[](int q) const { return SH ? a[q * TS_BS + threadIdx.x] : a[q]; }
 };
 
-template <int MT, int KL, int JB, int SH>
+template <int MT, int KL, int JB, int SH, int R>
 static __device__ __forceinline__ void rs_row(double *V, int64_t ld, const double *ys, const double *hs, int off,
                                               int sz, int kk, int64_t i, rs_acc<SH> acc)
 {
-    double s[MT];
+    double s[MT][R];
 #pragma unroll
-    for (int c = 0; c < MT; c++) s[c] = 0.0;
+    for (int c = 0; c < MT; c++)
+#pragma unroll
+        for (int u = 0; u < R; u++) s[c][u] = 0.0;
     const double *vo = V + (int64_t)off * ld + i;
     for (int j0 = 0; j0 < sz; j0 += JB) {
-        double v[JB];
+        double v[JB][R];
 #pragma unroll
         for (int q = 0; q < JB; q++) {
-            if (j0 + q < sz) ld_cs<1>(vo + (int64_t)(j0 + q) * ld, &v[q]);
-            else v[q] = 0.0;
+            if (j0 + q < sz) ld_cs<R>(vo + (int64_t)(j0 + q) * ld, v[q]);
+            else
+#pragma unroll
+                for (int u = 0; u < R; u++) v[q][u] = 0.0;
         }
 #pragma unroll
         for (int q = 0; q < JB; q++) {
             const double *yj = ys + (j0 + q) * MT;
 #pragma unroll
-            for (int c = 0; c < MT; c++) s[c] = fma(v[q], yj[c], s[c]);
+            for (int c = 0; c < MT; c++) {
+                const double y = yj[c];
+#pragma unroll
+                for (int u = 0; u < R; u++) s[c][u] = fma(v[q][u], y, s[c][u]);
+            }
         }
     }
-    double lk[KL > 0 ? KL : 1];
+    double lk[KL > 0 ? KL : 1][R];
 #pragma unroll
     for (int j = 0; j < KL; j++) {
-        if (j < off) ld_cs<1>(V + (int64_t)j * ld + i, &lk[j]);
-        else lk[j] = 0.0;
+        if (j < off) ld_cs<R>(V + (int64_t)j * ld + i, lk[j]);
+        else
+#pragma unroll
+            for (int u = 0; u < R; u++) lk[j][u] = 0.0;
     }
-    double vr, x;
-    ld_cs<1>(V + (int64_t)(off + sz) * ld + i, &vr);
-    ld_cs<1>(V + (int64_t)(off + sz + 1) * ld + i, &x);
+    double vr[R], x[R];
+    ld_cs<R>(V + (int64_t)(off + sz) * ld + i, vr);
+    ld_cs<R>(V + (int64_t)(off + sz + 1) * ld + i, x);
     const int k = off + kk;
-    double t = 0.0;
 #pragma unroll
-    for (int j = 0; j < KL; j++)
-        if (j < off) t = fma(lk[j], hs[j], t);
+    for (int u = 0; u < R; u++) {
+        double t = 0.0;
 #pragma unroll
-    for (int c = 0; c < MT; c++)
-        if (c < kk) t = fma(s[c], hs[off + c], t);
-    t = fma(vr, hs[k], t);
-    x = x - t; /* = cgs_step's w - t, rounded once */
+        for (int j = 0; j < KL; j++)
+            if (j < off) t = fma(lk[j][u], hs[j], t);
 #pragma unroll
-    for (int c = 0; c < MT; c++)
-        if (c < kk) V[(int64_t)(off + c) * ld + i] = s[c];
-    V[(int64_t)k * ld + i] = vr;
-    V[(int64_t)(k + 1) * ld + i] = x;
-#pragma unroll
-    for (int j = 0; j < KL; j++)
-        if (j < off) acc[j] = fma(lk[j], x, acc[j]);
+        for (int c = 0; c < MT; c++)
+            if (c < kk) t = fma(s[c][u], hs[off + c], t);
+        t = fma(vr[u], hs[k], t);
+        x[u] = x[u] - t; /* = cgs_step's w - t, rounded once */
+    }
 #pragma unroll
     for (int c = 0; c < MT; c++)
-        if (c < kk) acc[KL + c] = fma(s[c], x, acc[KL + c]);
-    acc[KL + MT] = fma(vr, x, acc[KL + MT]);
-    acc[KL + MT + 1] = fma(x, x, acc[KL + MT + 1]);
+        if (c < kk) st_plain<R>(V + (int64_t)(off + c) * ld + i, s[c]);
+    st_plain<R>(V + (int64_t)k * ld + i, vr);
+    st_plain<R>(V + (int64_t)(k + 1) * ld + i, x);
+#pragma unroll
+    for (int u = 0; u < R; u++) {
+#pragma unroll
+        for (int j = 0; j < KL; j++)
+            if (j < off) acc[j] = fma(lk[j][u], x[u], acc[j]);
+#pragma unroll
+        for (int c = 0; c < MT; c++)
+            if (c < kk) acc[KL + c] = fma(s[c][u], x[u], acc[KL + c]);
+        acc[KL + MT] = fma(vr[u], x[u], acc[KL + MT]);
+        acc[KL + MT + 1] = fma(x[u], x[u], acc[KL + MT + 1]);
+    }
 }
 
-template <int MT, int KL, int JB, int SH>
+template <int MT, int KL, int JB, int SH, int Y2>
 __global__ void __launch_bounds__(TS_BS) k_restart_step(int64_t n, int off, int sz, int kk, double *V, int64_t ld,
                                                         const double *__restrict__ Y, int ldy, const ts_hvec hp,
                                                         double *__restrict__ part, unsigned int *__restrict__ ticket,
@@ -112,7 +128,9 @@ __global__ void __launch_bounds__(TS_BS) k_restart_step(int64_t n, int off, int 
 #pragma unroll
     for (int q = 0; q < NA; q++) acc[q] = 0.0;
     __syncthreads();
-    for (int64_t i = tid; i < n; i += nth) rs_row<MT, KL, JB, SH>(V, ld, ys, hs, off, sz, kk, i, acc);
+    const int64_t G = n / Y2; /* Y2: rows a thread takes at once (16-byte loads for 2) */
+    for (int64_t g = tid; g < G; g += nth) rs_row<MT, KL, JB, SH, Y2>(V, ld, ys, hs, off, sz, kk, g * Y2, acc);
+    if (Y2 == 2 && (n & 1) && tid == 0) rs_row<MT, KL, JB, SH, 1>(V, ld, ys, hs, off, sz, kk, n - 1, acc);
 #pragma unroll
     for (int q = 0; q < NA; q++) {
         const double s = warp_sum(acc[q]);
@@ -140,21 +158,21 @@ static int rs_variant(void)
     return v;
 }
 
-template <int MT, int KL, int JB, int SH>
+template <int MT, int KL, int JB, int SH, int Y2>
 static int launch_rs1(pl_cuda_ctx *cx, int slot, int64_t n, int off, int sz, int kk, double *V, int64_t ld,
-                      const double *d_Y, int ldy, const ts_hvec &hp)
+                      const double *d_Y, int ldy, const ts_hvec &hp, int wide)
 {
     constexpr int NA = KL + MT + 2;
     const size_t smem = SH ? (size_t)NA * TS_BS * sizeof(double) : 0;
     static int attr_set = 0;
     if (SH && !attr_set) {
-        PL_CUDA(cudaFuncSetAttribute((const void *)k_restart_step<MT, KL, JB, SH>,
+        PL_CUDA(cudaFuncSetAttribute((const void *)k_restart_step<MT, KL, JB, SH, Y2>,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         attr_set = 1;
     }
     int occ = cx->ts_occ[slot];
     if (occ <= 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k_restart_step<MT, KL, JB, SH>, TS_BS,
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, (const void *)k_restart_step<MT, KL, JB, SH, Y2>, TS_BS,
                                                           smem) != cudaSuccess || occ < 1) {
             (void)cudaGetLastError();
             occ = 1;
@@ -162,8 +180,8 @@ static int launch_rs1(pl_cuda_ctx *cx, int slot, int64_t n, int off, int sz, int
         if (occ > PL_TS_MAX_BLOCKS_PER_SM) occ = PL_TS_MAX_BLOCKS_PER_SM;
         cx->ts_occ[slot] = occ;
     }
-    const unsigned nb = grid_rows(cx, n, (int64_t)cx->nsm * occ);
-    k_restart_step<MT, KL, JB, SH><<<nb, TS_BS, smem, cx->stream>>>(n, off, sz, kk, V, ld, d_Y, ldy, hp, cx->d_ts_part,
+    const unsigned nb = grid_rows(cx, n / Y2, (int64_t)cx->nsm * (wide ? PL_TS_MAX_BLOCKS_PER_SM : occ));
+    k_restart_step<MT, KL, JB, SH, Y2><<<nb, TS_BS, smem, cx->stream>>>(n, off, sz, kk, V, ld, d_Y, ldy, hp, cx->d_ts_part,
                                                                     cx->d_ts_ticket, cx->d_ts_h);
     PL_CUDA_LAUNCH();
     return PL_OK;
@@ -173,13 +191,24 @@ template <int MT, int KL>
 static int launch_rs(pl_cuda_ctx *cx, int slot, int64_t n, int off, int sz, int kk, double *V, int64_t ld,
                      const double *d_Y, int ldy, const ts_hvec &hp)
 {
+    const int v2 = ((uintptr_t)V & 15u) == 0 && ld % 2 == 0; /* 16-byte loads of two rows */
     switch (rs_variant()) {
-    case 1: return launch_rs1<MT, KL, 12, 0>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp);
-    case 2: return launch_rs1<MT, KL, 24, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp);
-    case 3: return launch_rs1<MT, KL, 12, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp);
-    default: return launch_rs1<MT, KL, 24, 0>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp);
+    case 1: return launch_rs1<MT, KL, 12, 0, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+    case 2: return launch_rs1<MT, KL, 24, 1, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+    case 7:
+        if (v2) return launch_rs1<MT, KL, 12, 1, 2>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+        return launch_rs1<MT, KL, 24, 1, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+    case 8:
+        if (v2) return launch_rs1<MT, KL, 24, 1, 2>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+        return launch_rs1<MT, KL, 24, 1, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+    case 9:
+        if (v2) return launch_rs1<MT, KL, 12, 0, 2>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+        return launch_rs1<MT, KL, 24, 1, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
+    default: return launch_rs1<MT, KL, 24, 0, 1>(cx, slot, n, off, sz, kk, V, ld, d_Y, ldy, hp, 0);
     }
 }
+
+
 
 extern "C" int pl_cuda_ts_restart_fits(int off, int sz, int kk)
 {
