@@ -370,26 +370,6 @@ static int cu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, si
     return r;
 }
 
-/* The restart's update and the first Gram-Schmidt pass in one pass (spmv.h
- * restart_step): our kernel where the sizes fit (ts_restart.cu), else
- * *done = 0 and the caller composes them. */
-static int cu_restart_step(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *h_Y,
-                           int ldy, const double *h_in, double *h_out, int *done)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    *done = 0;
-    PL_CHECK(off >= 0 && kk >= 1 && sz > kk + 1 && ld >= n && ldy >= sz, PL_ERR_ARG,
-             "restart_step: bad sizes n = %zu off = %d sz = %d kk = %d ld = %zu ldy = %d", n, off, sz, kk, ld, ldy);
-    if (cx->ts_cublas || n == 0 || !pl_cuda_ts_restart_fits(off, sz, kk)) return PL_OK;
-    const size_t ny = (size_t)ldy * (size_t)kk;
-    PL_CALL(work_reserve(cx, ny));
-    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_Y, ny * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
-    be->bytes_h2d += (double)(ny + (size_t)(off + kk + 1)) * sizeof(double);
-    PL_CALL(pl_cuda_ts_restart_step(cx, n, off, sz, kk, V, ld, cx->d_work, ldy, h_in));
-    *done = 1;
-    return ts_fetch(be, cx, h_out, (size_t)(off + kk + 2));
-}
-
 /* ---- matrices --------------------------------------------------------------- */
 
 /* (cuda_impl.h) */
@@ -799,7 +779,6 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->host_alloc = cu_host_alloc;
     be->host_free = cu_host_free;
     be->cgs_step = cu_cgs_step;
-    be->restart_step = cu_restart_step;
     be->gram = cu_gram;
     be->sel_gram = cu_sel_gram;
     be->sel_update = cu_sel_update;

@@ -86,8 +86,8 @@ typedef struct pl_cuda_ctx {
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
-    int ts_occ[42];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
-                               /* lz_step (27..29), gemv_t2 (30..33), restart_step (34..41)                             */
+    int ts_occ[34];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
+                               /* lz_step (27..29), gemv_t2 (30..33)                                                   */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
@@ -231,14 +231,6 @@ int pl_cuda_ts_gemv_t2(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t
  * basis_update (1 <= m <= k <= PL_TS_KMAX): V[:, 0:m] = V[:, 0:k] Y in place,
  * Y in device memory. */
 int pl_cuda_ts_cgs_step(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in);
-/* ts_restart.cu, restart_step (spmv.h; pl_cuda_ts_restart_fits: off <= 16,
- * 1 <= kk <= 16, kk + 1 < sz <= 48): the update, the restart vector and the
- * corrected product in one pass, Y (sz x kk, ldy) in device memory, h_in
- * (k + 1 = off + kk + 1 doubles) copied into the launch parameters;
- * d_ts_h[0:k+2] the sums. */
-int pl_cuda_ts_restart_fits(int off, int sz, int kk);
-int pl_cuda_ts_restart_step(pl_cuda_ctx *cx, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *d_Y,
-                            int ldy, const double *h_in);
 /* sel_gram (1 <= ka <= 16): d_ts_h[0:ka] = A^T x, then the upper triangle
  * of [b0 b1 x]^T [b0 b1 x] packed as gram (6 doubles), B = [b0 b1 x]
  * adjacent columns.  sel_update: x = s (x - A ca - b0 cb[0] - b1 cb[1]),

@@ -10,16 +10,15 @@
  * by neither path's contract and are not compared.
  * Composed (the slots it replaces, same backend): basis_update, two copies,
  * cgs_step(k + 1): the kept columns must be the same bits as basis_update's
- * (both backends sum each row's products in the same order), and on the
- * CPU backend everything (columns and sums) the same bits as cgs_step's
- * (same tiles, same per-thread order); on the GPU the correction and the
- * sums to the tolerance (another grid).
- * Coverage: off = 0, 1, 4, 5, 9, 16 (the kernel's tiers of locked columns),
- * kk = 1..16 with sz = 2 kk + 2 and the edges sz = kk + 2 and sz = 48;
- * n = 1, 7, 1000, 20001 (the CPU backend's OpenMP threshold), ld = n and
- * n + 1.  A slot that declines (*done = 0, beyond the kernel's sizes) is
- * counted, and must not touch V.  Backends: cpu always; cuda as well when
- * PJDS_TEST_BACKEND=cuda (exit 77 without a device). */
+ * (each row's products summed in the same order), and the corrected
+ * product and the sums the same bits as cgs_step's (same tiles, same
+ * per-thread order).
+ * Coverage: off = 0, 1, 4, 5, 9, 16, 17 (locked columns), kk = 1..17 with
+ * sz = 2 kk + 2 and the edges sz = kk + 2 and sz = 48, 50; n = 1, 7, 1000,
+ * 20001 (the backend's OpenMP threshold), ld = n and n + 1.  A slot that
+ * declines (*done = 0) is counted, and must not touch V.  Backend: cpu, the
+ * one that has the slot (the cuda backend's kernel was measured and not
+ * kept: docs/performance.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,8 +169,8 @@ static void check_backend(pl_backend *be)
                         check_one(be, ns[a], ns[a] + pad, offs[o], 48, kk, sd + 9);
                     }
                 }
-    check_one(be, 1000, 1000, 17, 20, 8, 4242);  /* beyond the kernel's locked columns */
-    check_one(be, 1000, 1000, 0, 50, 17, 4243); /* beyond its kept columns and sz */
+    check_one(be, 1000, 1000, 17, 20, 8, 4242);
+    check_one(be, 1000, 1000, 0, 50, 17, 4243);
 }
 
 int main(int argc, char **argv)
@@ -181,17 +180,6 @@ int main(int argc, char **argv)
     TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
     if (be) check_backend(be);
     pl_backend_destroy(&be);
-    const char *want = getenv("PJDS_TEST_BACKEND");
-    if (want && !strcmp(want, "cuda")) {
-        if (pl_cuda_device_count() == 0) {
-            printf("test_restart_step: no CUDA device (skipped)\n");
-            MPI_Finalize();
-            return 77;
-        }
-        TU_OK(pl_backend_create(PL_BACKEND_CUDA, 0, &be));
-        if (be) check_backend(be);
-        pl_backend_destroy(&be);
-    }
     printf("test_restart_step: %d cases (%d declined by the slot), worst error %.2e of the scale (tolerance %.0e)\n",
            g_cases, g_declined, g_worst, TOL);
     MPI_Finalize();
