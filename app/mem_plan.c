@@ -21,7 +21,8 @@
  *                   each structure's plan is made at its build, so the
  *                   largest point is planned for the operator it gets
  *   build temps     40 n                      (permutation, lengths, global index)
- *   basis + work    8 n (k + 6)
+ *   basis + work    8 n (k + 6)                (the cpu backend's fused restart takes one
+ *                                              of the 6: column ncv + 1, A v_m)
  * Host: what the process holds already (VmRSS: libraries, MPI, the CUDA
  * context) + cpu backend max(CSR + pJDS + temps, pJDS + 8 n + basis), cuda
  * backend CSR + temps (the entries stream to the device chunk by chunk).
