@@ -100,11 +100,6 @@ int kr_orth_loss(kr_ws *w, int nev, double *loss)
     return PL_OK;
 }
 
-/* The measuring pass of classical Gram-Schmidt on x = column k: x -= V
- * h_in, then w->c2[0:k] = V^T x and ||x||^2 (the backend's fused cgs_step,
- * else gemv_n + gemv_t; one reduction); coef[0:k] = h_in + c2, *n1 = ||x||
- * after the correction, *n2 = its norm once c2 is removed too (by
- * Pythagoras). */
 /* After a measuring pass: *n1 = sqrt(c2[k]), coef[0:k] = h_in + c2, *n2 =
  * the norm once c2 is removed too (by Pythagoras). */
 static void measured_norms(const kr_ws *w, int k, const double *h_in, double *coef, double *n1, double *n2)
@@ -118,6 +113,11 @@ static void measured_norms(const kr_ws *w, int k, const double *h_in, double *co
     *n2 = sqrt(fmax(*n1 * *n1 - s2, 0.0));
 }
 
+/* The measuring pass of classical Gram-Schmidt on x = column k: x -= V
+ * h_in, then w->c2[0:k] = V^T x and ||x||^2 (the backend's fused cgs_step,
+ * else gemv_n + gemv_t; one reduction); coef[0:k] = h_in + c2, *n1 = ||x||
+ * after the correction, *n2 = its norm once c2 is removed too (by
+ * Pythagoras). */
 static int cgs_measure(kr_ws *w, int k, double *x, const double *h_in, double *coef, double *n1, double *n2)
 {
     const double col_bytes = 8.0 * (double)w->n;
@@ -256,19 +256,6 @@ int kr_overlaps_last2(kr_ws *w, int j, double *C)
     return PL_OK;
 }
 
-/* See krylov_impl.h.  The first pass subtracts the expected coefficients
- * (the arrow of the thick restart) and the measured alpha = v_{k-1}^T x /
- * ||v_{k-1}||^2 (one Gram matrix of the two adjacent columns); the fused
- * cgs_step then measures what is left in the same pass over V.  The
- * measured overlaps c2 = V^T x that stay below keep ||x|| are left in x
- * (row[i] = |c2_i| / ||x||, the caller's omega row; 0 where corrected) and
- * only the contiguous range of columns from the first to the last larger
- * one is read by the correction: the semi-orthogonal Lanczos basis needs
- * no more, and a cycle whose restart vector kept orthogonality skips the
- * k-column sweep (2 column passes instead of k + 2; keep = 0 corrects
- * every nonzero overlap, 2k + 8 passes in all).  Where the expectation was poor (the measured pass
- * still cancels more than half of the norm), the two standard passes run
- * on what is left. */
 /* The rest of kr_orthogonalize_known once w->c3 (the subtracted
  * coefficients) and w->c2 (the measured overlaps and norm) are known. */
 static int known_finish(kr_ws *w, int k, double n0, double keep, double *row, double *coef, double *nrm, int *in_span,
@@ -295,6 +282,19 @@ static int known_finish(kr_ws *w, int k, double n0, double keep, double *row, do
     return PL_OK;
 }
 
+/* See krylov_impl.h.  The first pass subtracts the expected coefficients
+ * (the arrow of the thick restart) and the measured alpha = v_{k-1}^T x /
+ * ||v_{k-1}||^2 (one Gram matrix of the two adjacent columns); the fused
+ * cgs_step then measures what is left in the same pass over V.  The
+ * measured overlaps c2 = V^T x that stay below keep ||x|| are left in x
+ * (row[i] = |c2_i| / ||x||, the caller's omega row; 0 where corrected) and
+ * only the contiguous range of columns from the first to the last larger
+ * one is read by the correction: the semi-orthogonal Lanczos basis needs
+ * no more, and a cycle whose restart vector kept orthogonality skips the
+ * k-column sweep (2 column passes instead of k + 2; keep = 0 corrects
+ * every nonzero overlap, 2k + 8 passes in all).  Where the expectation was poor (the measured pass
+ * still cancels more than half of the norm), the two standard passes run
+ * on what is left. */
 int kr_orthogonalize_known(kr_ws *w, int k, const double *known, double keep, double *row, double *coef,
                            double *nrm, int *in_span)
 {

@@ -53,14 +53,14 @@ typedef struct lz_ctx {
     double *trow;    /* 2 (m + 2): a trigger's measured overlaps (lz_step_local) */
     double *so[3];   /* m + 2 each: the selected columns' signed overlaps with  */
     int so_col[3];   /* the basis columns so_col[r] (-1: none; lz_sel_row).     */
+                     /* nsel reaches nlock + the converged kept columns, more   */
+                     /* than PL_SEL_KMAX at nev > 16 (the composed step)        */
     int first_ready; /* the restart did the next cycle's first product and its */
-                     /* measuring pass (lz_restart_fused): lz_step finishes it  */
+                     /* measuring pass (lz_first_pass): lz_step finishes it    */
     double first_G[4];  /* Gram matrix of v_k and A v_k before that pass        */
     double first_t;     /* the product's and the Gram matrix's time (a step's)  */
     double *first_c3;   /* m + 2: the coefficients that pass subtracted          */
     double *first_h;    /* m + 3: its measured overlaps and squared norm         */
-                     /* nsel reaches nlock + the converged kept columns, more   */
-                     /* than PL_SEL_KMAX at nev > 16 (the composed step)        */
 } lz_ctx;
 
 /* The expansion hooks (lz_step.c): column j + 1 = A v_j orthogonalised

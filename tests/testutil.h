@@ -47,6 +47,11 @@ extern int tu_failures;
         fputc('\n', stderr);                                                            \
         exit(77);                                                                       \
     } while (0)
+/* got against a long double reference, the error measured against the
+ * entry's scale (the sum of |terms|, which any summation order's rounding
+ * is bounded by eps times): a failed check above tol (printed with what);
+ * *worst keeps the largest error seen */
+void tu_close_scaled(const char *what, double got, long double ref, long double scale, double tol, double *worst);
 /* exit status of a test main */
 int tu_result(const char *name);
 #endif

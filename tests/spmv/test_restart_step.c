@@ -36,12 +36,7 @@ static int g_cases = 0, g_declined = 0;
 
 static void expect_close(const char *what, double got, long double ref, long double scale)
 {
-    double e = (double)(fabsl((long double)got - ref) / (scale > 0 ? scale : 1.0L));
-    if (e > g_worst) g_worst = e;
-    if (!(e <= TOL)) {
-        fprintf(stderr, "%s: got %.17g, want %.17Lg (error %.1e of the scale)\n", what, got, ref, e);
-        TU_CHECK(0);
-    }
+    tu_close_scaled(what, got, ref, scale, TOL, &g_worst);
 }
 
 /* One case: V has off + sz + 2 columns (ld), random; Y sz x kk; h k + 1. */

@@ -29,12 +29,7 @@ static double g_worst = 0.0;
 
 static void expect_close(const char *what, double got, long double ref, long double scale)
 {
-    double e = (double)(fabsl((long double)got - ref) / (scale > 0 ? scale : 1.0L));
-    if (e > g_worst) g_worst = e;
-    if (!(e <= TOL)) {
-        fprintf(stderr, "%s: got %.17g, want %.17Lg (relative to scale %.1e)\n", what, got, ref, e);
-        TU_CHECK(0);
-    }
+    tu_close_scaled(what, got, ref, scale, TOL, &g_worst);
 }
 
 /* got against the long double sum of a[i] v[i], i < n (scale: the sum of
