@@ -131,8 +131,7 @@ int lz_first_fits(const kr_solver *s, int off, int sz, int kk)
 {
     const lz_ctx *c = s->ctx;
     const kr_ws *w = s->w;
-    return w->xcol && !w->bop && c->reorth == LZ_REORTH_PARTIAL && s->mm == w->m && off + sz == w->m && kk >= 1 &&
-           sz > kk + 1;
+    return w->xcol && !w->bop && c->reorth == LZ_REORTH_PARTIAL && off + sz == w->m && kk >= 1 && sz > kk + 1;
 }
 
 /* Before the restart: column m + 1 = A v_m (v_m, the residual vector, is

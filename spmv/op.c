@@ -281,14 +281,11 @@ int pl_vec_restart_step(pl_op *op, int off, int sz, int kk, double *V, size_t ld
     const int k = off + kk;
     pl_backend *be = op->be;
     if (!op->repro && be->restart_step) {
-        int done = 0;
-        PL_CALL(be->restart_step(be, n, off, sz, kk, V, ld, Y, ldy, h_in, h_out, &done));
-        if (done) {
-            if (op->size == 1) return PL_OK;
-            PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h_out, k + 2, MPI_DOUBLE, MPI_SUM, op->comm),
-                   "MPI_Allreduce of V^T w, w.w (restart)");
-            return PL_OK;
-        }
+        PL_CALL(be->restart_step(be, n, off, sz, kk, V, ld, Y, ldy, h_in, h_out));
+        if (op->size == 1) return PL_OK;
+        PL_MPI(MPI_Allreduce(MPI_IN_PLACE, h_out, k + 2, MPI_DOUBLE, MPI_SUM, op->comm),
+               "MPI_Allreduce of V^T w, w.w (restart)");
+        return PL_OK;
     }
     PL_CHECK(be->basis_update, PL_ERR_NOTSUP, "backend %s has no basis update", be->name);
     /* composed: the update, the restart vector and its product into

@@ -332,8 +332,8 @@ struct pl_backend {
      * on the host, ldy >= k, 0 <= m <= k); columns m..k-1 are left
      * undefined.  Any n, k, m. */
     int (*basis_update)(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *h_Y, int ldy);
-    /* restart_step, optional (NULL, or *done = 0 on return: the caller
-     * composes basis_update, two copies and cgs_step): a thick restart's
+    /* restart_step, optional (NULL: the caller composes basis_update, two
+     * copies and cgs_step): a thick restart's
      * basis update and the next cycle's first Gram-Schmidt pass in one pass
      * over V.  With k = off + kk (kk >= 1, sz > kk + 1), in place, every
      * right-hand side read before anything is written:
@@ -349,7 +349,7 @@ struct pl_backend {
      * backend not: its kernel was measured no faster in a solve (one H200,
      * docs/performance.md), so lanczos keeps the composed restart there. */
     int (*restart_step)(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *h_Y,
-                        int ldy, const double *h_in, double *h_out, int *done);
+                        int ldy, const double *h_in, double *h_out);
     /* mat_create_fill, optional (NULL: op.c fills whole host arrays and
      * calls mat_create): the matrix from a layout (a pjds whose col/val are
      * NULL; everything else set) and a callback that writes the entries of
@@ -799,7 +799,7 @@ int pl_vec_bdot(pl_op *op, int R, const double *X, const double *Y, double *r);
 int pl_vec_cgs_step(pl_op *op, int k, const double *V, size_t ld, double *w, const double *h_in, double *h_out);
 /* The backend's restart_step with global sums (k + 2 values, one
  * reduction), composed from basis_update, copies and pl_vec_cgs_step where
- * the backend has none, declines, or the sums must be reproducible.
+ * the backend has none or the sums must be reproducible.
  * V has off + sz + 2 columns.  Collective. */
 int pl_vec_restart_step(pl_op *op, int off, int sz, int kk, double *V, size_t ld, const double *Y, int ldy,
                         const double *h_in, double *h_out);

@@ -300,6 +300,23 @@ int cpu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld,
     return PL_OK;
 }
 
+/* One tile of cgs_step (len rows from V, w): w -= V h_in, then hp[0:k] +=
+ * V^T w and hp[k] += w.w while the tile is in cache. */
+static void cgs_tile(size_t len, int k, const double *V, size_t ld, const double *h_in, double *w, double *hp)
+{
+    g_sub(len, k, V, ld, h_in, w);
+    g_proj(len, k, V, ld, w, hp);
+    g_proj(len, 1, w, 0, w, hp + k);
+}
+
+/* One tile of basis_update (len rows from V): V[:, 0:m] = V[:, 0:k] Y
+ * through the buffer t (PL_TS_ROWS x m). */
+static void update_tile(size_t len, int k, int m, double *V, size_t ld, const double *Y, int ldy, double *t)
+{
+    g_comb(len, k, m, V, ld, Y, ldy, t, PL_TS_ROWS);
+    for (int j = 0; j < m; j++) memcpy(V + (size_t)j * ld, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
+}
+
 /* w -= V[:, 0:k] h_in; h_out[0:k] = V^T w; h_out[k] = w.w: each tile is
  * corrected, then projected while its V rows are still in cache. */
 int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
@@ -315,18 +332,13 @@ int cpu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, do
     PL_CHECK(part, PL_ERR_MEM, "out of host memory");
     memset(part, 0, np * sizeof *part);
     const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-    const ts_proj_fn proj = g_proj;
-    const ts_sub_fn sub = g_sub;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         double *hp = part + (size_t)omp_get_thread_num() * kk;
 #pragma omp for schedule(static)
         for (size_t b = 0; b < nb; b++) {
             size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-            double *t = w + r0;
-            sub(len, k, V + r0, ld, h_in, t);
-            proj(len, k, V + r0, ld, t, hp);
-            proj(len, 1, t, 0, t, hp + k);
+            cgs_tile(len, k, V + r0, ld, h_in, w + r0, hp);
         }
     }
     for (int th = 0; th < nt; th++)
@@ -457,7 +469,6 @@ int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t l
     if (n == 0 || m == 0) return PL_OK;
     int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1, fail = 0;
     const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-    const ts_comb_fn comb = g_comb;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
     {
         double *t = malloc((size_t)PL_TS_ROWS * (size_t)m * sizeof *t);
@@ -466,8 +477,7 @@ int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t l
         for (size_t b = 0; b < nb; b++) {
             if (!t) continue;
             size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-            comb(len, k, m, V + r0, ld, Y, ldy, t, PL_TS_ROWS);
-            for (int j = 0; j < m; j++) memcpy(V + (size_t)j * ld + r0, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
+            update_tile(len, k, m, V + r0, ld, Y, ldy, t);
         }
         free(t);
     }
@@ -475,19 +485,18 @@ int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t l
     return PL_OK;
 }
 
-/* be->restart_step (spmv.h): per tile of rows, the kept columns Y-combined
- * into a buffer, then written with the restart vector and its product, and
- * the tile corrected and projected as cgs_step does while it is in cache;
- * per-thread sums added in thread order. */
+/* be->restart_step (spmv.h): per tile of rows, basis_update's tile, the
+ * restart vector and its product copied in, then cgs_step's tile on it
+ * while it is in cache (the same helpers, tiles and per-thread order: the
+ * same bits as the composed slots); per-thread sums added in thread order. */
 int cpu_restart_step(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *Y,
-                     int ldy, const double *h_in, double *h_out, int *done)
+                     int ldy, const double *h_in, double *h_out)
 {
     (void)be;
     PL_CHECK(off >= 0 && kk >= 1 && sz > kk + 1 && ldy >= sz && ld >= n, PL_ERR_ARG,
              "restart_step: bad sizes (n = %zu, off = %d, sz = %d, kk = %d, ld = %zu, ldy = %d)", n, off, sz, kk, ld,
              ldy);
     const int k = off + kk, kc = k + 1; /* columns 0..k measured, then the norm */
-    *done = 1;
     for (int i = 0; i <= kc; i++) h_out[i] = 0.0;
     if (n == 0) return PL_OK;
     int nt = n > PL_OMP_MIN ? omp_get_max_threads() : 1, fail = 0;
@@ -495,9 +504,6 @@ int cpu_restart_step(pl_backend *be, size_t n, int off, int sz, int kk, double *
     double *part = calloc(np, sizeof *part);
     PL_CHECK(part, PL_ERR_MEM, "out of host memory (restart_step)");
     const size_t nb = (n + PL_TS_ROWS - 1) / PL_TS_ROWS;
-    const ts_comb_fn comb = g_comb;
-    const ts_proj_fn proj = g_proj;
-    const ts_sub_fn sub = g_sub;
     double *Vo = V + (size_t)off * ld, *vr = V + (size_t)(off + sz) * ld, *xa = vr + ld;
     double *vk = V + (size_t)k * ld, *x = vk + ld;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
@@ -509,16 +515,12 @@ int cpu_restart_step(pl_backend *be, size_t n, int off, int sz, int kk, double *
         for (size_t b = 0; b < nb; b++) {
             if (!t) continue;
             size_t r0 = b * PL_TS_ROWS, len = r0 + PL_TS_ROWS < n ? PL_TS_ROWS : n - r0;
-            comb(len, sz, kk, Vo + r0, ld, Y, ldy, t, PL_TS_ROWS);
-            /* columns k and k + 1 are read (as old columns) by comb above,
-             * and vr, xa lie beyond the update: safe in this order */
-            for (int j = 0; j < kk; j++)
-                memcpy(Vo + (size_t)j * ld + r0, t + (size_t)j * PL_TS_ROWS, len * sizeof(double));
+            /* columns k and k + 1 are read (as old columns) by the update,
+             * and vr, xa lie beyond it: safe in this order */
+            update_tile(len, sz, kk, Vo + r0, ld, Y, ldy, t);
             memcpy(vk + r0, vr + r0, len * sizeof(double));
             memcpy(x + r0, xa + r0, len * sizeof(double));
-            sub(len, kc, V + r0, ld, h_in, x + r0);
-            proj(len, kc, V + r0, ld, x + r0, hp);
-            proj(len, 1, x + r0, 0, x + r0, hp + kc);
+            cgs_tile(len, kc, V + r0, ld, h_in, x + r0, hp);
         }
         free(t);
     }

@@ -31,7 +31,7 @@ int cpu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const doub
                    const double *cb, size_t ld, double s, double *x);
 int cpu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *Y, int ldy);
 int cpu_restart_step(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *Y,
-                     int ldy, const double *h_in, double *h_out, int *done);
+                     int ldy, const double *h_in, double *h_out);
 /* cpu_spmm.c: SpMMV of one pJDS matrix over its thread partition, the block
  * gather and the block dot product (spmv.h be->spmm, gather_block, bdot) */
 int cpu_spmm_mat(pl_backend *be, const pjds *p, int nparts, const int32_t *part, int R, const double *X, double *Y);
