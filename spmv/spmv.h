@@ -344,10 +344,8 @@ struct pl_backend {
      *     h_out[0:k+1] = V[:, 0:k+1]^T V[:, k+1];  h_out[k+1] = its norm^2
      * (h_in: k + 1 entries on the host, may change once the call returns;
      * h_out: k + 2 local sums on the host); the correction and the sums
-     * are those cgs_step(k + 1) would give on the updated columns.  The cpu
-     * backend has it (the same bits as the composed slots); the cuda
-     * backend not: its kernel was measured no faster in a solve (one H200,
-     * docs/performance.md), so lanczos keeps the composed restart there. */
+     * are those cgs_step(k + 1) would give on the updated columns.  Both
+     * backends have it (cpu: the same bits as the composed slots). */
     int (*restart_step)(pl_backend *be, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *h_Y,
                         int ldy, const double *h_in, double *h_out);
     /* mat_create_fill, optional (NULL: op.c fills whole host arrays and

@@ -30,6 +30,7 @@ typedef struct pl_spmv_tuning {
     char cpjds_variant[32];     /* PJDS_CPJDS_VARIANT, "" = by the matrix's layout       */
     int cpjds_wide;             /* PJDS_CPJDS_WIDE=1                                     */
     int cuda_ts_cublas;         /* PJDS_CUDA_TS=cublas                                   */
+    int cuda_no_preload;        /* PJDS_CUDA_PRELOAD=0: kernels load at first launch     */
     int cpu_isa_cap;            /* PJDS_CPU_ISA: -1 none, else 0 default, 1 avx2, 2 avx512 */
     int cpu_cpjds_rows;         /* PJDS_CPU_CPJDS=rows                                   */
     int format;                 /* PJDS_SPMV_FORMAT: enum pl_format, auto = no override  */

@@ -26,6 +26,7 @@ void pl_spmv_tuning_from_env(pl_spmv_tuning *t)
     env_copy("PJDS_CPJDS_VARIANT", t->cpjds_variant, sizeof t->cpjds_variant);
     t->cpjds_wide = env_is("PJDS_CPJDS_WIDE", "1");
     t->cuda_ts_cublas = env_is("PJDS_CUDA_TS", "cublas");
+    t->cuda_no_preload = env_is("PJDS_CUDA_PRELOAD", "0");
     const char *isa = getenv("PJDS_CPU_ISA");
     t->cpu_isa_cap = !isa ? -1 : !strcmp(isa, "avx512") ? 2 : !strcmp(isa, "avx2") ? 1 : 0;
     t->cpu_cpjds_rows = env_is("PJDS_CPU_CPJDS", "rows");

@@ -1,5 +1,6 @@
 /* backend_cuda.cu — the CUDA backend: the pl_backend table of spmv.h with
- * device vectors, cuBLAS vector and dense operations, the pJDS SpMV kernel
+ * device vectors, cuBLAS vector operations, the basis slots of
+ * backend_cuda_dense.cu, the pJDS SpMV kernel
  * family of pjds_kernels.cu (and, for block-structured matrices, the pJDS-b
  * kernels through block_mode.cu), and the bench entry points of
  * pl_cuda_bench.h (cuda_bench.cu).
@@ -21,7 +22,6 @@
 #include <string.h>
 
 #include "cuda_impl.h"
-#include "lz_coef.h"
 extern "C" {
 #include "pjds_block.h"
 }
@@ -40,19 +40,6 @@ extern "C" int pl_cuda_device_count(void)
 }
 
 
-
-/* Make sure d_work holds n doubles. */
-static int work_reserve(pl_cuda_ctx *cx, size_t n)
-{
-    if (n <= cx->work_n) return PL_OK;
-    size_t want = n < 1024 ? 1024 : n;
-    if (cx->d_work) PL_CUDA(cudaFree(cx->d_work)); /* cudaFree waits for the device */
-    cx->d_work = NULL;
-    cx->work_n = 0;
-    PL_CUDA(cudaMalloc((void **)&cx->d_work, want * sizeof(double)));
-    cx->work_n = want;
-    return PL_OK;
-}
 
 /* ---- vectors ---------------------------------------------------------------- */
 
@@ -143,231 +130,6 @@ static int cu_dot(pl_backend *be, size_t n, const double *x, const double *y, do
     PL_CUBLAS(pl_cublas.Ddot_64(cx->cublas, (int64_t)n, x, 1, y, 1, h_r));
     be->bytes_d2h += sizeof(double);
     return PL_OK;
-}
-
-/* The result of one of our tall-skinny reductions (ts_kernels.cu): count
- * doubles from d_ts_h through the pinned buffer to h, once the stream is
- * done; counted as downloaded. */
-static int ts_fetch(pl_backend *be, pl_cuda_ctx *cx, double *h, size_t count)
-{
-    PL_CUDA(cudaMemcpyAsync(cx->h_ts_pin, cx->d_ts_h, count * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
-    PL_CUDA(cudaStreamSynchronize(cx->stream));
-    memcpy(h, cx->h_ts_pin, count * sizeof(double));
-    be->bytes_d2h += (double)count * sizeof(double);
-    return PL_OK;
-}
-
-static int cu_gemv_t(pl_backend *be, size_t n, int k, const double *V, size_t ld, const double *w, double *h_h)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_t: k = %d, ld = %zu < n = %zu", k, ld, n);
-    if (k == 0) return PL_OK;
-    if (n == 0) {
-        for (int i = 0; i < k; i++) h_h[i] = 0.0;
-        return PL_OK;
-    }
-    if (!cx->ts_cublas && k <= PL_TS_KMAX) {
-        /* our kernel: V and w read once, k doubles to the pinned buffer */
-        PL_CALL(pl_cuda_ts_gemv_t(cx, n, k, V, ld, w));
-        return ts_fetch(be, cx, h_h, (size_t)k);
-    }
-    PL_CALL(work_reserve(cx, (size_t)k));
-    const double one = 1.0, zero = 0.0;
-    PL_CUBLAS(pl_cublas.Dgemv_64(cx->cublas, CUBLAS_OP_T, (int64_t)n, k, &one, V, (int64_t)ld, w, 1, &zero, cx->d_work, 1));
-    PL_CUDA(cudaMemcpyAsync(h_h, cx->d_work, (size_t)k * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
-    PL_CUDA(cudaStreamSynchronize(cx->stream));
-    be->bytes_d2h += (double)k * sizeof(double);
-    return PL_OK;
-}
-
-static int cu_gram(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *h_G)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 1 && k <= PL_GRAM_KMAX && ld >= n, PL_ERR_ARG, "gram: k = %d, ld = %zu < n = %zu", k, ld, n);
-    const int ns = k * (k + 1) / 2;
-    double pk[PL_GRAM_KMAX * (PL_GRAM_KMAX + 1) / 2] = {0};
-    if (n > 0) {
-        PL_CALL(pl_cuda_ts_gram(cx, n, k, V, ld));
-        PL_CALL(ts_fetch(be, cx, pk, (size_t)ns));
-    }
-    for (int c = 0, q = 0; c < k; c++)
-        for (int r = 0; r <= c; r++, q++) h_G[(size_t)c * k + r] = h_G[(size_t)r * k + c] = pk[q];
-    return PL_OK;
-}
-
-static int cu_sel_gram(pl_backend *be, size_t n, int ka, const double *A, const double *B, size_t ld, double *h)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(ka >= 1 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "sel_gram: ka = %d, ld = %zu < n = %zu", ka, ld, n);
-    double pk[PL_SEL_KMAX + 6] = {0};
-    if (n > 0) {
-        PL_CALL(pl_cuda_ts_sel_gram(cx, n, ka, A, B, ld));
-        PL_CALL(ts_fetch(be, cx, pk, (size_t)(ka + 6)));
-    }
-    memcpy(h, pk, (size_t)ka * sizeof(double));
-    const double *g = pk + ka; /* (0,0) (0,1) (1,1) (0,2) (1,2) (2,2) */
-    const double G[9] = {g[0], g[1], g[3], g[1], g[2], g[4], g[3], g[4], g[5]};
-    memcpy(h + ka, G, sizeof G);
-    return PL_OK;
-}
-
-static int cu_sel_update(pl_backend *be, size_t n, int ka, const double *A, const double *ca, const double *B,
-                         const double *cb, size_t ld, double s, double *x)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= n, PL_ERR_ARG, "sel_update: ka = %d, ld = %zu < n = %zu", ka, ld,
-             n);
-    if (n == 0) return PL_OK;
-    return pl_cuda_ts_sel_update(cx, n, ka, A, ca, B, cb, ld, s, x);
-}
-
-static int cu_lz_step(pl_backend *be, size_t n, int ka, const double *A, const double *x, size_t ld, double beta,
-                      const double *d_dots, double *y, double *out)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(ka >= 0 && ka <= PL_SEL_KMAX && ld >= n && d_dots && out, PL_ERR_ARG,
-             "lz_step: ka = %d, ld = %zu < n = %zu", ka, ld, n);
-    PL_CHECK(n >= 1, PL_ERR_ARG, "lz_step: no rows");
-    const size_t nout = PL_LZ_OUT + (size_t)ka;
-    PL_CALL(pl_cuda_ts_lz_step(cx, n, ka, A, x, ld, beta, d_dots, y));
-    return ts_fetch(be, cx, out, nout);
-}
-
-static int cu_gemv_n(pl_backend *be, size_t n, int k, double alpha, const double *V, size_t ld, const double *h_h,
-                     double beta, double *w)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "gemv_n: k = %d, ld = %zu < n = %zu", k, ld, n);
-    if (n == 0) return PL_OK;
-    if (k == 0) return beta == 0.0 ? cu_set(be, n, 0.0, w) : cu_scal(be, n, beta, w);
-    if (!cx->ts_cublas && k <= PL_TS_KMAX) {
-        /* h travels in the kernel parameters: no separate copy, h_h free at return */
-        PL_CALL(pl_cuda_ts_gemv_n(cx, n, k, alpha, V, ld, h_h, beta, w));
-        be->bytes_h2d += (double)k * sizeof(double);
-        return PL_OK;
-    }
-    PL_CALL(work_reserve(cx, (size_t)k));
-    /* pageable source: returns once staged, so h_h may change afterwards */
-    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_h, (size_t)k * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
-    be->bytes_h2d += (double)k * sizeof(double);
-    PL_CUBLAS(pl_cublas.Dgemv_64(cx->cublas, CUBLAS_OP_N, (int64_t)n, k, &alpha, V, (int64_t)ld, cx->d_work, 1, &beta, w, 1));
-    return PL_OK;
-}
-
-static int cu_gemm(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *h_Y, int ldy,
-                   double *W, size_t ldw)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 0 && m >= 0 && ld >= n && ldw >= n && ldy >= k, PL_ERR_ARG,
-             "gemm: bad sizes n = %zu k = %d m = %d ld = %zu ldy = %d ldw = %zu", n, k, m, ld, ldy, ldw);
-    if (n == 0 || m == 0) return PL_OK;
-    if (k == 0) {
-        for (int c = 0; c < m; c++) PL_CALL(cu_set(be, n, 0.0, W + (size_t)c * ldw));
-        return PL_OK;
-    }
-    size_t ny = (size_t)ldy * (size_t)m;
-    PL_CALL(work_reserve(cx, ny));
-    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_Y, ny * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
-    be->bytes_h2d += (double)ny * sizeof(double);
-    if (!cx->ts_cublas && k <= PL_TS_KMAX && m <= PL_TS_KMAX) {
-        PL_CALL(pl_cuda_ts_gemm(cx, n, k, m, V, ld, cx->d_work, ldy, W, ldw));
-        return PL_OK;
-    }
-    const double one = 1.0, zero = 0.0;
-    PL_CUBLAS(pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)n, m, k, &one, V, (int64_t)ld, cx->d_work,
-                             ldy, &zero, W, (int64_t)ldw));
-    return PL_OK;
-}
-
-/* C = V^T W (spmv.h gemm_t): one cuBLAS dgemm into d_work, then the k x m
- * result to the host. */
-static int cu_gemm_t(pl_backend *be, size_t n, int k, int m, const double *V, size_t ld, const double *W, size_t ldw,
-                     double *h_C)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 0 && m >= 0 && ld >= n && ldw >= n, PL_ERR_ARG,
-             "gemm_t: bad sizes n = %zu k = %d m = %d ld = %zu ldw = %zu", n, k, m, ld, ldw);
-    const size_t nc = (size_t)k * (size_t)m;
-    if (nc == 0) return PL_OK;
-    if (n == 0) {
-        memset(h_C, 0, nc * sizeof(double));
-        return PL_OK;
-    }
-    if (!cx->ts_cublas && m == 2 && k >= 1 && 2 * k <= PL_TS_KMAX) {
-        /* two columns (Lanczos' trigger check): our kernel, one pass over V */
-        PL_CALL(pl_cuda_ts_gemv_t2(cx, n, k, V, ld, W, W + ldw));
-        return ts_fetch(be, cx, h_C, nc);
-    }
-    PL_CALL(work_reserve(cx, nc));
-    const double one = 1.0, zero = 0.0;
-    PL_CUBLAS(pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_T, CUBLAS_OP_N, k, m, (int64_t)n, &one, V, (int64_t)ld, W,
-                                 (int64_t)ldw, &zero, cx->d_work, k));
-    PL_CUDA(cudaMemcpyAsync(h_C, cx->d_work, nc * sizeof(double), cudaMemcpyDeviceToHost, cx->stream));
-    PL_CUDA(cudaStreamSynchronize(cx->stream));
-    be->bytes_d2h += (double)nc * sizeof(double);
-    return PL_OK;
-}
-
-/* Fused Gram-Schmidt pass (spmv.h cgs_step): our kernel when k < PL_TS_KMAX,
- * else (or in cuBLAS mode) gemv_n, gemv_t and dot composed. */
-static int cu_cgs_step(pl_backend *be, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in,
-                       double *h_out)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 0 && ld >= n, PL_ERR_ARG, "cgs_step: k = %d, ld = %zu < n = %zu", k, ld, n);
-    if (n == 0) {
-        for (int i = 0; i <= k; i++) h_out[i] = 0.0;
-        return PL_OK;
-    }
-    if (!cx->ts_cublas && k >= 1 && k < PL_TS_KMAX) {
-        PL_CALL(pl_cuda_ts_cgs_step(cx, n, k, V, ld, w, h_in));
-        be->bytes_h2d += (double)k * sizeof(double); /* h_in, in the launch parameters */
-        return ts_fetch(be, cx, h_out, (size_t)(k + 1));
-    }
-    PL_CALL(cu_gemv_n(be, n, k, -1.0, V, ld, h_in, 1.0, w));
-    PL_CALL(cu_gemv_t(be, n, k, V, ld, w, h_out));
-    PL_CALL(cu_dot(be, n, w, w, h_out + k));
-    return PL_OK;
-}
-
-/* In-place basis update (spmv.h basis_update): our row-private kernel for
- * k, m <= PL_TS_KMAX; else (or in cuBLAS mode) cuBLAS gemm by row blocks
- * into a temporary and one 2-D copy back per block. */
-static int cu_basis_update(pl_backend *be, size_t n, int k, int m, double *V, size_t ld, const double *h_Y, int ldy)
-{
-    pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
-    PL_CHECK(k >= 0 && m >= 0 && m <= k && ld >= n && ldy >= k, PL_ERR_ARG,
-             "basis_update: bad sizes n = %zu k = %d m = %d ld = %zu ldy = %d", n, k, m, ld, ldy);
-    if (n == 0 || m == 0) return PL_OK;
-    size_t ny = (size_t)ldy * (size_t)m;
-    PL_CALL(work_reserve(cx, ny));
-    PL_CUDA(cudaMemcpyAsync(cx->d_work, h_Y, ny * sizeof(double), cudaMemcpyHostToDevice, cx->stream));
-    be->bytes_h2d += (double)ny * sizeof(double);
-    if (!cx->ts_cublas && k <= PL_TS_KMAX) {
-        PL_CALL(pl_cuda_ts_basis_update(cx, n, k, m, V, ld, cx->d_work, ldy));
-        return PL_OK;
-    }
-    const size_t blk = n < 65536 ? n : 65536;
-    double *tmp = NULL;
-    int r = PL_OK;
-    const double one = 1.0, zero = 0.0;
-    PL_CUDA(cudaMalloc((void **)&tmp, blk * (size_t)m * sizeof(double)));
-    for (size_t r0 = 0; r0 < n && r == PL_OK; r0 += blk) {
-        const size_t b = n - r0 < blk ? n - r0 : blk;
-        cublasStatus_t st = pl_cublas.Dgemm_64(cx->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)b, m, k, &one, V + r0,
-                                           (int64_t)ld, cx->d_work, ldy, &zero, tmp, (int64_t)b);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-            r = PL_ERROR(PL_ERR_CUDA, "cublasDgemm_64 (basis update): %s", pl_cublas.GetStatusName(st));
-            break;
-        }
-        cudaError_t ce = cudaMemcpy2DAsync(V + r0, ld * sizeof(double), tmp, b * sizeof(double), b * sizeof(double),
-                                           (size_t)m, cudaMemcpyDeviceToDevice, cx->stream);
-        if (ce != cudaSuccess) r = PL_ERROR(PL_ERR_CUDA, "cudaMemcpy2DAsync (basis update): %s", cudaGetErrorName(ce));
-    }
-    cudaError_t ce = cudaStreamSynchronize(cx->stream);
-    if (r == PL_OK && ce != cudaSuccess) r = PL_ERROR(PL_ERR_CUDA, "basis update: %s", cudaGetErrorName(ce));
-    (void)cudaFree(tmp);
-    return r;
 }
 
 /* ---- matrices --------------------------------------------------------------- */
@@ -703,6 +465,29 @@ static int variant_from_tuning(const char *s)
     return pl_cuda_spmv_variant_default();
 }
 
+/* The kernels of a solve loaded while the backend is made (beside the
+ * matrix's generation), not at their first launch inside the solve: lazy
+ * loading, CUDA's default since 12.2, loads a kernel at its first launch,
+ * and HMEp's default solve took 0.139 s instead of 0.131 s with every
+ * module loaded at start-up (CUDA_MODULE_LOADING=EAGER, one H200,
+ * docs/performance.md).  cuBLAS's level-1 kernels (scal, axpy, dot) by one
+ * call each on cx->d_ts_h. */
+static int preload(pl_cuda_ctx *cx)
+{
+    PL_CALL(pl_cuda_ts_preload());
+    PL_CALL(pl_cuda_ts_restart_preload());
+    PL_CALL(pl_cuda_ts_lanczos_preload());
+    PL_CALL(pl_cuda_rand_preload());
+    PL_CALL(pl_cuda_pjds_preload(cx->variant));
+    const double one = 1.0;
+    double r = 0.0;
+    PL_CUDA(cudaMemsetAsync(cx->d_ts_h, 0, 2 * sizeof(double), cx->stream));
+    PL_CUBLAS(pl_cublas.Dscal_64(cx->cublas, 1, &one, cx->d_ts_h, 1));
+    PL_CUBLAS(pl_cublas.Daxpy_64(cx->cublas, 1, &one, cx->d_ts_h, 1, cx->d_ts_h + 1, 1));
+    PL_CUBLAS(pl_cublas.Ddot_64(cx->cublas, 1, cx->d_ts_h, 1, cx->d_ts_h + 1, 1, &r)); /* waits */
+    return PL_OK;
+}
+
 static int ctx_init(pl_cuda_ctx *cx, int device, const pl_spmv_tuning *tu)
 {
     cx->device = device;
@@ -723,6 +508,7 @@ static int ctx_init(pl_cuda_ctx *cx, int device, const pl_spmv_tuning *tu)
     cx->blk_variant = bv >= 0 ? bv : 0;
     PL_CALL(pl_cuda_ts_init(cx));
     cx->ts_cublas = tu->cuda_ts_cublas; /* dense tall-skinny products through cuBLAS (A/B runs) */
+    if (!tu->cuda_no_preload) PL_CALL(preload(cx));
     return PL_OK;
 }
 
@@ -757,10 +543,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->scal = cu_scal;
     be->axpy = cu_axpy;
     be->dot = cu_dot;
-    be->gemv_t = cu_gemv_t;
-    be->gemv_n = cu_gemv_n;
-    be->gemm = cu_gemm;
-    be->gemm_t = cu_gemm_t;
+    pl_cuda_dense_slots(be); /* backend_cuda_dense.cu */
     be->mat_create = cu_mat_create;
     be->cmat_create = pl_cuda_cmat_create;
     be->cmat_create_fill = pl_cuda_cmat_create_fill;
@@ -778,17 +561,11 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->mem_info = cu_mem_info;
     be->host_alloc = cu_host_alloc;
     be->host_free = cu_host_free;
-    be->cgs_step = cu_cgs_step;
-    be->gram = cu_gram;
-    be->sel_gram = cu_sel_gram;
-    be->sel_update = cu_sel_update;
-    be->lz_step = cu_lz_step;
     be->spmm = cu_spmm;
     be->gather_block = cu_gather_block;
     be->bdot = cu_bdot;
     be->spmm_aug = cu_spmm_aug;
     be->spmm_cheb = cu_spmm_cheb;
-    be->basis_update = cu_basis_update;
     be->kron_create = pl_cuda_kron_create; /* kron.cu: the matrix-free operator */
     be->kron_apply = pl_cuda_kron_apply;
     be->kron_destroy = pl_cuda_kron_destroy;

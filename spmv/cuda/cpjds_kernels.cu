@@ -174,6 +174,13 @@ extern "C" int pl_cuda_cpjds_variant_default(void)
     return pl_cuda_cpjds_variant_by_name(t.cpjds_variant); /* -1: by the layout, at upload */
 }
 
+/* The kernel of variant v for m's chunk height and layout. */
+static ckern ckernel(const pl_cuda_mat *m, int v)
+{
+    const int lay = (m->d_ent16 ? 2 : 0) + (m->d_len8 ? 1 : 0);
+    return (m->C == 32 ? cvariants[v].k32 : cvariants[v].kany)[lay];
+}
+
 extern "C" int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int variant, const double *x, double *y)
 {
     PL_CHECK(variant >= 0 && variant < NCVARIANTS, PL_ERR_ARG, "compressed SpMV variant %d out of range", variant);
@@ -181,8 +188,7 @@ extern "C" int pl_cuda_cpjds_spmv(pl_cuda_ctx *cx, const pl_cuda_mat *m, int var
     const pl_ckargs a = ckargs(m, x, y);
     const int bs = 256;
     const unsigned nb = (unsigned)(((int64_t)m->nrows + bs - 1) / bs);
-    const int lay = (m->d_ent16 ? 2 : 0) + (m->d_len8 ? 1 : 0);
-    (m->C == 32 ? cvariants[variant].k32 : cvariants[variant].kany)[lay]<<<nb, bs, 0, cx->stream>>>(a);
+    ckernel(m, variant)<<<nb, bs, 0, cx->stream>>>(a);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
@@ -323,6 +329,12 @@ static int cmat_make(pl_backend *be, const pl_cpjds *p, pl_cpjds_fill_fn fill, v
                 : narrow_words             ? PL_CPJDS_VARIANT_NARROW
                                            : PL_CPJDS_VARIANT_WIDE;
     if (rc == PL_OK) cx->cvariant_last = m->cvariant;
+    if (rc == PL_OK && !be->tune.cuda_no_preload) { /* loaded now, not in the solve's first product */
+        cudaFuncAttributes fa;
+        rc = cudaFuncGetAttributes(&fa, (const void *)ckernel(m, m->cvariant)) == cudaSuccess
+                 ? PL_OK
+                 : PL_ERROR(PL_ERR_CUDA, "cudaFuncGetAttributes of the compressed SpMV kernel failed");
+    }
     if (rc != PL_OK) {
         be->mat_destroy(be, m);
         return rc;

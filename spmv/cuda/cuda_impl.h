@@ -86,8 +86,8 @@ typedef struct pl_cuda_ctx {
     /* tall-skinny kernels (ts_kernels.cu) */
     int nsm;                   /* multiprocessors                      */
     int ts_cublas;             /* 1: gemv_t/gemv_n/gemm via cuBLAS     */
-    int ts_occ[34];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
-                               /* lz_step (27..29), gemv_t2 (30..33)                                                   */
+    int ts_occ[50];            /* cached occupancy of gemv_t (0..9), cgs_step (10..19), gram (20..23), sel_gram (24..26), */
+                               /* lz_step (27..29), gemv_t2 (30..33), restart_step (34..49)                             */
     double *d_ts_part;         /* nsm * PL_TS_MAX_BLOCKS_PER_SM * PL_TS_KMAX partial sums */
     double *d_ts_h;            /* PL_TS_KMAX: gemv_t result            */
     unsigned int *d_ts_ticket; /* last-block ticket (0 between calls)  */
@@ -205,6 +205,10 @@ int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, 
                           const double *X, double *Y, double *h_dots);
 int pl_cuda_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
                     double *d_dots);
+/* backend_cuda_dense.cu: the basis slots of be (gemv_t ... lz_step), and
+ * d_work grown to hold n doubles (cudaFree waits for the device). */
+void pl_cuda_dense_slots(pl_backend *be);
+int pl_cuda_work_reserve(pl_cuda_ctx *cx, size_t n);
 /* transport.cu: the halo transport slots of the cuda backend (pl_backend.halo). */
 extern const pl_halo_ops pl_cuda_halo_ops;
 /* ts_kernels.cu: workspace (called by ctx_init / cu_destroy) and the
@@ -214,6 +218,16 @@ extern const pl_halo_ops pl_cuda_halo_ops;
  * soon as the call returns; gemm reads Y (k x m, ldy) from device memory. */
 int pl_cuda_ts_init(pl_cuda_ctx *cx);
 void pl_cuda_ts_free(pl_cuda_ctx *cx);
+/* The kernels of ts_kernels.cu, ts_restart.cu, ts_lanczos.cu,
+ * rand_kernels.cu (k_rand_fill) and pjds_kernels.cu (k_fill, k_gather, SpMV
+ * variant v) loaded before their first launch: under lazy loading, CUDA's
+ * default, a first launch inside a solve pays for it (backend_cuda.cu
+ * ctx_init calls these unless PJDS_CUDA_PRELOAD=0). */
+int pl_cuda_ts_preload(void);
+int pl_cuda_ts_restart_preload(void);
+int pl_cuda_ts_lanczos_preload(void);
+int pl_cuda_rand_preload(void);
+int pl_cuda_pjds_preload(int v);
 int pl_cuda_ts_gemv_t(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, const double *w);
 /* gram (1 <= k <= 4): the upper triangle of V^T V, packed by columns
  * ((0,0), (0,1), (1,1), (0,2) ...: k (k + 1) / 2 doubles), into d_ts_h. */
@@ -231,7 +245,15 @@ int pl_cuda_ts_gemv_t2(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t
  * basis_update (1 <= m <= k <= PL_TS_KMAX): V[:, 0:m] = V[:, 0:k] Y in place,
  * Y in device memory. */
 int pl_cuda_ts_cgs_step(pl_cuda_ctx *cx, size_t n, int k, const double *V, size_t ld, double *w, const double *h_in);
-/* sel_gram (1 <= ka <= 16): d_ts_h[0:ka] = A^T x, then the upper triangle
+/* ts_restart.cu, restart_step (spmv.h; pl_cuda_ts_restart_fits: off <= 16,
+ * 1 <= kk <= 16, kk + 1 < sz <= 48): the update, the restart vector and the
+ * corrected product in one pass, Y (sz x kk, ldy) in device memory, h_in
+ * (k + 1 = off + kk + 1 doubles) copied into the launch parameters;
+ * d_ts_h[0:k+2] the sums. */
+int pl_cuda_ts_restart_fits(int off, int sz, int kk);
+int pl_cuda_ts_restart_step(pl_cuda_ctx *cx, size_t n, int off, int sz, int kk, double *V, size_t ld, const double *d_Y,
+                            int ldy, const double *h_in);
+/* ts_lanczos.cu, sel_gram (1 <= ka <= 16): d_ts_h[0:ka] = A^T x, then the upper triangle
  * of [b0 b1 x]^T [b0 b1 x] packed as gram (6 doubles), B = [b0 b1 x]
  * adjacent columns.  sel_update: x = s (x - A ca - b0 cb[0] - b1 cb[1]),
  * coefficients copied into the launch parameters. */

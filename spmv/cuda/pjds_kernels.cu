@@ -250,6 +250,17 @@ static unsigned grid_for(size_t n, int bs)
     return (unsigned)(nb ? nb : 1);
 }
 
+/* (cuda_impl.h) k_fill, k_gather and SpMV variant v loaded before their
+ * first launch */
+extern "C" int pl_cuda_pjds_preload(int v)
+{
+    cudaFuncAttributes fa;
+    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_fill));
+    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_gather));
+    if (v >= 0 && v < NVARIANTS) PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)variants[v].k));
+    return PL_OK;
+}
+
 extern "C" int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x)
 {
     if (n == 0) return PL_OK;

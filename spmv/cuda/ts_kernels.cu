@@ -41,99 +41,10 @@
 #include <stdint.h>
 
 #include "cuda_impl.h"
-#include "lz_coef.h"
 
-#define TS_BS 256                /* threads per block                     */
-#define TS_WARPS (TS_BS / 32)
-#define TS_GEMM_MT 16            /* output columns per gemm tile          */
+#include "ts_common.cuh"
 
-typedef struct ts_hvec {
-    double h[PL_TS_KMAX];
-} ts_hvec;
-
-/* ---- loads -------------------------------------------------------------------- */
-
-/* streaming loads of VEC consecutive doubles (p 16-byte aligned for VEC = 2) */
-template <int VEC>
-static __device__ __forceinline__ void ld_cs(const double *p, double *v)
-{
-    if (VEC == 2) {
-        double2 t = __ldcs((const double2 *)p);
-        v[0] = t.x;
-        v[1] = t.y;
-    } else {
-        v[0] = __ldcs(p);
-    }
-}
-
-template <int VEC>
-static __device__ __forceinline__ void ld_nc(const double *p, double *v)
-{
-    if (VEC == 2) {
-        double2 t = __ldg((const double2 *)p);
-        v[0] = t.x;
-        v[1] = t.y;
-    } else {
-        v[0] = __ldg(p);
-    }
-}
-
-template <int VEC>
-static __device__ __forceinline__ void ld_plain(const double *p, double *v)
-{
-    if (VEC == 2) {
-        double2 t = *(const double2 *)p;
-        v[0] = t.x;
-        v[1] = t.y;
-    } else {
-        v[0] = *p;
-    }
-}
-
-template <int VEC>
-static __device__ __forceinline__ void st_plain(double *p, const double *v)
-{
-    if (VEC == 2) {
-        double2 t;
-        t.x = v[0];
-        t.y = v[1];
-        *(double2 *)p = t;
-    } else {
-        *p = v[0];
-    }
-}
-
-static __device__ __forceinline__ double warp_sum(double s)
-{
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_down_sync(0xffffffffu, s, off);
-    return s; /* in lane 0 */
-}
-
-/* ---- gemv_t --------------------------------------------------------------------- */
-
-/* Second stage of the two-stage column sums (gemv_t, cgs_step): after every
- * block has written its partials part[b * nc + c], the last block to finish
- * (threadfence + atomic ticket) adds them in block order, one warp per
- * column, into h[0:nc] and resets the ticket for the next launch. */
-static __device__ __forceinline__ void last_block_sum(const double *part, int nc, unsigned int *ticket, double *h)
-{
-    __shared__ int is_last;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!is_last) return;
-    __threadfence();
-    for (int c = warp; c < nc; c += TS_WARPS) {
-        double s = 0.0;
-        for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(part + (int64_t)b * nc + c);
-        s = warp_sum(s);
-        if (lane == 0) h[c] = s;
-    }
-    if (threadIdx.x == 0) *ticket = 0u;
-}
+#define TS_GEMM_MT 16 /* output columns per gemm tile */
 
 /* acc[q KT + jj] += sum over the R rows at i of V[i + (j0 + jj) ld] w_q[i],
  * for the NW vectors w_q (gemv_t: 1, gemv_t2: 2) */
@@ -533,155 +444,7 @@ __global__ void __launch_bounds__(TS_BS) k_basis_update(int64_t n, int k, int m,
     if (VEC == 2 && (n & 1) && tid == 0) bu_rows<MT, 1, JB>(V, ld, ys, k, m, n - 1);
 }
 
-/* ---- selective local step ------------------------------------------------------ */
-
-/* sel_gram: the ka sums A^T x and the 6 of the upper triangle of
- * [b0 b1 x]^T [b0 b1 x] ((0,0) (0,1) (1,1) (0,2) (1,2) (2,2)) in one pass,
- * reduced as gemv_t (d_ts_h: ka + 6 doubles). */
-template <int KT>
-__global__ void __launch_bounds__(TS_BS) k_sel_gram(int64_t n, int ka, const double *__restrict__ A,
-                                                    const double *__restrict__ B, int64_t ld,
-                                                    double *__restrict__ part, unsigned int *__restrict__ ticket,
-                                                    double *__restrict__ h)
-{
-    constexpr int NC = KT + 6;
-    __shared__ double red[TS_WARPS][NC];
-    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
-    const int64_t nth = (int64_t)gridDim.x * TS_BS;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int nc = ka + 6;
-    double acc[NC];
-#pragma unroll
-    for (int q = 0; q < NC; q++) acc[q] = 0.0;
-    for (int64_t i = tid; i < n; i += nth) {
-        const double p = __ldcs(B + i), q = __ldcs(B + ld + i), r = __ldcs(B + 2 * ld + i);
-#pragma unroll
-        for (int c = 0; c < KT; c++)
-            if (c < ka) acc[c] = fma(__ldcs(A + (int64_t)c * ld + i), r, acc[c]);
-        acc[KT + 0] = fma(p, p, acc[KT + 0]);
-        acc[KT + 1] = fma(p, q, acc[KT + 1]);
-        acc[KT + 2] = fma(q, q, acc[KT + 2]);
-        acc[KT + 3] = fma(p, r, acc[KT + 3]);
-        acc[KT + 4] = fma(q, r, acc[KT + 4]);
-        acc[KT + 5] = fma(r, r, acc[KT + 5]);
-    }
-#pragma unroll
-    for (int q = 0; q < NC; q++) {
-        double s = warp_sum(acc[q]);
-        if (lane == 0) red[warp][q] = s;
-    }
-    __syncthreads();
-    for (int c = threadIdx.x; c < nc; c += TS_BS) { /* packed: A^T x, then the 6 */
-        const int src = c < ka ? c : KT + (c - ka);
-        double s = 0.0;
-#pragma unroll
-        for (int w = 0; w < TS_WARPS; w++) s += red[w][src];
-        part[(int64_t)blockIdx.x * nc + c] = s;
-    }
-    last_block_sum(part, nc, ticket, h);
-}
-
-/* sel_update: x = s (x - A ca - b0 cb0 - b1 cb1); the coefficients in the
- * launch parameters (ca in h[0:ka], cb0, cb1 in h[ka], h[ka + 1]). */
-template <int KT>
-__global__ void __launch_bounds__(TS_BS) k_sel_update(int64_t n, int ka, const double *__restrict__ A,
-                                                      const double *__restrict__ B, int64_t ld, ts_hvec hv, double s,
-                                                      double *__restrict__ x)
-{
-    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
-    const int64_t nth = (int64_t)gridDim.x * TS_BS;
-    const double c0 = hv.h[ka], c1 = hv.h[ka + 1];
-    for (int64_t i = tid; i < n; i += nth) {
-        double t = 0.0;
-#pragma unroll
-        for (int c = 0; c < KT; c++)
-            if (c < ka) t = fma(__ldcs(A + (int64_t)c * ld + i), hv.h[c], t);
-        t = fma(__ldcs(B + i), c0, t);
-        t = fma(__ldcs(B + ld + i), c1, t);
-        x[i] = s * (x[i] - t);
-    }
-}
-
-/* lz_step: alpha and the new norm b from kron_lz's sums dd (lz_coef.h,
- * every thread alike), then, unless the step is declined, y = s (y -
- * alpha x) with s = 1 / b and the ka sums A^T y of the new y, in one pass,
- * reduced as gemv_t into out[PL_LZ_OUT:]; out[0:PL_LZ_OUT] = the sums,
- * alpha, b, declined (block 0).  0 <= ka <= KT. */
-template <int KT>
-__global__ void __launch_bounds__(TS_BS) k_lz_step(int64_t n, int ka, const double *__restrict__ A,
-                                                   const double *__restrict__ x, int64_t ld, double beta,
-                                                   const double *__restrict__ dd, double *__restrict__ y,
-                                                   double *__restrict__ part, unsigned int *__restrict__ ticket,
-                                                   double *__restrict__ out)
-{
-    __shared__ double red[TS_WARPS][KT];
-    const int64_t tid = (int64_t)blockIdx.x * TS_BS + threadIdx.x;
-    const int64_t nth = (int64_t)gridDim.x * TS_BS;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    double d[PL_KRON_LZ_DOTS], a, b;
-#pragma unroll
-    for (int k = 0; k < PL_KRON_LZ_DOTS; k++) d[k] = __ldcg(dd + k);
-    const int ok = pl_lz_coef(d, beta, &a, &b);
-    const double s = 1.0 / b;
-    if (tid == 0) {
-#pragma unroll
-        for (int k = 0; k < PL_KRON_LZ_DOTS; k++) out[k] = d[k];
-        out[PL_LZ_OUT_ALPHA] = a;
-        out[PL_LZ_OUT_NORM] = b;
-        out[PL_LZ_OUT_DECLINED] = ok ? 0.0 : 1.0;
-    }
-    double acc[KT];
-#pragma unroll
-    for (int c = 0; c < KT; c++) acc[c] = 0.0;
-    for (int64_t i = ok ? tid : n; i < n; i += nth) {
-        const double yn = __dmul_rn(s, __dsub_rn(y[i], __dmul_rn(a, __ldcs(x + i)))); /* the CPU's roundings */
-        y[i] = yn;
-#pragma unroll
-        for (int c = 0; c < KT; c++)
-            if (c < ka) acc[c] = fma(__ldcs(A + (int64_t)c * ld + i), yn, acc[c]);
-    }
-#pragma unroll
-    for (int c = 0; c < KT; c++) {
-        double t = warp_sum(acc[c]);
-        if (lane == 0) red[warp][c] = t;
-    }
-    __syncthreads();
-    for (int c = threadIdx.x; c < ka; c += TS_BS) {
-        double t = 0.0;
-#pragma unroll
-        for (int w = 0; w < TS_WARPS; w++) t += red[w][c];
-        part[(int64_t)blockIdx.x * ka + c] = t;
-    }
-    last_block_sum(part, ka, ticket, out + PL_LZ_OUT);
-}
-
 /* ---- host side ----------------------------------------------------------------- */
-
-static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-/* Resident blocks per SM of a kernel (cached in cx->ts_occ[slot]). */
-static int occupancy(pl_cuda_ctx *cx, int slot, const void *fn)
-{
-    if (cx->ts_occ[slot] > 0) return cx->ts_occ[slot];
-    int occ = 0;
-    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, TS_BS, 0);
-    if (e != cudaSuccess || occ < 1) {
-        (void)cudaGetLastError();
-        occ = 1;
-    }
-    if (occ > PL_TS_MAX_BLOCKS_PER_SM) occ = PL_TS_MAX_BLOCKS_PER_SM;
-    cx->ts_occ[slot] = occ;
-    return occ;
-}
-
-static unsigned grid_rows(const pl_cuda_ctx *cx, int64_t groups, int64_t cap)
-{
-    int64_t nb = (groups + TS_BS - 1) / TS_BS;
-    if (nb > cap) nb = cap;
-    if (nb < 1) nb = 1;
-    (void)cx;
-    return (unsigned)nb;
-}
 
 extern "C" int pl_cuda_ts_init(pl_cuda_ctx *cx)
 {
@@ -710,6 +473,33 @@ extern "C" void pl_cuda_ts_free(pl_cuda_ctx *cx)
     cx->aug_n = 0;
     cx->d_ts_part = cx->d_ts_h = cx->h_ts_pin = NULL;
     cx->d_ts_ticket = NULL;
+}
+
+/* Every instantiation that the dispatchers below can pick, loaded now:
+ * with lazy loading (CUDA's default since 12.2) a kernel's first launch
+ * loads it, and the first launches of these fall inside a solve (the
+ * verify phase's wider update, the first restart, the first trigger).
+ * cudaFuncGetAttributes loads a function without running it. */
+template <typename... F>
+static int ts_load(F *...fn)
+{
+    const void *f[] = {(const void *)fn...};
+    cudaFuncAttributes fa;
+    for (const void *g : f) PL_CUDA(cudaFuncGetAttributes(&fa, g));
+    return PL_OK;
+}
+
+extern "C" int pl_cuda_ts_preload(void)
+{
+    PL_CALL(ts_load(k_gemv_t<4, 1>, k_gemv_t<4, 2>, k_gemv_t<8, 1>, k_gemv_t<8, 2>, k_gemv_t<16, 1>,
+                    k_gemv_t<16, 2>, k_gemv_t<24, 1>, k_gemv_t<24, 2>, k_gemv_t<32, 1>, k_gemv_t<32, 2>));
+    PL_CALL(ts_load(k_cgs_step<8, 1>, k_cgs_step<8, 2>, k_cgs_step<16, 1>, k_cgs_step<16, 2>, k_cgs_step<24, 1>,
+                    k_cgs_step<24, 2>, k_cgs_step<32, 1>, k_cgs_step<32, 2>, k_cgs_step<48, 1>, k_cgs_step<64, 1>));
+    PL_CALL(ts_load(k_gemv_t2<8, 1>, k_gemv_t2<8, 2>, k_gemv_t2<16, 1>, k_gemv_t2<16, 2>, k_gram<1>, k_gram<2>,
+                    k_gram<3>, k_gram<4>, k_gemv_n<1, 0>, k_gemv_n<1, 1>, k_gemv_n<2, 0>, k_gemv_n<2, 1>, k_gemm<1>,
+                    k_gemm<2>));
+    return ts_load(k_basis_update<8, 1, 24>, k_basis_update<16, 1, 24>, k_basis_update<32, 1, 8>,
+                   k_basis_update<32, 2, 8>, k_basis_update<64, 1, 8>);
 }
 
 template <int KT, int VEC>
@@ -880,68 +670,4 @@ extern "C" int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, 
     if (m <= 32)
         return vec2 ? launch_bu<32, 2, 8>(cx, nn, k, m, V, l, d_Y, ldy) : launch_bu<32, 1, 8>(cx, nn, k, m, V, l, d_Y, ldy);
     return launch_bu<64, 1, 8>(cx, nn, k, m, V, l, d_Y, ldy);
-}
-
-template <int KT>
-static int launch_sel_gram(pl_cuda_ctx *cx, int slot, int64_t n, int ka, const double *A, const double *B, int64_t ld)
-{
-    const int occ = occupancy(cx, slot, (const void *)k_sel_gram<KT>);
-    const unsigned nb = grid_rows(cx, n, (int64_t)cx->nsm * occ);
-    k_sel_gram<KT><<<nb, TS_BS, 0, cx->stream>>>(n, ka, A, B, ld, cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
-    PL_CUDA_LAUNCH();
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_ts_sel_gram(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *B, size_t ld)
-{
-    PL_CHECK(ka >= 1 && ka <= 16 && ka + 6 <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG,
-             "ts_sel_gram: n = %zu, ka = %d, ld = %zu", n, ka, ld);
-    const int64_t nn = (int64_t)n, l = (int64_t)ld;
-    /* slots of ts_occ: 24 (KT = 4), 25 (8), 26 (16) */
-    if (ka <= 4) return launch_sel_gram<4>(cx, 24, nn, ka, A, B, l);
-    if (ka <= 8) return launch_sel_gram<8>(cx, 25, nn, ka, A, B, l);
-    return launch_sel_gram<16>(cx, 26, nn, ka, A, B, l);
-}
-
-extern "C" int pl_cuda_ts_sel_update(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *h_ca,
-                                     const double *B, const double *h_cb, size_t ld, double s, double *x)
-{
-    PL_CHECK(ka >= 0 && ka <= 16 && n >= 1 && ld >= n, PL_ERR_ARG, "ts_sel_update: n = %zu, ka = %d, ld = %zu", n,
-             ka, ld);
-    ts_hvec hp;
-    for (int j = 0; j < PL_TS_KMAX; j++) hp.h[j] = 0.0;
-    for (int j = 0; j < ka; j++) hp.h[j] = h_ca[j];
-    hp.h[ka] = h_cb[0];
-    hp.h[ka + 1] = h_cb[1];
-    const int64_t nn = (int64_t)n, l = (int64_t)ld;
-    const unsigned nb = grid_rows(cx, nn, (int64_t)cx->nsm * 16);
-    if (ka <= 4) k_sel_update<4><<<nb, TS_BS, 0, cx->stream>>>(nn, ka, A, B, l, hp, s, x);
-    else if (ka <= 8) k_sel_update<8><<<nb, TS_BS, 0, cx->stream>>>(nn, ka, A, B, l, hp, s, x);
-    else k_sel_update<16><<<nb, TS_BS, 0, cx->stream>>>(nn, ka, A, B, l, hp, s, x);
-    PL_CUDA_LAUNCH();
-    return PL_OK;
-}
-
-template <int KT>
-static int launch_lz_step(pl_cuda_ctx *cx, int slot, int64_t n, int ka, const double *A, const double *x, int64_t ld,
-                          double beta, const double *d_dots, double *y)
-{
-    const int occ = occupancy(cx, slot, (const void *)k_lz_step<KT>);
-    const unsigned nb = grid_rows(cx, n, (int64_t)cx->nsm * occ);
-    k_lz_step<KT><<<nb, TS_BS, 0, cx->stream>>>(n, ka, A, x, ld, beta, d_dots, y, cx->d_ts_part, cx->d_ts_ticket,
-                                                cx->d_ts_h);
-    PL_CUDA_LAUNCH();
-    return PL_OK;
-}
-
-extern "C" int pl_cuda_ts_lz_step(pl_cuda_ctx *cx, size_t n, int ka, const double *A, const double *x, size_t ld,
-                                  double beta, const double *d_dots, double *y)
-{
-    PL_CHECK(ka >= 0 && ka <= 16 && PL_LZ_OUT + ka <= PL_TS_KMAX && n >= 1 && ld >= n, PL_ERR_ARG,
-             "ts_lz_step: n = %zu, ka = %d, ld = %zu", n, ka, ld);
-    const int64_t nn = (int64_t)n, l = (int64_t)ld;
-    /* slots of ts_occ: 27 (KT = 4), 28 (8), 29 (16) */
-    if (ka <= 4) return launch_lz_step<4>(cx, 27, nn, ka, A, x, l, beta, d_dots, y);
-    if (ka <= 8) return launch_lz_step<8>(cx, 28, nn, ka, A, x, l, beta, d_dots, y);
-    return launch_lz_step<16>(cx, 29, nn, ka, A, x, l, beta, d_dots, y);
 }
