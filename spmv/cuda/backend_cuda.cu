@@ -474,6 +474,7 @@ static int variant_from_tuning(const char *s)
  * call each on cx->d_ts_h. */
 static int preload(pl_cuda_ctx *cx)
 {
+    const double t0 = pl_wtime();
     PL_CALL(pl_cuda_ts_preload());
     PL_CALL(pl_cuda_ts_restart_preload());
     PL_CALL(pl_cuda_ts_lanczos_preload());
@@ -485,6 +486,7 @@ static int preload(pl_cuda_ctx *cx)
     PL_CUBLAS(pl_cublas.Dscal_64(cx->cublas, 1, &one, cx->d_ts_h, 1));
     PL_CUBLAS(pl_cublas.Daxpy_64(cx->cublas, 1, &one, cx->d_ts_h, 1, cx->d_ts_h + 1, 1));
     PL_CUBLAS(pl_cublas.Ddot_64(cx->cublas, 1, cx->d_ts_h, 1, cx->d_ts_h + 1, 1, &r)); /* waits */
+    pl_debug("cuda: the solve's kernels loaded in %.1f ms", 1e3 * (pl_wtime() - t0));
     return PL_OK;
 }
 
