@@ -102,6 +102,43 @@ static __device__ __forceinline__ void last_block_sum(const double *part, int nc
     if (threadIdx.x == 0) *ticket = 0u;
 }
 
+/* ---- the basis update's combination ----------------------------------------------- */
+
+/* acc[c][u] = sum_{j < k} V[i0 + u, j] ys[j MT + c] for R rows from vp =
+ * V + i0: the k old values read in batches of JB loads in flight, each
+ * sum in ascending j with fma.  ys holds ceil(k / JB) JB rows of MT (zero
+ * beyond the used ones).  k_basis_update and k_restart_step form their
+ * kept values with it, so they are the same bits. */
+template <int MT, int JB, int R>
+static __device__ __forceinline__ void ts_combine(const double *vp, int64_t ld, const double *ys, int k,
+                                                  double (&acc)[MT][R])
+{
+#pragma unroll
+    for (int c = 0; c < MT; c++)
+#pragma unroll
+        for (int u = 0; u < R; u++) acc[c][u] = 0.0;
+    for (int j0 = 0; j0 < k; j0 += JB) {
+        double v[JB][R];
+#pragma unroll
+        for (int q = 0; q < JB; q++) {
+            if (j0 + q < k) ld_cs<R>(vp + (int64_t)(j0 + q) * ld, v[q]);
+            else
+#pragma unroll
+                for (int u = 0; u < R; u++) v[q][u] = 0.0;
+        }
+#pragma unroll
+        for (int q = 0; q < JB; q++) {
+            const double *yj = ys + (j0 + q) * MT;
+#pragma unroll
+            for (int c = 0; c < MT; c++) {
+                const double y = yj[c];
+#pragma unroll
+                for (int u = 0; u < R; u++) acc[c][u] = fma(v[q][u], y, acc[c][u]);
+            }
+        }
+    }
+}
+
 /* ---- host side ----------------------------------------------------------------- */
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }

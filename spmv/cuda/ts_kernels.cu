@@ -395,31 +395,7 @@ template <int MT, int R, int JB>
 static __device__ __forceinline__ void bu_rows(double *V, int64_t ld, const double *ys, int k, int m, int64_t i)
 {
     double acc[MT][R];
-#pragma unroll
-    for (int c = 0; c < MT; c++)
-#pragma unroll
-        for (int u = 0; u < R; u++) acc[c][u] = 0.0;
-    const double *vp = V + i;
-    for (int j0 = 0; j0 < k; j0 += JB) {
-        double v[JB][R];
-#pragma unroll
-        for (int q = 0; q < JB; q++) {
-            if (j0 + q < k) ld_cs<R>(vp + (int64_t)(j0 + q) * ld, v[q]);
-            else
-#pragma unroll
-                for (int u = 0; u < R; u++) v[q][u] = 0.0;
-        }
-#pragma unroll
-        for (int q = 0; q < JB; q++) {
-            const double *yj = ys + (j0 + q) * MT;
-#pragma unroll
-            for (int c = 0; c < MT; c++) {
-                const double y = yj[c];
-#pragma unroll
-                for (int u = 0; u < R; u++) acc[c][u] = fma(v[q][u], y, acc[c][u]);
-            }
-        }
-    }
+    ts_combine<MT, JB, R>(V + i, ld, ys, k, acc);
     double *wp = V + i;
 #pragma unroll
     for (int c = 0; c < MT; c++)

@@ -33,32 +33,8 @@ template <int MT, int KL, int JB, int SH, int R>
 static __device__ __forceinline__ void rs_row(double *V, int64_t ld, const double *ys, const double *hs, int off,
                                               int sz, int kk, int64_t i, rs_acc<SH> acc)
 {
-    double s[MT][R];
-#pragma unroll
-    for (int c = 0; c < MT; c++)
-#pragma unroll
-        for (int u = 0; u < R; u++) s[c][u] = 0.0;
-    const double *vo = V + (int64_t)off * ld + i;
-    for (int j0 = 0; j0 < sz; j0 += JB) {
-        double v[JB][R];
-#pragma unroll
-        for (int q = 0; q < JB; q++) {
-            if (j0 + q < sz) ld_cs<R>(vo + (int64_t)(j0 + q) * ld, v[q]);
-            else
-#pragma unroll
-                for (int u = 0; u < R; u++) v[q][u] = 0.0;
-        }
-#pragma unroll
-        for (int q = 0; q < JB; q++) {
-            const double *yj = ys + (j0 + q) * MT;
-#pragma unroll
-            for (int c = 0; c < MT; c++) {
-                const double y = yj[c];
-#pragma unroll
-                for (int u = 0; u < R; u++) s[c][u] = fma(v[q][u], y, s[c][u]);
-            }
-        }
-    }
+    double s[MT][R]; /* the kept values, as k_basis_update forms them */
+    ts_combine<MT, JB, R>(V + (int64_t)off * ld + i, ld, ys, sz, s);
     double lk[KL > 0 ? KL : 1][R];
 #pragma unroll
     for (int j = 0; j < KL; j++) {
