@@ -22,6 +22,7 @@
 #include "spmv.h"
 #include "spmv_testmat.h"
 #include "testutil.h"
+#include "backend_each.h"
 
 #define TOL 1e-13
 
@@ -187,20 +188,9 @@ static void check_backend(pl_backend *be)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    pl_backend *be = NULL;
-    TU_OK(pl_backend_create(PL_BACKEND_CPU, 0, &be));
-    if (be) check_backend(be);
-    pl_backend_destroy(&be);
-    const char *want = getenv("PJDS_TEST_BACKEND");
-    if (want && !strcmp(want, "cuda")) {
-        if (pl_cuda_device_count() == 0) {
-            printf("test_sel_ops: no CUDA device (skipped)\n");
-            MPI_Finalize();
-            return 77;
-        }
-        TU_OK(pl_backend_create(PL_BACKEND_CUDA, 0, &be));
-        if (be) check_backend(be);
-        pl_backend_destroy(&be);
+    if (tb_each_backend("test_sel_ops", check_backend) == 77) {
+        MPI_Finalize();
+        return 77;
     }
     printf("test_sel_ops: worst error %.2e of the scale (tolerance %.0e)\n", g_worst, TOL);
     MPI_Finalize();
