@@ -39,8 +39,6 @@ extern "C" int pl_cuda_device_count(void)
     return n;
 }
 
-
-
 /* ---- vectors ---------------------------------------------------------------- */
 
 static int cu_vec_alloc(pl_backend *be, size_t n, double **v)

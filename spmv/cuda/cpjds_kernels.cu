@@ -329,12 +329,8 @@ static int cmat_make(pl_backend *be, const pl_cpjds *p, pl_cpjds_fill_fn fill, v
                 : narrow_words             ? PL_CPJDS_VARIANT_NARROW
                                            : PL_CPJDS_VARIANT_WIDE;
     if (rc == PL_OK) cx->cvariant_last = m->cvariant;
-    if (rc == PL_OK && !be->tune.cuda_no_preload) { /* loaded now, not in the solve's first product */
-        cudaFuncAttributes fa;
-        rc = cudaFuncGetAttributes(&fa, (const void *)ckernel(m, m->cvariant)) == cudaSuccess
-                 ? PL_OK
-                 : PL_ERROR(PL_ERR_CUDA, "cudaFuncGetAttributes of the compressed SpMV kernel failed");
-    }
+    if (rc == PL_OK && !be->tune.cuda_no_preload) /* loaded now, not in the solve's first product */
+        rc = pl_cuda_load(ckernel(m, m->cvariant));
     if (rc != PL_OK) {
         be->mat_destroy(be, m);
         return rc;

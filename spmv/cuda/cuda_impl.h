@@ -274,4 +274,18 @@ int pl_cuda_rand_fill(pl_backend *be, size_t n, uint64_t seed, int64_t g0, doubl
 }
 #endif
 
+#ifdef __cplusplus
+/* Load kernels now, not at their first launch (lazy loading, CUDA's
+ * default): cudaFuncGetAttributes needs the loaded function.  The files'
+ * *_preload functions above list their kernels through it. */
+template <typename... F>
+static inline int pl_cuda_load(F *...fn)
+{
+    const void *f[] = {(const void *)fn...};
+    cudaFuncAttributes fa;
+    for (const void *g : f) PL_CUDA(cudaFuncGetAttributes(&fa, g));
+    return PL_OK;
+}
+#endif
+
 #endif

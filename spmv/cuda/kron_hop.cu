@@ -298,8 +298,7 @@ int pl_kr_hop_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want, int *fits)
     if (rt < 8 || m->n_left * rt > (int64_t)INT32_MAX) return PL_OK;
     m->smem = (size_t)m->n_left * (size_t)rt * 8;
     PL_CALL(kr_hs_set(m->nterms, m->smem, kr_hs_tab_bytes(m->nterms, rt)));
-    cudaFuncAttributes fa; /* loaded now, not at the solve's first sums (lazy loading) */
-    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)kr_hs_sum));
+    PL_CALL(pl_cuda_load(kr_hs_sum)); /* loaded now, not at the solve's first sums (lazy loading) */
     m->chunk = rt;
     *fits = 1;
     return PL_OK;

@@ -254,11 +254,8 @@ static unsigned grid_for(size_t n, int bs)
  * first launch */
 extern "C" int pl_cuda_pjds_preload(int v)
 {
-    cudaFuncAttributes fa;
-    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_fill));
-    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_gather));
-    if (v >= 0 && v < NVARIANTS) PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)variants[v].k));
-    return PL_OK;
+    PL_CALL(pl_cuda_load(k_fill, k_gather));
+    return v >= 0 && v < NVARIANTS ? pl_cuda_load(variants[v].k) : PL_OK;
 }
 
 extern "C" int pl_cuda_fill(pl_cuda_ctx *cx, size_t n, double a, double *d_x)

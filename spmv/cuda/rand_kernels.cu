@@ -32,12 +32,7 @@ __global__ void __launch_bounds__(RF_BS) k_rand_fill(int64_t n, uint64_t hs, int
 }
 
 /* (cuda_impl.h) loaded before its first launch, the solve's start vector */
-extern "C" int pl_cuda_rand_preload(void)
-{
-    cudaFuncAttributes fa;
-    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_rand_fill));
-    return PL_OK;
-}
+extern "C" int pl_cuda_rand_preload(void) { return pl_cuda_load(k_rand_fill); }
 
 extern "C" int pl_cuda_rand_fill(pl_backend *be, size_t n, uint64_t seed, int64_t g0, double *v)
 {

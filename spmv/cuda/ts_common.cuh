@@ -143,12 +143,13 @@ static __device__ __forceinline__ void ts_combine(const double *vp, int64_t ld, 
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-/* Resident blocks per SM of a kernel (cached in cx->ts_occ[slot]). */
-static inline int occupancy(pl_cuda_ctx *cx, int slot, const void *fn)
+/* Resident blocks per SM of a kernel with smem bytes of dynamic shared
+ * memory (cached in cx->ts_occ[slot]). */
+static inline int occupancy(pl_cuda_ctx *cx, int slot, const void *fn, size_t smem = 0)
 {
     if (cx->ts_occ[slot] > 0) return cx->ts_occ[slot];
     int occ = 0;
-    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, TS_BS, 0);
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, TS_BS, smem);
     if (e != cudaSuccess || occ < 1) {
         (void)cudaGetLastError();
         occ = 1;

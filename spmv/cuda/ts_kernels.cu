@@ -456,26 +456,17 @@ extern "C" void pl_cuda_ts_free(pl_cuda_ctx *cx)
  * loads it, and the first launches of these fall inside a solve (the
  * verify phase's wider update, the first restart, the first trigger).
  * cudaFuncGetAttributes loads a function without running it. */
-template <typename... F>
-static int ts_load(F *...fn)
-{
-    const void *f[] = {(const void *)fn...};
-    cudaFuncAttributes fa;
-    for (const void *g : f) PL_CUDA(cudaFuncGetAttributes(&fa, g));
-    return PL_OK;
-}
-
 extern "C" int pl_cuda_ts_preload(void)
 {
-    PL_CALL(ts_load(k_gemv_t<4, 1>, k_gemv_t<4, 2>, k_gemv_t<8, 1>, k_gemv_t<8, 2>, k_gemv_t<16, 1>,
-                    k_gemv_t<16, 2>, k_gemv_t<24, 1>, k_gemv_t<24, 2>, k_gemv_t<32, 1>, k_gemv_t<32, 2>));
-    PL_CALL(ts_load(k_cgs_step<8, 1>, k_cgs_step<8, 2>, k_cgs_step<16, 1>, k_cgs_step<16, 2>, k_cgs_step<24, 1>,
-                    k_cgs_step<24, 2>, k_cgs_step<32, 1>, k_cgs_step<32, 2>, k_cgs_step<48, 1>, k_cgs_step<64, 1>));
-    PL_CALL(ts_load(k_gemv_t2<8, 1>, k_gemv_t2<8, 2>, k_gemv_t2<16, 1>, k_gemv_t2<16, 2>, k_gram<1>, k_gram<2>,
-                    k_gram<3>, k_gram<4>, k_gemv_n<1, 0>, k_gemv_n<1, 1>, k_gemv_n<2, 0>, k_gemv_n<2, 1>, k_gemm<1>,
-                    k_gemm<2>));
-    return ts_load(k_basis_update<8, 1, 24>, k_basis_update<16, 1, 24>, k_basis_update<32, 1, 8>,
-                   k_basis_update<32, 2, 8>, k_basis_update<64, 1, 8>);
+    PL_CALL(pl_cuda_load(k_gemv_t<4, 1>, k_gemv_t<4, 2>, k_gemv_t<8, 1>, k_gemv_t<8, 2>, k_gemv_t<16, 1>,
+                         k_gemv_t<16, 2>, k_gemv_t<24, 1>, k_gemv_t<24, 2>, k_gemv_t<32, 1>, k_gemv_t<32, 2>));
+    PL_CALL(pl_cuda_load(k_cgs_step<8, 1>, k_cgs_step<8, 2>, k_cgs_step<16, 1>, k_cgs_step<16, 2>, k_cgs_step<24, 1>,
+                         k_cgs_step<24, 2>, k_cgs_step<32, 1>, k_cgs_step<32, 2>, k_cgs_step<48, 1>, k_cgs_step<64, 1>));
+    PL_CALL(pl_cuda_load(k_gemv_t2<8, 1>, k_gemv_t2<8, 2>, k_gemv_t2<16, 1>, k_gemv_t2<16, 2>, k_gram<1>, k_gram<2>,
+                         k_gram<3>, k_gram<4>, k_gemv_n<1, 0>, k_gemv_n<1, 1>, k_gemv_n<2, 0>, k_gemv_n<2, 1>, k_gemm<1>,
+                         k_gemm<2>));
+    return pl_cuda_load(k_basis_update<8, 1, 24>, k_basis_update<16, 1, 24>, k_basis_update<32, 1, 8>,
+                        k_basis_update<32, 2, 8>, k_basis_update<64, 1, 8>);
 }
 
 template <int KT, int VEC>

@@ -142,12 +142,8 @@ __global__ void __launch_bounds__(TS_BS) k_lz_step(int64_t n, int ka, const doub
  * solve) */
 extern "C" int pl_cuda_ts_lanczos_preload(void)
 {
-    const void *f[] = {(const void *)k_sel_gram<4>,   (const void *)k_sel_gram<8>,   (const void *)k_sel_gram<16>,
-                       (const void *)k_sel_update<4>, (const void *)k_sel_update<8>, (const void *)k_sel_update<16>,
-                       (const void *)k_lz_step<4>,    (const void *)k_lz_step<8>,    (const void *)k_lz_step<16>};
-    cudaFuncAttributes fa;
-    for (const void *g : f) PL_CUDA(cudaFuncGetAttributes(&fa, g));
-    return PL_OK;
+    return pl_cuda_load(k_sel_gram<4>, k_sel_gram<8>, k_sel_gram<16>, k_sel_update<4>, k_sel_update<8>,
+                        k_sel_update<16>, k_lz_step<4>, k_lz_step<8>, k_lz_step<16>);
 }
 
 template <int KT>

@@ -138,15 +138,7 @@ static int launch_rs(pl_cuda_ctx *cx, int slot, int64_t n, int off, int sz, int 
     const size_t smem = (size_t)NA * TS_BS * sizeof(double);
     const void *fn = (const void *)k_restart_step<MT, KL, 24, 1, Y2>;
     PL_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    int occ = cx->ts_occ[slot];
-    if (occ <= 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fn, TS_BS, smem) != cudaSuccess || occ < 1) {
-            (void)cudaGetLastError();
-            occ = 1;
-        }
-        if (occ > PL_TS_MAX_BLOCKS_PER_SM) occ = PL_TS_MAX_BLOCKS_PER_SM;
-        cx->ts_occ[slot] = occ;
-    }
+    const int occ = occupancy(cx, slot, fn, smem);
     const unsigned nb = grid_rows(cx, n / Y2, (int64_t)cx->nsm * occ);
     k_restart_step<MT, KL, 24, 1, Y2><<<nb, TS_BS, smem, cx->stream>>>(n, off, sz, kk, V, ld, d_Y, ldy, hp,
                                                                      cx->d_ts_part, cx->d_ts_ticket, cx->d_ts_h);
@@ -164,26 +156,13 @@ static int launch_rs2(pl_cuda_ctx *cx, int slot, int64_t n, int off, int sz, int
 }
 
 /* (cuda_impl.h) every instantiation loaded before its first launch */
-template <int MT, int KL>
-static int rs_load()
-{
-    cudaFuncAttributes fa;
-    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_restart_step<MT, KL, 24, 1, 1>));
-    PL_CUDA(cudaFuncGetAttributes(&fa, (const void *)k_restart_step<MT, KL, 24, 1, 2>));
-    return PL_OK;
-}
-
+#define RS_BOTH(MT, KL) k_restart_step<MT, KL, 24, 1, 1>, k_restart_step<MT, KL, 24, 1, 2>
 extern "C" int pl_cuda_ts_restart_preload(void)
 {
-    PL_CALL((rs_load<8, 0>()));
-    PL_CALL((rs_load<8, 4>()));
-    PL_CALL((rs_load<8, 8>()));
-    PL_CALL((rs_load<8, 16>()));
-    PL_CALL((rs_load<16, 0>()));
-    PL_CALL((rs_load<16, 4>()));
-    PL_CALL((rs_load<16, 8>()));
-    return rs_load<16, 16>();
+    return pl_cuda_load(RS_BOTH(8, 0), RS_BOTH(8, 4), RS_BOTH(8, 8), RS_BOTH(8, 16), RS_BOTH(16, 0), RS_BOTH(16, 4),
+                        RS_BOTH(16, 8), RS_BOTH(16, 16));
 }
+#undef RS_BOTH
 
 extern "C" int pl_cuda_ts_restart_fits(int off, int sz, int kk)
 {
