@@ -213,7 +213,10 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
         PL_CALL(pl_kr_hop_setup(cx, m, asked ? chunk : 32, &fits));
         if (fits && (asked || m->chunk == 32)) {
             m->variant = 5;
-            return PL_OK;
+            int hb = -1; /* the block product's column groups (kron_hop_block.cu): by R */
+            PL_CALL(kr_env("PJDS_KRON_BLOCK", 0, 4, NULL, &hb));
+            PL_CHECK(hb == -1 || hb == 0 || hb == 2 || hb == 4, PL_ERR_INPUT, "PJDS_KRON_BLOCK = %d: not 0, 2 or 4", hb);
+            return pl_kr_hb_setup(cx, m, hb);
         }
         m->smem = 0;
         m->chunk = 0;

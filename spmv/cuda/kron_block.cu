@@ -28,7 +28,10 @@
  * shuffles, over the 8 warps in shared memory, per block into d_aug, then
  * one block per column adds the blocks (kb_sum_cols).  kron_spmm_aug of
  * one vector on an operator whose kernel is variant 5 runs that kernel's
- * aug form instead (kron_hop.cu: the same values, its own dots order). */
+ * aug form instead (kron_hop.cu: the same values, its own dots order), and
+ * kron_spmm of one vector its product; an even R up to 8 on variant 5 runs
+ * kron_hop_block.cu's kernel (x's tile staged for column groups of 2 or 4:
+ * the same values, the dots per tile), these kernels the rest. */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -256,6 +259,18 @@ extern "C" int pl_cuda_kron_spmm(pl_backend *be, const void *mat, int R, const d
     PL_CALL(kb_setup(mat, R, X, Y, &a, "kron_spmm"));
     if (a.nrows == 0) return PL_OK;
     pl_cuda_ctx *cx = pl_cuda_ctx_of(be);
+    const pl_cuda_kron *m = (const pl_cuda_kron *)mat;
+    if (R == 1 && m->variant == 5) { /* one vector: the single product's kernel */
+        kr_args k;
+        pl_kr_args_of(m, X, Y, &k);
+        return pl_kr_launch_hop(cx, m, &k);
+    }
+    const int rb = pl_kr_hb_width(m, R, X, Y);
+    if (rb > 0) { /* variant 5's tile for column groups of rb (kron_hop_block.cu) */
+        kr_args k;
+        pl_kr_args_of(m, X, Y, &k);
+        return pl_kr_launch_hb(cx, m, R, rb, &k, 0);
+    }
     PL_CALL(kb_dispatch(cx, a, false, NULL, kb_grid(cx, a.nrows, kb_threads(R))));
     return PL_OK;
 }
@@ -276,10 +291,12 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
     /* one vector on variant 5 (the single product's kernel, faster than
      * this file's R = 1 mapping): its aug form (kron_hop.cu), one part per tile */
     const bool hop = R == 1 && m->variant == 5 && a.nrows > 0;
-    const unsigned grid = a.nrows > 0 && !hop ? kb_grid(cx, a.nrows, kb_threads(R)) : 0;
+    /* even R on variant 5: its tile for column groups of rb (kron_hop_block.cu), one part per tile */
+    const int rb = a.nrows > 0 ? pl_kr_hb_width(m, R, X, Y) : 0;
+    const unsigned grid = a.nrows > 0 && !hop && rb == 0 ? kb_grid(cx, a.nrows, kb_threads(R)) : 0;
     /* the per-block sums in the context's buffer of spmm_aug (same stream;
      * both return after it finished), grown when needed */
-    const size_t nb = hop ? (size_t)pl_kr_hop_tiles(m) : grid > 0 ? grid : 1,
+    const size_t nb = hop ? (size_t)pl_kr_hop_tiles(m) : rb > 0 ? (size_t)pl_kr_hb_tiles(m, rb) : grid > 0 ? grid : 1,
                  need = nb * 2 * (size_t)R + 2 * (size_t)R;
     PL_CALL(pl_cuda_aug_buffers(cx, need));
     double *part = cx->d_aug, *d_out = cx->d_aug + nb * 2 * (size_t)R;
@@ -291,6 +308,16 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
         k.beta = beta;
         k.part = part;
         PL_CALL(pl_kr_launch_hop_aug(cx, m, &k, d_out));
+    } else if (rb > 0) {
+        kr_args k;
+        pl_kr_args_of(m, X, Y, &k);
+        k.alpha = alpha;
+        k.gamma = gamma;
+        k.beta = beta;
+        k.part = part;
+        PL_CALL(pl_kr_launch_hb(cx, m, R, rb, &k, 1));
+        kb_sum_cols<<<2 * R, KB_THREADS, 0, s>>>((int64_t)nb, 2 * R, part, d_out);
+        PL_CUDA_LAUNCH();
     } else if (grid > 0) {
         PL_CALL(kb_dispatch(cx, a, true, part, grid));
         kb_sum_cols<<<2 * R, KB_THREADS, 0, s>>>((int64_t)grid, 2 * R, part, d_out);

@@ -34,6 +34,9 @@ typedef struct pl_cuda_kron {
     uint32_t *rp_col;  /* variant 6: pl_kron_pack16's col, [m n_right + r]         */
     uint16_t *rp_val;  /* variant 6: its val (indices into pk_dict)                 */
     int pk_ndict;
+    int hb;            /* variant 5's block product (kron_hop_block.cu): -1 the  */
+                       /* width by R (R <= 8), 2 or 4 that width for any R it    */
+                       /* divides, 0 kron_block.cu's kernels                       */
     int variant;       /* the kernel apply runs (after fall-backs)                  */
     int requested;     /* PJDS_KRON_KERNEL, or the default                          */
     int chunk;         /* variant 2: left rows per block; 5: right rows per tile    */
@@ -112,6 +115,19 @@ int pl_kr_launch_hop_lz(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a
  * w_in, x_out, dd_in, beta_in; kron_timing's measurement of the next
  * lever, not used by the solver): the 5 sums of the lz mode into d_out. */
 int pl_kr_launch_hop_lzin(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
+/* kron_hop_block.cu: variant 5 for blocks of vectors (kron_block.cu's
+ * kron_spmm and kron_spmm_aug for even R).  Setup at kron_create: want -1
+ * (the width by R), 2 or 4 (PJDS_KRON_BLOCK), 0 (off); sets m->hb and the
+ * kernels' shared memory limit where the tiles fit, else m->hb = 0.
+ * pl_kr_hb_width: the column group width RB for R vectors X, Y, 0 where the
+ * kernel does not apply (kron_block.cu's kernels then).  pl_kr_launch_hb:
+ * a->x, a->y the R-column blocks; aug: alpha, gamma, beta and a->part of
+ * pl_kr_hb_tiles(m, rb) x 2R sums (x.x of column c at [t 2R + c], y.x at
+ * [t 2R + R + c]).  Queued on cx->stream. */
+int pl_kr_hb_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want);
+int pl_kr_hb_width(const pl_cuda_kron *m, int R, const double *X, const double *Y);
+int64_t pl_kr_hb_tiles(const pl_cuda_kron *m, int rb);
+int pl_kr_launch_hb(pl_cuda_ctx *cx, const pl_cuda_kron *m, int R, int rb, const kr_args *a, int aug);
 /* kron_row.cu: variant 6, x[l, :] of one left row in shared memory with
  * the packed tables (pl_kron_pack16, uploaded here into m->rp_col,
  * rp_val, pk_dict).  *fits = 0 where the row and dictionary do not fit a

@@ -62,13 +62,6 @@ int pl_cuda_timer_stop(pl_backend *be, double *ms);
 int pl_cuda_kron_lz_in(pl_backend *be, const void *mat, const double *w, const double *z, const double *dd_in,
                        double beta_in, double *x_out, double *y, double *d_dots);
 
-/* Variant 5 of the matrix-free operator for R = 2 or 4 row-major vectors
- * (kron_spmm's layout; x's tile staged in shared memory for all R): Y = H
- * X, each column kron_apply's y bit for bit; PL_ERR_NOTSUP off variant 5
- * or above 8 terms.  Asynchronous.  kron_timing's measurement of the block
- * product (docs/performance.md); the solver does not use it. */
-int pl_cuda_kron_spmm_hop(pl_backend *be, const void *mat, int R, const double *X, double *Y);
-
 /* Device-to-device copy bandwidth (bytes read + bytes written per second,
  * GB/s = 1e9 B/s): median of `repeats` cudaMemcpyAsync of `bytes` between
  * two buffers.  Allocates 2 x bytes of device memory for the duration. */

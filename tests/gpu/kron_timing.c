@@ -13,8 +13,8 @@
  * solver runs it (kron_lz, then lz_step with its round trip) and as one
  * kernel that updates its input on the fly (pl_cuda_kron_lz_in, the
  * measured next lever), which must give the same bits (else exit 1), and
- * the block product per vector: kron_spmm for R = 1, 2, 4, 8 and variant 5
- * for R = 2, 4 vectors (bit for bit against the CPU's y).  Also
+ * the block products per vector (kron_spmm, kron_spmm_aug; R = 1 to 16,
+ * with PJDS_KRON_BLOCK 0, 2, 4 and unset; bit for bit against the CPU's y).  Also
  * the device-to-device copy bandwidth for scale.  Not a test; a measurement tool (built with PJDS_CUDA only).
  * PJDS_KRON_TIMING_VARIANTS (e.g. "5,6"): only these variants, in one run
  * (unset: all; the other PJDS_KRON_* knobs apply as in kron_variant.h).
@@ -124,58 +124,59 @@ done:
     return r;
 }
 
-/* The block product that a block Lanczos step would run, R row-major
- * vectors (the R values of row i at X + i R), per vector: kron_spmm (the
- * block kernels, R = 1, 2, 4, 8) and variant 5 for R vectors
- * (pl_cuda_kron_spmm_hop, R = 2, 4), median time over R.  X's column v is
- * 2^v x, so column v of Y must be 2^v yc bit for bit (*equal = 0
- * otherwise; kron_spmm is checked by gpu_kron_block). */
-static int spmm_per_vector(pl_backend *be, const void *op, int64_t N, const double *x, const double *yc, int *equal)
+/* The block products kron_spmm (Y = H X) and kron_spmm_aug (the KPM step)
+ * of R row-major vectors (the R values of row i at X + i R), per vector,
+ * for PJDS_KRON_BLOCK = 0 (kron_block.cu's kernels), 2, 4 and unset (the
+ * width by R; kron_hop_block.cu), R = 1, 2, 4, 8, 16, each on an operator
+ * made with that setting.  X's column v is 2^v x, so column v of Y must be
+ * 2^v yc bit for bit (*equal = 0 otherwise). */
+static int spmm_per_vector(pl_backend *be, const pl_kron *k, int64_t N, const double *x, const double *yc, int *equal)
 {
-    if (!be->kron_spmm) return PL_OK;
-    double *dX = NULL, *dY = NULL, t[REPS];
-    double *hX = malloc((size_t)N * 4 * sizeof *hX);
+    if (!be->kron_spmm || !be->kron_spmm_aug) return PL_OK;
+    enum { RMAXT = 16 };
+    static const char *const modes[] = {"0", "2", "4", ""};
+    double *dX = NULL, *dY = NULL, t[REPS], ta[REPS], dots[2 * RMAXT];
+    double *hX = malloc((size_t)N * RMAXT * sizeof *hX);
+    void *op = NULL;
     int r = PL_OK;
     PL_CHECK_GOTO(hX, PL_ERR_MEM, done, r, "out of host memory");
-    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * 8, &dX), done, r);
-    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * 8, &dY), done, r);
-    PL_CALL_GOTO(be->set(be, (size_t)N * 8, 0.5, dX), done, r);
-    printf("  kron_spmm per vector:");
-    for (int R = 1; R <= 8; R *= 2) {
-        for (int i = -WARM; i < REPS; i++) {
-            PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * RMAXT, &dX), done, r);
+    PL_CALL_GOTO(be->vec_alloc(be, (size_t)N * RMAXT, &dY), done, r);
+    for (int md = 0; md < (int)(sizeof modes / sizeof modes[0]); md++) {
+        PL_CHECK_GOTO(setenv("PJDS_KRON_BLOCK", modes[md], 1) == 0, PL_ERR_ARG, done, r, "setenv failed");
+        PL_CALL_GOTO(be->kron_create(be, k, &op), done, r);
+        printf("  block product per vector, PJDS_KRON_BLOCK=%s:", *modes[md] ? modes[md] : "(unset)");
+        for (int R = 1; R <= RMAXT; R *= 2) {
+            for (int64_t i = 0; i < N; i++)
+                for (int v = 0; v < R; v++) hX[i * R + v] = ldexp(x[i], v);
+            PL_CALL_GOTO(be->upload(be, dX, hX, (size_t)N * R), done, r);
+            PL_CALL_GOTO(be->set(be, (size_t)N * R, NAN, dY), done, r);
             PL_CALL_GOTO(be->kron_spmm(be, op, R, dX, dY), done, r);
-            double ms = 0.0;
-            PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
-            if (i >= 0) t[i] = ms / R;
+            PL_CALL_GOTO(be->download(be, hX, dY, (size_t)N * R), done, r);
+            int same = 1;
+            for (int64_t i = 0; i < N && same; i++)
+                for (int v = 0; v < R; v++) same &= hX[i * R + v] == ldexp(yc[i], v);
+            *equal &= same;
+            for (int i = -WARM; i < REPS; i++) {
+                double ms = 0.0;
+                PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+                PL_CALL_GOTO(be->kron_spmm(be, op, R, dX, dY), done, r);
+                PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+                if (i >= 0) t[i] = ms / R;
+                PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
+                PL_CALL_GOTO(be->kron_spmm_aug(be, op, R, 1.0, 0.0, -0.5, dX, dY, dots), done, r);
+                PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
+                if (i >= 0) ta[i] = ms / R;
+            }
+            printf("  R=%d %.4f / %.4f ms%s", R, pl_median(t, REPS), pl_median(ta, REPS), same ? "" : " (NOT bitwise)");
         }
-        printf("  R=%d %.4f ms", R, pl_median(t, REPS));
+        printf(" (spmm / aug, events)\n");
+        be->kron_destroy(be, op);
+        op = NULL;
     }
-    printf(" (events)\n  variant 5 for R vectors, per vector:");
-    for (int R = 2; R <= 4; R *= 2) {
-        for (int64_t i = 0; i < N; i++)
-            for (int v = 0; v < R; v++) hX[i * R + v] = ldexp(x[i], v);
-        PL_CALL_GOTO(be->upload(be, dX, hX, (size_t)N * R), done, r);
-        PL_CALL_GOTO(be->set(be, (size_t)N * R, NAN, dY), done, r);
-        int e = pl_cuda_kron_spmm_hop(be, op, R, dX, dY);
-        if (e == PL_ERR_NOTSUP) break;
-        PL_CALL_GOTO(e, done, r);
-        PL_CALL_GOTO(be->download(be, hX, dY, (size_t)N * R), done, r);
-        int same = 1;
-        for (int64_t i = 0; i < N && same; i++)
-            for (int v = 0; v < R; v++) same &= hX[i * R + v] == ldexp(yc[i], v);
-        *equal &= same;
-        for (int i = -WARM; i < REPS; i++) {
-            PL_CALL_GOTO(pl_cuda_timer_start(be), done, r);
-            PL_CALL_GOTO(pl_cuda_kron_spmm_hop(be, op, R, dX, dY), done, r);
-            double ms = 0.0;
-            PL_CALL_GOTO(pl_cuda_timer_stop(be, &ms), done, r);
-            if (i >= 0) t[i] = ms / R;
-        }
-        printf("  R=%d %.4f ms (bitwise %s)", R, pl_median(t, REPS), same ? "yes" : "NO");
-    }
-    printf(" (events)\n");
 done:
+    unsetenv("PJDS_KRON_BLOCK");
+    if (op) be->kron_destroy(be, op);
     if (dX) be->vec_free(be, dX);
     if (dY) be->vec_free(be, dY);
     free(hX);
@@ -252,7 +253,7 @@ static int one_variant(pl_backend *be, const pl_kron *k, int v, const double *x,
             int same = 1;
             PL_CALL_GOTO(lz_in_experiment(be, op, N, x, hy, &same), done, r);
             *equal &= same;
-            PL_CALL_GOTO(spmm_per_vector(be, op, N, x, yc, equal), done, r);
+            PL_CALL_GOTO(spmm_per_vector(be, k, N, x, yc, equal), done, r);
         }
     }
 done:

@@ -20,7 +20,9 @@
  *     d. the counters count R applies per block product;
  *     e. cuda (PJDS_TEST_BACKEND=cuda, ctest gpu_kron_block; exit 77
  *        without a device): Y of both products is the CPU backend's bit
- *        for bit, the dots within 1e-13.
+ *        for bit, the dots within 1e-13; even R on variant 5 run
+ *        kron_hop_block.cu's kernel in column groups of 4 or 2
+ *        (gpu_kron_block_rb2: of 2 only; _rb0: kron_block.cu's kernels).
  *     On P = 2, 3, 4 ranks (ctest spmv_kron_block_np2, _np3, _np4) the
  *     same models split by electron configurations, every exchange mode
  *     (vector, overlap, task): the halo exchange of op_block.c and
@@ -36,7 +38,8 @@
  *     the Lanczos step be->kron_lz: y = h - (beta z) bitwise, its 5 sums to
  *     1e-13, where the kernel has it (cpu; cuda variant 5)): n_left not a
  *     multiple of 8, nterms 0, 1, 4, 5, 7, 8 and 11, rows of A longer than
- *     64 entries, c = +-0.0, n_right not a multiple of the kernels' blocks.
+ *     64 entries, c = +-0.0, n_right not a multiple of the kernels' blocks;
+ *     R = 1, 2, 3, 6, 8, 16, 33.
  *     2b. be->kron_rem_spmm on random remote lists against the formula of
  *     spmv.h and against kron_rem_apply of each column, bitwise (n_right 1,
  *     513, 1000; R = 1 ... PL_SPMM_RMAX).
@@ -496,8 +499,8 @@ static void random_tables(pl_backend *be, int64_t nl, int64_t nr, int nt, int na
                            .dl = dl, .dr = dr, .shift = -0.3, .c = c, .lo = lo, .hi = hi, .lo_val = lv,
                            .hi_val = hv};
         TU_OK(pl_kron_check(&k));
-        const int Rs[] = {1, 3, 8, 33};
-        for (int i = 0; i < 4; i++) slots_vs_apply(be, &k, Rs[i], d);
+        const int Rs[] = {1, 2, 3, 6, 8, 16, 33};
+        for (size_t i = 0; i < sizeof Rs / sizeof Rs[0]; i++) slots_vs_apply(be, &k, Rs[i], d);
     } else {
         TU_CHECK_MSG(0, "%s: out of memory", d);
     }
