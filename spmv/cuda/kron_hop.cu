@@ -119,6 +119,20 @@ static __device__ __forceinline__ void kr_hs_store(const kr_args &a, const kr_in
     dd[1] += yn * xv;
 }
 
+/* The lz and aug modes read z[i] (y[i]) after the row's sums: asked into
+ * L2 at the row's start, so that the load overlaps the gathers instead of
+ * adding its latency to each row.  One H200, HMEp (2026-11-29, 2 runs of
+ * kron_timing and 3 solves each way, alternating): kron_lz 0.198-0.200 ms
+ * against 0.203, the aug step 0.185-0.191 against 0.191-0.194, the solve's
+ * step 0.309-0.311 against 0.314-0.316 ms, the same bits; loading z into a
+ * register there instead (64 registers already) gained nothing. */
+template <int MODE>
+static __device__ __forceinline__ void kr_hs_prefetch(const kr_args &a, int64_t i)
+{
+    if (MODE == KR_HS_LZ) asm volatile("prefetch.global.L2 [%0];" ::"l"(a.z + i));
+    if (MODE == KR_HS_AUG) asm volatile("prefetch.global.L2 [%0];" ::"l"(a.y + i));
+}
+
 /* Every mode keeps the tile's coupling values (2 NT rt doubles) in shared
  * memory after x's tile instead of in registers (the indices stay there).
  * With the sums of the aug and lz modes the tables in registers passed the
@@ -146,6 +160,7 @@ static __device__ void kr_hs_rows(const kr_args &a, const kr_in &q, const double
     for (int64_t l = l0; l < a.n_left; l += ls) {
         const int64_t xl = l * nr;
         const double *srow = sx + l * rt;
+        kr_hs_prefetch<MODE>(a, xl + r);
         double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), dr), a.shift), srow[rr]);
 #pragma unroll
         for (int m = 0; m < NT; m++) {
@@ -175,6 +190,7 @@ static __device__ void kr_hs_rows_any(const kr_args &a, const kr_in &q, const do
     for (int64_t l = l0; l < a.n_left; l += ls) {
         const int64_t xl = l * nr;
         const double *srow = sx + l * rt;
+        kr_hs_prefetch<MODE>(a, xl + r);
         double s = __dmul_rn(__dadd_rn(__dadd_rn(__ldg(a.dl + l), dr), a.shift), srow[rr]);
         for (int64_t p = __ldg(a.act_ptr + l); p < __ldg(a.act_ptr + l + 1); p++) {
             const int64_t j = r * nt + __ldg(a.act_m + p);
