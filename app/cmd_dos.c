@@ -89,6 +89,19 @@ out:
     return rc;
 }
 
+/* [kpm] block = 0: the vectors per block product.  min(R, 32), except for
+ * a matrix-free operator on a GPU backend: 2, where variant 5's staged
+ * tile serves a block (spmv/cuda/kron_hop_block.cu) and wider blocks run
+ * kernels that cost more per vector (dos configs/kpm_hmep.ini with format
+ * = matrix_free on one H200, 2026-11-29: moments 1.37-1.39 s in blocks of
+ * 2, 1.42 s of 4, 1.72-1.75 s of 8, 2.04-2.09 s of 16). */
+static int dos_block(int R, const pl_backend *be, int format)
+{
+    const int gpu_free = format == PL_FORMAT_MATRIX_FREE && be && strcmp(be->name, "cpu") != 0;
+    const int b = gpu_free ? 2 : 32;
+    return R < b ? R : b;
+}
+
 int cmd_dos(app_ctx *ctx)
 {
     const pl_config *cfg = &ctx->cfg;
@@ -146,7 +159,7 @@ int cmd_dos(app_ctx *ctx)
     app_signal_exit_phase("the Chebyshev moments", note);
     d.N = k->moments;
     d.R = k->vectors == PL_KPM_UNIT ? (int)f.mi.rows : k->random_vectors;
-    d.block = k->block > 0 ? k->block : (d.R < 32 ? d.R : 32);
+    d.block = k->block > 0 ? k->block : dos_block(d.R, be, f.format);
     if (d.block > d.R) d.block = d.R;
     d.P = k->points > 0 ? k->points : 4 * k->moments;
     d.mu = malloc((size_t)d.N * sizeof *d.mu);

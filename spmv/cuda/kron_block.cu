@@ -300,21 +300,15 @@ extern "C" int pl_cuda_kron_spmm_aug(pl_backend *be, const void *mat, int R, dou
                  need = nb * 2 * (size_t)R + 2 * (size_t)R;
     PL_CALL(pl_cuda_aug_buffers(cx, need));
     double *part = cx->d_aug, *d_out = cx->d_aug + nb * 2 * (size_t)R;
+    kr_args k; /* variant 5's arguments (hop, rb) */
+    pl_kr_args_of(m, X, Y, &k);
+    k.alpha = alpha;
+    k.gamma = gamma;
+    k.beta = beta;
+    k.part = part;
     if (hop) {
-        kr_args k;
-        pl_kr_args_of(m, X, Y, &k);
-        k.alpha = alpha;
-        k.gamma = gamma;
-        k.beta = beta;
-        k.part = part;
         PL_CALL(pl_kr_launch_hop_aug(cx, m, &k, d_out));
     } else if (rb > 0) {
-        kr_args k;
-        pl_kr_args_of(m, X, Y, &k);
-        k.alpha = alpha;
-        k.gamma = gamma;
-        k.beta = beta;
-        k.part = part;
         PL_CALL(pl_kr_launch_hb(cx, m, R, rb, &k, 1));
         kb_sum_cols<<<2 * R, KB_THREADS, 0, s>>>((int64_t)nb, 2 * R, part, d_out);
         PL_CUDA_LAUNCH();

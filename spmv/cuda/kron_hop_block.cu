@@ -167,26 +167,20 @@ __global__ void __launch_bounds__(KR_HB_THREADS, 2) hb_kernel(kr_args a, const d
     if (AUG) hb_dots<RB>(d1, d2, R, c0, a.part);
 }
 
-template <int NT, int RB>
-int hb_attr(size_t smem)
+/* One launch; the kernel's shared memory limit set just before it (a host
+ * call), so that the kernel loads at the first block product that needs it
+ * instead of at every kron_create (a solve runs none). */
+template <int NT, int RB, bool AUG>
+int hb_launch(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, int R)
 {
-    PL_CUDA(cudaFuncSetAttribute(hb_kernel<NT, RB, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    PL_CUDA(cudaFuncSetAttribute(hb_kernel<NT, RB, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    constexpr int rt = 32 / RB;
+    const unsigned grid = (unsigned)(pl_kr_hb_tiles(m, RB) * (R / RB));
+    const size_t smem = (size_t)m->n_left * 32 * 8 + (size_t)(2 * NT * rt) * 8;
+    PL_CUDA(cudaFuncSetAttribute(hb_kernel<NT, RB, AUG>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    hb_kernel<NT, RB, AUG><<<grid, KR_HB_THREADS, smem, cx->stream>>>(*a, m->c, R);
+    PL_CUDA_LAUNCH();
     return PL_OK;
 }
-
-struct hb_attr_f {
-    size_t smem;
-    template <int NT>
-    int go() const
-    {
-        if constexpr (NT < 0) return PL_ERR_NOTSUP;
-        else {
-            const int e = hb_attr<NT, 2>(smem);
-            return e != PL_OK ? e : hb_attr<NT, 4>(smem);
-        }
-    }
-};
 
 struct hb_go_f {
     pl_cuda_ctx *cx;
@@ -197,18 +191,9 @@ struct hb_go_f {
     template <int NT>
     int go() const
     {
-        if constexpr (NT < 0) return PL_ERR_NOTSUP;
-        else {
-            const int rt = 32 / rb;
-            const unsigned grid = (unsigned)(pl_kr_hb_tiles(m, rb) * (R / rb));
-            const size_t smem = (size_t)m->n_left * 32 * 8 + (size_t)(2 * NT * rt) * 8;
-            if (rb == 2 && aug) hb_kernel<NT, 2, true><<<grid, KR_HB_THREADS, smem, cx->stream>>>(*a, m->c, R);
-            if (rb == 2 && !aug) hb_kernel<NT, 2, false><<<grid, KR_HB_THREADS, smem, cx->stream>>>(*a, m->c, R);
-            if (rb == 4 && aug) hb_kernel<NT, 4, true><<<grid, KR_HB_THREADS, smem, cx->stream>>>(*a, m->c, R);
-            if (rb == 4 && !aug) hb_kernel<NT, 4, false><<<grid, KR_HB_THREADS, smem, cx->stream>>>(*a, m->c, R);
-            PL_CUDA_LAUNCH();
-            return PL_OK;
-        }
+        if constexpr (NT < 0) return PL_ERR_NOTSUP; /* above 8 terms: pl_kr_hb_setup declined */
+        else if (rb == 2) return aug ? hb_launch<NT, 2, true>(cx, m, a, R) : hb_launch<NT, 2, false>(cx, m, a, R);
+        else return aug ? hb_launch<NT, 4, true>(cx, m, a, R) : hb_launch<NT, 4, false>(cx, m, a, R);
     }
 };
 
@@ -224,7 +209,6 @@ int pl_kr_hb_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want)
     const size_t smem = (size_t)m->n_left * 32 * 8 + (size_t)(2 * m->nterms * 16) * 8;
     if (smem + (size_t)KR_HB_WARPS * 2 * KR_HB_RBMAX * 8 > (size_t)optin || m->n_left * 32 > (int64_t)INT32_MAX)
         return PL_OK;
-    PL_CALL(pl_kr_nt_dispatch(m->nterms, hb_attr_f{smem}));
     m->hb = want < 0 ? -1 : want;
     return PL_OK;
 }

@@ -117,8 +117,8 @@ int pl_kr_launch_hop_lz(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a
 int pl_kr_launch_hop_lzin(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a, double *d_out);
 /* kron_hop_block.cu: variant 5 for blocks of vectors (kron_block.cu's
  * kron_spmm and kron_spmm_aug for even R).  Setup at kron_create: want -1
- * (the width by R), 2 or 4 (PJDS_KRON_BLOCK), 0 (off); sets m->hb and the
- * kernels' shared memory limit where the tiles fit, else m->hb = 0.
+ * (the width by R), 2 or 4 (PJDS_KRON_BLOCK), 0 (off); sets m->hb where
+ * the tiles fit a block's shared memory, else m->hb = 0 (no kernel loaded).
  * pl_kr_hb_width: the column group width RB for R vectors X, Y, 0 where the
  * kernel does not apply (kron_block.cu's kernels then).  pl_kr_launch_hb:
  * a->x, a->y the R-column blocks; aug: alpha, gamma, beta and a->part of

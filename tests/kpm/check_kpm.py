@@ -294,6 +294,43 @@ def case_formats(exe, tmp):
     return fail
 
 
+def case_cuda(exe, counter, tmp):
+    """kpm.cuda.matrix_free: the tables on the CUDA backend (variant 5's block product,
+    spmv/cuda/kron_hop_block.cu) with [kpm] block = 0, which there means blocks of 2
+    (app/cmd_dos.c), against the CPU backend's run in one block of 10; skipped (77)
+    without a device."""
+    try:
+        count = int(subprocess.run([counter, "--device-count"], capture_output=True, text=True).stdout.strip() or 0)
+    except (OSError, ValueError):
+        count = 0
+    if count == 0:
+        print("skipped: no CUDA device")
+        return 77
+    cfg = os.path.join(tmp, "hhn.ini")
+    open(cfg, "w").write(HH.replace("phonon_basis = site", "phonon_basis = normal")
+                         .replace("boundary = periodic", "boundary = open").replace("n_down = 1", "n_down = 2"))
+    args = ["--set", "kpm.moments=128", "--set", "kpm.random_vectors=10"]
+    g = run_dos(exe, cfg, os.path.join(tmp, "cuda.h5"), args + ["--set", "spmv.backend=cuda"], "matrix_free")
+    c = run_dos(exe, cfg, os.path.join(tmp, "cpu.h5"), args, "matrix_free")
+    fail = 0
+    if int(g["block"]) != 2 or int(c["block"]) != 10:
+        print("FAIL: block %d on cuda (want 2), %d on cpu (want 10)" % (int(g["block"]), int(c["block"])))
+        fail = 1
+    # the same products bit for bit per column; the sums and the bounds' Lanczos run in another order
+    da, db = abs(g["a"] - c["a"]), abs(g["b"] - c["b"])
+    n = np.arange(len(c["moments"]))
+    tol = 1e-12 + n * n * (da + db) / c["a"]
+    e = np.abs(g["moments"] - c["moments"])
+    if da > 1e-9 * c["a"] or db > 1e-9 * c["a"] or np.any(e > tol) or abs(g["integral"] - 1) > 1e-12:
+        i = int(np.argmax(e - tol))
+        print("FAIL: cuda against cpu: moment %d differs by %.2e (bound %.2e), bounds by %.1e, %.1e, integral %.15f"
+              % (i, e[i], tol[i], da, db, g["integral"]))
+        fail = 1
+    print("cuda: blocks of %d against the cpu's %d, moments differ by %.2e at most" % (int(g["block"]),
+                                                                                         int(c["block"]), np.max(e)))
+    return fail
+
+
 def main():
     global FORMAT
     exe, case = sys.argv[1], sys.argv[2]
@@ -314,6 +351,8 @@ def main():
             return case_ranks(exe, mpi, tmp)
         if case == "formats":
             return case_formats(exe, tmp)
+        if case == "cuda":
+            return case_cuda(exe, mpi[0], tmp)
     print("unknown case", case)
     return 1
 
