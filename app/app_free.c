@@ -11,8 +11,8 @@
  * chooses, auto by the smaller largest-rank halo: choose_split below),
  * and so do `spectral` for H (its operator O stays stored) and `dos` (its block
  * products: be->kron_spmm_aug on one rank, kron_spmm and kron_rem_spmm after
- * the block halo exchange on several) where format = matrix_free is given (auto
- * keeps a stored matrix for both: cmd_spectral.c, cmd_dos.c); every other
+ * the block halo exchange on several) where format = matrix_free is given (auto:
+ * cmd_spectral.c's and cmd_dos.c's ctx->free_ok); every other
  * command that builds an operator (pjds-bench) refuses it with one line
  * (app_build_rows); `info` adds the tables' sizes, the split and the halo
  * of every rank (both splits: pl_kron_halo) to the statistics of the

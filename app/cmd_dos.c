@@ -1,9 +1,10 @@
 /* cmd_dos.c — `pjds-lanczos dos CONFIG`: the density of states by the
  * kernel polynomial method (docs/models.md, "Density of states"; lanczos/kpm.c).
  *
- * Build the operator as `solve` does (format = matrix_free: from the
- * Holstein-Hubbard model's Kronecker tables, app_free.c, on any number of
- * ranks; auto keeps a stored matrix here), refuse a nonsymmetric matrix (KPM
+ * Build the operator as `solve` does (format = matrix_free, and auto on
+ * the CPU backend: from the Holstein-Hubbard model's Kronecker tables,
+ * app_free.c, on any number of ranks; auto on a GPU keeps a stored matrix
+ * here), refuse a nonsymmetric matrix (KPM
  * needs a real spectrum), estimate the spectral bounds with a short Lanczos
  * run, compute the Chebyshev moments of [kpm] random_vectors start vectors
  * in blocks of [kpm] block vectors (one SpMMV per two moments), damp them
@@ -89,16 +90,19 @@ out:
     return rc;
 }
 
-/* [kpm] block = 0: the vectors per block product.  min(R, 32), except for
- * a matrix-free operator on a GPU backend: 2, where variant 5's staged
- * tile serves a block (spmv/cuda/kron_hop_block.cu) and wider blocks run
- * kernels that cost more per vector (dos configs/kpm_hmep.ini with format
- * = matrix_free on one H200, 2026-11-29: moments 1.37-1.39 s in blocks of
- * 2, 1.42 s of 4, 1.72-1.75 s of 8, 2.04-2.09 s of 16). */
+/* [kpm] block = 0: the vectors per block product.  min(R, 32) for a
+ * stored matrix; for the tables (format = matrix_free) min(R, 2) on a GPU
+ * backend, where variant 5's staged tile serves a block
+ * (spmv/cuda/kron_hop_block.cu) and wider blocks run kernels that cost more
+ * per vector (dos configs/kpm_hmep.ini on one H200, 2026-11-29: moments
+ * 1.37-1.39 s in blocks of 2, 1.42 s of 4, 1.72-1.75 s of 8, 2.04-2.09 s
+ * of 16), and min(R, 4) on the CPU (hh_184800, 512 moments of 16 vectors,
+ * the development VM's 2 cores: 1.35-1.49 s in blocks of 4, 2.19-2.22 s of
+ * 8, 2.03-2.10 s of 16; one core: 3.1-3.2 s of 2, 2.0-2.1 s of 4). */
 static int dos_block(int R, const pl_backend *be, int format)
 {
-    const int gpu_free = format == PL_FORMAT_MATRIX_FREE && be && strcmp(be->name, "cpu") != 0;
-    const int b = gpu_free ? 2 : 32;
+    int b = 32;
+    if (format == PL_FORMAT_MATRIX_FREE) b = be && strcmp(be->name, "cpu") != 0 ? 2 : 4;
     return R < b ? R : b;
 }
 
@@ -123,12 +127,16 @@ int cmd_dos(app_ctx *ctx)
     const char *note = "nothing to save (dos has no checkpoints); rerun to start again";
     app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
                           note);
-    /* H from its Kronecker tables where format = matrix_free is given, on
-     * any number of ranks (app_free.c; the block products: be->kron_spmm_aug
-     * on one rank, kron_spmm with the halo exchange and kron_rem_spmm on
-     * several, op_block.c); auto keeps a stored matrix for dos (measured
-     * slower on the GPU) */
-    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE;
+    /* H from its Kronecker tables where format = matrix_free is given, or
+     * under auto on the CPU backend, on any number of ranks (app_free.c;
+     * the block products: be->kron_spmm_aug on one rank, kron_spmm with the
+     * halo exchange and kron_rem_spmm on several, op_block.c).  On the CPU
+     * the tables were 2.5-3.2x faster than pJDS (docs/performance.md, ninth
+     * look); auto on a GPU keeps a stored matrix (the tables' block product
+     * is faster only where variant 5's tile fits: measured on HMEp, not
+     * yet decided here) */
+    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE ||
+                   (cfg->spmv.format == PL_FORMAT_AUTO && !app_backend_gpu_planned(ctx));
     if (cfg->solver.reproducible && ctx->size > 1) { /* before the matrix is built: every rank alike */
         char where[1200];
         ctx->error_collective = 1;

@@ -25,12 +25,16 @@ usage: check_kpm.py PJDS_BIN CASE [matrix_free] [MPIEXEC NP-FLAG FLAGS...]
            the block products be->kron_spmm_aug) and format = pjds give the
            same bounds (1e-9 of a) and moments (1e-12 + n^2 |d x|, the
            rounding of the bounds carried through T_n), each file naming its
-           format
+           format; format = auto on the CPU backend runs the tables in
+           blocks of 4 ([kpm] block = 0) with the matrix_free run's moments
+  cuda     (kpm.cuda.matrix_free, label gpu; exit 77 without a device) the
+           tables on the CUDA backend in blocks of 2 ([kpm] block = 0)
+           against the CPU backend's run in one block of 10
 With matrix_free after CASE (traces, random, ranks) dos runs with [spmv]
-format = matrix_free.  Every HH run checks the file's spmv_format: matrix_free where
-given, else PJDS_SPMV_FORMAT where set (the .compressed runs), else a stored
-format (format = auto keeps a stored matrix for dos).
-Exit 0 = pass, 1 = fail."""
+format = matrix_free, else (without PJDS_SPMV_FORMAT) with format = pjds, the
+stored operator.  Every HH run checks the file's spmv_format: the format
+given, else PJDS_SPMV_FORMAT where set (the .compressed runs).
+Exit 0 = pass, 1 = fail, 77 = skipped."""
 import math
 import os
 import subprocess
@@ -76,9 +80,9 @@ def run_dos(exe, cfg, out, args, fmt=None):
     with h5py.File(out) as f:
         got = f.attrs["spmv_format"]
     got = got.decode() if isinstance(got, bytes) else str(got)
-    want = fmt or os.environ.get("PJDS_SPMV_FORMAT") or None
-    if (want and got != want) or (not want and got == "matrix_free"):
-        print("FAIL: %s ran with spmv_format %s, expected %s" % (out, got, want or "a stored format (auto)"))
+    want = fmt or os.environ.get("PJDS_SPMV_FORMAT")
+    if want and got != want:
+        print("FAIL: %s ran with spmv_format %s, expected %s" % (out, got, want))
         sys.exit(1)
     return read_dos(out)
 
@@ -273,6 +277,17 @@ def case_formats(exe, tmp):
                          .replace("boundary = periodic", "boundary = open").replace("n_down = 1", "n_down = 2"))
     args = ["--set", "kpm.moments=128", "--set", "kpm.random_vectors=10", "--set", "kpm.block=4"]
     res = [run_dos(exe, cfg, os.path.join(tmp, "%s.h5" % f), args, f) for f in ("matrix_free", "pjds")]
+    # auto on the CPU backend: the tables, in blocks of 4 where [kpm] block = 0 (app/cmd_dos.c)
+    auto = os.path.join(tmp, "auto.h5")
+    run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + auto] + args[:4])
+    with h5py.File(auto) as f:
+        got, block = f.attrs["spmv_format"], int(f["dos"].attrs["block"])
+        same = np.allclose(f["dos/moments"][:], res[0]["moments"], rtol=0, atol=1e-13)
+    got = got.decode() if isinstance(got, bytes) else str(got)
+    if got != "matrix_free" or block != 4 or not same:
+        print("FAIL: format = auto ran %s in blocks of %d (expected matrix_free, 4), moments %s the matrix_free run's"
+              % (got, block, "equal to" if same else "not equal to"))
+        return 1
     # rounding only: the products sum a row's terms in another order, and so do the 60 Lanczos steps of
     # the bounds: a and b agree to ~1e-11, and mu_n = <T_n((H - b) / a)> moves by at most
     # n^2 |d x| (|T_n'| <= n^2 on [-1, 1]), |d x| <= (|d b| + |d a|) / a
@@ -340,6 +355,8 @@ def main():
         FORMAT, mpi = "matrix_free", mpi[1:]
     if mpi[:1] == ["phonon"]:  # matrix_free split by phonon configurations
         FORMAT, SPLIT, mpi = "matrix_free", "phonon", mpi[1:]
+    if FORMAT is None and not os.environ.get("PJDS_SPMV_FORMAT") and case in ("traces", "random", "ranks"):
+        FORMAT = "pjds"  # the stored operator (format = auto takes the tables for a Holstein-Hubbard model on the CPU)
     with tempfile.TemporaryDirectory() as tmp:
         if case == "traces":
             return case_traces(exe, tmp)
