@@ -116,9 +116,12 @@ int cmd_solve(app_ctx *ctx)
     app_signal_exit_phase(cfg->model.type == PL_MODEL_HDF5 ? "the import of the matrix" : "the generation of the matrix",
                           note);
     /* [spmv] format = matrix_free: tables instead of rows (app_free.c); auto takes them for every
-     * method but chebfd, whose block products were faster from the stored pJDS matrix, as for dos
-     * (HMEp window of 109 pairs on an H200, 2026-11-26: 77.7 s pJDS against 95.0 s tables) */
-    ctx->free_ok = ctx->cfg.solver.method != PL_METHOD_CHEBFD || ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE;
+     * method, and for chebfd on the CPU backend only: on a GPU its block products were faster from the
+     * stored pJDS matrix, as for dos (HMEp window of 109 pairs on an H200, 2026-11-26: 77.7 s pJDS
+     * against 95.0 s tables), on the CPU the tables were (hh_184800, a window of 4 pairs: 7.8-7.9 s
+     * against 12.9-13.4 s on 2 cores, 13.8 against 23.4 s on one; 2026-11-29) */
+    ctx->free_ok = ctx->cfg.solver.method != PL_METHOD_CHEBFD || ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE ||
+                   (ctx->cfg.spmv.format == PL_FORMAT_AUTO && !app_backend_gpu_planned(ctx));
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.method == PL_METHOD_CHEBFD) ctx->cfg.spmv.blocks = 1; /* block products: format = auto keeps pJDS */
     app_signal_exit_phase("the permutation and upload of the matrix", note);

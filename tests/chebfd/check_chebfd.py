@@ -16,7 +16,8 @@ usage: check_chebfd.py PJDS_BIN CASE [MPIEXEC NP-FLAG FLAGS...]
             are eigenvectors of the exported matrix
   free      a window of 40 in the middle of the 840-row model (3 phonons)
             with [spmv] format = matrix_free (block products from the
-            Kronecker tables), checked as hh
+            Kronecker tables), checked as hh; format = auto on the CPU
+            backend must run the tables too, with the same values
   target    target + nev (the nev closest to E, by distance) on the
             Laplacian and on hh
   smallest  which = smallest, nev = 50 (Laplacian) and which = largest,
@@ -214,6 +215,12 @@ def case_hh(exe, tmp, free=False):
     if r > TOL or (free and d["spmv_format"] not in (b"matrix_free", "matrix_free")):
         print("FAIL: hh eigenvectors %.2e, format %s" % (r, d["spmv_format"]))
         fail = 1
+    if free:  # format = auto on the CPU backend takes the tables for chebfd too (app/cmd_solve.c)
+        e = solve(exe, cfg, out, ["solver.interval=%.17g, %.17g" % (a, b)])
+        if e["spmv_format"] not in (b"matrix_free", "matrix_free") or len(e["values"]) != len(d["values"]) or \
+                np.max(np.abs(np.sort(e["values"]) - np.sort(d["values"]))) > TOL * np.max(np.abs(lam)):
+            print("FAIL: format = auto ran %s with %d values" % (e["spmv_format"], len(e["values"])))
+            fail = 1
     return fail
 
 
