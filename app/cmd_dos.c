@@ -96,13 +96,14 @@ out:
  * (spmv/cuda/kron_hop_block.cu) and wider blocks run kernels that cost more
  * per vector (dos configs/kpm_hmep.ini on one H200, 2026-11-29: moments
  * 1.37-1.39 s in blocks of 2, 1.42 s of 4, 1.72-1.75 s of 8, 2.04-2.09 s
- * of 16), and min(R, 4) on the CPU (hh_184800, 512 moments of 16 vectors,
- * the development VM's 2 cores: 1.35-1.49 s in blocks of 4, 2.19-2.22 s of
- * 8, 2.03-2.10 s of 16; one core: 3.1-3.2 s of 2, 2.0-2.1 s of 4). */
+ * of 16), and 1 on the CPU, where one vector runs the SIMD product with
+ * the step fused (cpu_kron_aug; hh_184800, 512 moments of 16 vectors, the
+ * development VM's 2 cores: 0.72 s one by one, 1.06 s in blocks of 4, 1.57
+ * s of 2, 2.03-2.22 s of 8 and 16; one core 1.36 against 2.11 s of 4). */
 static int dos_block(int R, const pl_backend *be, int format)
 {
     int b = 32;
-    if (format == PL_FORMAT_MATRIX_FREE) b = be && strcmp(be->name, "cpu") != 0 ? 2 : 4;
+    if (format == PL_FORMAT_MATRIX_FREE) b = be && strcmp(be->name, "cpu") != 0 ? 2 : 1;
     return R < b ? R : b;
 }
 

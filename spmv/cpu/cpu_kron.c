@@ -337,10 +337,9 @@ static void hop_rows_sse2(const double *b, double *yl, int64_t n, const double *
 
 /* Step 2 for left row l over [r0, r1): a row of A longer than KRON_HMAX
  * goes entry by entry through y (the same order and roundings). */
-static void hop(const cpu_kron *m, int64_t l, int64_t r0, int64_t r1, const double *x, const double *b, double *y)
+static void hop(const cpu_kron *m, int64_t l, int64_t r0, int64_t r1, const double *x, const double *b, double *yl)
 {
     const int64_t nr = m->n_right, j0 = m->a_ptr[l], j1 = m->a_ptr[l + 1], n = r1 - r0;
-    double *yl = y + l * nr + r0;
     if (j1 - j0 <= KRON_HMAX) {
         const double *xs[KRON_HMAX];
         for (int64_t j = j0; j < j1; j++) xs[j - j0] = x + (int64_t)m->a_col[j] * nr + r0;
@@ -385,14 +384,42 @@ static void lz_epilogue(const kron_lz_epi *e, int64_t i0, int64_t n, const doubl
     loc[4] += d4;
 }
 
-/* y = H x; with e, the Lanczos step's epilogue, its sums per thread in
- * part (nthreads x PL_KRON_LZ_DOTS), added in thread order by the caller. */
-static void kron_run(const cpu_kron *m, const double *x, double *y, const kron_lz_epi *e, double *part)
+/* The KPM step's epilogue (kron_spmm_aug of one vector, cpu_kron_aug) on
+ * rows (l, [r0, r1)): y = ((alpha s) + (gamma x)) + (beta y) of each value
+ * with s the rows of H x, as the block kernel forms it (cpu_kron_block.c),
+ * and the sums x.x, y.x into loc[0:2). */
+typedef struct kron_aug_epi {
+    double alpha, gamma, beta;
+} kron_aug_epi;
+
+static void aug_epilogue(const kron_aug_epi *g, int64_t i0, int64_t n, const double *x, const double *s, double *y,
+                         double *loc)
+{
+    const double *restrict xs = x + i0, *restrict ss = s;
+    double *restrict ys = y + i0;
+    double d0 = 0.0, d1 = 0.0;
+#pragma omp simd reduction(+ : d0, d1)
+    for (int64_t r = 0; r < n; r++) {
+        const double xv = xs[r], yv = g->alpha * ss[r] + g->gamma * xv + g->beta * ys[r];
+        ys[r] = yv;
+        d0 += xv * xv;
+        d1 += yv * xv;
+    }
+    loc[0] += d0;
+    loc[1] += d1;
+}
+
+/* y = H x; with e, the Lanczos step's epilogue, with g the KPM step's
+ * (not both), their sums per thread in part (nthreads x PL_KRON_LZ_DOTS),
+ * added in thread order by the caller. */
+static void kron_run(const cpu_kron *m, const double *x, double *y, const kron_lz_epi *e, const kron_aug_epi *g,
+                     double *part)
 {
     const int64_t nr = m->n_right, nl = m->n_left, nblk = (nr + KRON_RB - 1) / KRON_RB, ntask = m->nchunk * nblk;
 #pragma omp parallel
     {
         double buf[KRON_LC * KRON_RB]; /* 128 KB of the thread's stack */
+        double srow[KRON_RB];          /* the aug step: a row's H x before it meets y */
         double loc[PL_KRON_LZ_DOTS] = {0};
         /* the wide levels' transposed chunk (none: too large or no memory: the SSE2 step 1, the same bits) */
         const size_t xtb = ((size_t)nr * KRON_LC * sizeof(double) + 63) / 64 * 64;
@@ -406,12 +433,18 @@ static void kron_run(const cpu_kron *m, const double *x, double *y, const kron_l
             if (m->transpose && !xt) chunk_diag_couple_sse2(m, ch, r0, r1, x, NULL, buf);
             else m->couple(m, ch, r0, r1, x, xt, buf);
             for (int64_t l = ch * KRON_LC; l < ch * KRON_LC + KRON_LC && l < nl; l++) {
-                hop(m, l, r0, r1, x, buf + (l - ch * KRON_LC) * KRON_RB, y);
+                const double *b = buf + (l - ch * KRON_LC) * KRON_RB;
+                if (g) {
+                    hop(m, l, r0, r1, x, b, srow);
+                    aug_epilogue(g, l * nr + r0, r1 - r0, x, srow, y, loc);
+                    continue;
+                }
+                hop(m, l, r0, r1, x, b, y + l * nr + r0);
                 if (e) lz_epilogue(e, l * nr + r0, r1 - r0, x, y, loc);
             }
         }
         free(xt);
-        if (e) memcpy(part + (size_t)omp_get_thread_num() * PL_KRON_LZ_DOTS, loc, sizeof loc);
+        if (e || g) memcpy(part + (size_t)omp_get_thread_num() * PL_KRON_LZ_DOTS, loc, sizeof loc);
     }
 }
 
@@ -422,7 +455,7 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
     PL_CHECK(m && x && y, PL_ERR_ARG, "kron_apply: NULL argument");
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, nb = (uintptr_t)(m->n_left * m->n_right) * sizeof *x;
     PL_CHECK(xa + nb <= ya || ya + nb <= xa, PL_ERR_ARG, "kron_apply: x and y overlap");
-    kron_run(m, x, y, NULL, NULL);
+    kron_run(m, x, y, NULL, NULL, NULL);
     return PL_OK;
 }
 
@@ -440,11 +473,33 @@ int cpu_kron_lz(pl_backend *be, const void *mat, const double *x, const double *
     double *part = calloc((size_t)nt * PL_KRON_LZ_DOTS, sizeof *part);
     PL_CHECK(part, PL_ERR_MEM, "out of host memory (kron_lz sums)");
     const kron_lz_epi e = {z, beta};
-    kron_run(m, x, y, &e, part);
+    kron_run(m, x, y, &e, NULL, part);
     for (int k = 0; k < PL_KRON_LZ_DOTS; k++) { /* the threads' sums in thread order: the same bits run to run */
         double t = 0.0;
         for (int q = 0; q < nt; q++) t += part[(size_t)q * PL_KRON_LZ_DOTS + k];
         d_dots[k] = t;
+    }
+    free(part);
+    return PL_OK;
+}
+
+int cpu_kron_aug(pl_backend *be, const void *mat, double alpha, double gamma, double beta, const double *x, double *y,
+                 double *h_dots)
+{
+    (void)be;
+    const cpu_kron *m = mat;
+    PL_CHECK(m && x && y && h_dots, PL_ERR_ARG, "kron_spmm_aug: NULL argument");
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, nb = (uintptr_t)(m->n_left * m->n_right) * sizeof *x;
+    PL_CHECK(xa + nb <= ya || ya + nb <= xa, PL_ERR_ARG, "kron_spmm_aug: x and y overlap");
+    const int nt = omp_get_max_threads();
+    double *part = calloc((size_t)nt * PL_KRON_LZ_DOTS, sizeof *part);
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory (kron_spmm_aug sums)");
+    const kron_aug_epi g = {alpha, gamma, beta};
+    kron_run(m, x, y, NULL, &g, part);
+    for (int k = 0; k < 2; k++) { /* the threads' sums in thread order */
+        double t = 0.0;
+        for (int q = 0; q < nt; q++) t += part[(size_t)q * PL_KRON_LZ_DOTS + k];
+        h_dots[k] = t;
     }
     free(part);
     return PL_OK;

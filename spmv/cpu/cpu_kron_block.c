@@ -257,16 +257,20 @@ static int kb_run(const void *mat, int R, const double *X, double *Y, const kb_a
     return PL_OK;
 }
 
+/* One vector: the one-vector kernel (cpu_kron.c, SIMD), its product and
+ * its aug step (cpu_kron_aug); the same values, the dots in its order. */
 int cpu_kron_spmm(pl_backend *be, const void *mat, int R, const double *X, double *Y)
 {
-    (void)be;
+    const cpu_kronb *m = mat;
+    if (m && R == 1) return cpu_kron_apply(be, m->single, X, Y);
     return kb_run(mat, R, X, Y, NULL, NULL, "kron_spmm");
 }
 
 int cpu_kron_spmm_aug(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
                       const double *X, double *Y, double *h_dots)
 {
-    (void)be;
+    const cpu_kronb *m = mat;
+    if (m && R == 1) return cpu_kron_aug(be, m->single, alpha, gamma, beta, X, Y, h_dots);
     const kb_aug g = {alpha, gamma, beta};
     return kb_run(mat, R, X, Y, &g, h_dots, "kron_spmm_aug");
 }

@@ -52,6 +52,11 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y);
 /* be->kron_lz: y = H x - beta z, the sums fused into the product's tasks */
 int cpu_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
                 double *d_dots);
+/* kron_spmm_aug of one vector (cpu_kron_block.c): y = ((alpha H x) + (gamma
+ * x)) + (beta y) of each value, h_dots[0] = x.x, h_dots[1] = y.x, the
+ * one-vector kernel's product fused with the step */
+int cpu_kron_aug(pl_backend *be, const void *mat, double alpha, double gamma, double beta, const double *x, double *y,
+                 double *h_dots);
 void cpu_kron_destroy(pl_backend *be, void *mat);
 /* cpu_kron_remote.c: the remote part of a matrix-free operator on several
  * ranks (be->kron_rem_create, kron_rem_apply, kron_rem_spmm,

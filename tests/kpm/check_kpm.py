@@ -25,8 +25,9 @@ usage: check_kpm.py PJDS_BIN CASE [matrix_free] [MPIEXEC NP-FLAG FLAGS...]
            the block products be->kron_spmm_aug) and format = pjds give the
            same bounds (1e-9 of a) and moments (1e-12 + n^2 |d x|, the
            rounding of the bounds carried through T_n), each file naming its
-           format; format = auto on the CPU backend runs the tables in
-           blocks of 4 ([kpm] block = 0) with the matrix_free run's moments
+           format; format = auto on the CPU backend runs the tables one
+           vector at a time ([kpm] block = 0) with the matrix_free run's
+           moments (1e-13)
   cuda     (kpm.cuda.matrix_free, label gpu; exit 77 without a device) the
            tables on the CUDA backend in blocks of 2 ([kpm] block = 0)
            against the CPU backend's run in one block of 10
@@ -277,15 +278,15 @@ def case_formats(exe, tmp):
                          .replace("boundary = periodic", "boundary = open").replace("n_down = 1", "n_down = 2"))
     args = ["--set", "kpm.moments=128", "--set", "kpm.random_vectors=10", "--set", "kpm.block=4"]
     res = [run_dos(exe, cfg, os.path.join(tmp, "%s.h5" % f), args, f) for f in ("matrix_free", "pjds")]
-    # auto on the CPU backend: the tables, in blocks of 4 where [kpm] block = 0 (app/cmd_dos.c)
+    # auto on the CPU backend: the tables, one vector at a time where [kpm] block = 0 (app/cmd_dos.c)
     auto = os.path.join(tmp, "auto.h5")
     run([exe, "dos", cfg, "--overwrite", "--quiet", "--set", "output.file=" + auto] + args[:4])
     with h5py.File(auto) as f:
         got, block = f.attrs["spmv_format"], int(f["dos"].attrs["block"])
         same = np.allclose(f["dos/moments"][:], res[0]["moments"], rtol=0, atol=1e-13)
     got = got.decode() if isinstance(got, bytes) else str(got)
-    if got != "matrix_free" or block != 4 or not same:
-        print("FAIL: format = auto ran %s in blocks of %d (expected matrix_free, 4), moments %s the matrix_free run's"
+    if got != "matrix_free" or block != 1 or not same:
+        print("FAIL: format = auto ran %s in blocks of %d (expected matrix_free, 1), moments %s the matrix_free run's"
               % (got, block, "equal to" if same else "not equal to"))
         return 1
     # rounding only: the products sum a row's terms in another order, and so do the 60 Lanczos steps of
