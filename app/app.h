@@ -91,6 +91,9 @@ int app_build_rows(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi);
 int app_free_wanted(const app_ctx *ctx);
 /* ... and whether `solve` (and a sweep's point) would run it (info). */
 int app_free_in_solve(const app_ctx *ctx);
+/* auto, for commands whose work is block products (dos, chebfd): 1 where
+ * the backend is the CPU's (app_free.c) */
+int app_free_auto_blocks(app_ctx *ctx);
 int app_free_refuse(const app_ctx *ctx);
 /* A sweep's check of format = matrix_free before any point (nothing to
  * refuse since it runs on several ranks). */

@@ -68,6 +68,15 @@ int app_free_in_solve(const app_ctx *ctx)
     return free_chosen(ctx, 1);
 }
 
+/* The commands whose work is block products (dos, solve with chebfd) take
+ * the tables under auto where the backend is the CPU's: there they were
+ * 1.7-5x faster than pJDS (docs/performance.md, ninth look); on a GPU the
+ * stored matrix stays. */
+int app_free_auto_blocks(app_ctx *ctx)
+{
+    return ctx->cfg.spmv.format == PL_FORMAT_AUTO && !app_backend_gpu_planned(ctx);
+}
+
 /* The tables of the configured model (ctx->cfg's, the current point's in a
  * sweep) into *mf. */
 static int make_tables(const app_ctx *ctx, hh_mf **mf)

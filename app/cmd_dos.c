@@ -136,8 +136,7 @@ int cmd_dos(app_ctx *ctx)
      * look); auto on a GPU keeps a stored matrix (the tables' block product
      * is faster only where variant 5's tile fits: measured on HMEp, not
      * yet decided here) */
-    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE ||
-                   (cfg->spmv.format == PL_FORMAT_AUTO && !app_backend_gpu_planned(ctx));
+    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE || app_free_auto_blocks(ctx);
     if (cfg->solver.reproducible && ctx->size > 1) { /* before the matrix is built: every rank alike */
         char where[1200];
         ctx->error_collective = 1;

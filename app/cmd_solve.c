@@ -121,7 +121,7 @@ int cmd_solve(app_ctx *ctx)
      * against 95.0 s tables), on the CPU the tables were (hh_184800, a window of 4 pairs: 7.8-7.9 s
      * against 12.9-13.4 s on 2 cores, 13.8 against 23.4 s on one; 2026-11-29) */
     ctx->free_ok = ctx->cfg.solver.method != PL_METHOD_CHEBFD || ctx->cfg.spmv.format == PL_FORMAT_MATRIX_FREE ||
-                   (ctx->cfg.spmv.format == PL_FORMAT_AUTO && !app_backend_gpu_planned(ctx));
+                   app_free_auto_blocks(ctx);
     PL_CALL_GOTO(solve_build(ctx, &rows, &be, &f), out, rc);
     if (f.method == PL_METHOD_CHEBFD) ctx->cfg.spmv.blocks = 1; /* block products: format = auto keeps pJDS */
     app_signal_exit_phase("the permutation and upload of the matrix", note);

@@ -459,28 +459,37 @@ int cpu_kron_apply(pl_backend *be, const void *mat, const double *x, double *y)
     return PL_OK;
 }
 
+/* kron_run with an epilogue (e or g) on x, y checked not to overlap x (nor
+ * z where given); d_out[0:nd) = its first nd sums, the threads' sums added
+ * in thread order (the same bits run to run). */
+static int kron_sums(const cpu_kron *m, const double *x, const double *z, double *y, const kron_lz_epi *e,
+                     const kron_aug_epi *g, int nd, double *d_out, const char *what)
+{
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, za = (uintptr_t)z,
+                    nb = (uintptr_t)(m->n_left * m->n_right) * sizeof *x;
+    PL_CHECK((xa + nb <= ya || ya + nb <= xa) && (!z || za + nb <= ya || ya + nb <= za), PL_ERR_ARG,
+             "%s: y overlaps x%s", what, z ? " or z" : "");
+    const int nt = omp_get_max_threads();
+    double *part = calloc((size_t)nt * PL_KRON_LZ_DOTS, sizeof *part);
+    PL_CHECK(part, PL_ERR_MEM, "out of host memory (%s sums)", what);
+    kron_run(m, x, y, e, g, part);
+    for (int k = 0; k < nd; k++) {
+        double t = 0.0;
+        for (int q = 0; q < nt; q++) t += part[(size_t)q * PL_KRON_LZ_DOTS + k];
+        d_out[k] = t;
+    }
+    free(part);
+    return PL_OK;
+}
+
 int cpu_kron_lz(pl_backend *be, const void *mat, const double *x, const double *z, double beta, double *y,
                 double *d_dots)
 {
     (void)be;
     const cpu_kron *m = mat;
     PL_CHECK(m && x && z && y && d_dots, PL_ERR_ARG, "kron_lz: NULL argument");
-    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, za = (uintptr_t)z,
-                    nb = (uintptr_t)(m->n_left * m->n_right) * sizeof *x;
-    PL_CHECK((xa + nb <= ya || ya + nb <= xa) && (za + nb <= ya || ya + nb <= za), PL_ERR_ARG,
-             "kron_lz: y overlaps x or z");
-    const int nt = omp_get_max_threads();
-    double *part = calloc((size_t)nt * PL_KRON_LZ_DOTS, sizeof *part);
-    PL_CHECK(part, PL_ERR_MEM, "out of host memory (kron_lz sums)");
     const kron_lz_epi e = {z, beta};
-    kron_run(m, x, y, &e, NULL, part);
-    for (int k = 0; k < PL_KRON_LZ_DOTS; k++) { /* the threads' sums in thread order: the same bits run to run */
-        double t = 0.0;
-        for (int q = 0; q < nt; q++) t += part[(size_t)q * PL_KRON_LZ_DOTS + k];
-        d_dots[k] = t;
-    }
-    free(part);
-    return PL_OK;
+    return kron_sums(m, x, z, y, &e, NULL, PL_KRON_LZ_DOTS, d_dots, "kron_lz");
 }
 
 int cpu_kron_aug(pl_backend *be, const void *mat, double alpha, double gamma, double beta, const double *x, double *y,
@@ -489,18 +498,6 @@ int cpu_kron_aug(pl_backend *be, const void *mat, double alpha, double gamma, do
     (void)be;
     const cpu_kron *m = mat;
     PL_CHECK(m && x && y && h_dots, PL_ERR_ARG, "kron_spmm_aug: NULL argument");
-    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y, nb = (uintptr_t)(m->n_left * m->n_right) * sizeof *x;
-    PL_CHECK(xa + nb <= ya || ya + nb <= xa, PL_ERR_ARG, "kron_spmm_aug: x and y overlap");
-    const int nt = omp_get_max_threads();
-    double *part = calloc((size_t)nt * PL_KRON_LZ_DOTS, sizeof *part);
-    PL_CHECK(part, PL_ERR_MEM, "out of host memory (kron_spmm_aug sums)");
     const kron_aug_epi g = {alpha, gamma, beta};
-    kron_run(m, x, y, NULL, &g, part);
-    for (int k = 0; k < 2; k++) { /* the threads' sums in thread order */
-        double t = 0.0;
-        for (int q = 0; q < nt; q++) t += part[(size_t)q * PL_KRON_LZ_DOTS + k];
-        h_dots[k] = t;
-    }
-    free(part);
-    return PL_OK;
+    return kron_sums(m, x, NULL, y, NULL, &g, 2, h_dots, "kron_spmm_aug");
 }
