@@ -51,6 +51,8 @@ typedef struct app_ctx {
     int have_plan;
     const char *cmd_name; /* the command being run (main.c)                   */
     int free_ok;          /* the command runs [spmv] format = matrix_free     */
+    int free_tile;        /* auto takes the tables only where the GPU block   */
+                          /* product stages its tile (dos; app_free.c)       */
     struct pl_file_sum *msum; /* rank 0: the imported matrix file's checksum, in its thread (app_provenance.c) */
                           /* (solve and its sweeps, spectral; app_free.c)    */
     void *mf;             /* its tables (hh_mf) until the operator is made    */
@@ -94,6 +96,10 @@ int app_free_in_solve(const app_ctx *ctx);
 /* auto, for commands whose work is block products (dos, chebfd): 1 where
  * the backend is the CPU's (app_free.c) */
 int app_free_auto_blocks(app_ctx *ctx);
+/* auto, for dos: the CPU backend's tables as app_free_auto_blocks; on one
+ * GPU the tables where their block product stages its tile (decided by
+ * app_build_free with the tables' sizes: ctx->free_tile), else pJDS */
+int app_free_auto_dos(app_ctx *ctx);
 int app_free_refuse(const app_ctx *ctx);
 /* A sweep's check of format = matrix_free before any point (nothing to
  * refuse since it runs on several ranks). */

@@ -77,6 +77,24 @@ int app_free_auto_blocks(app_ctx *ctx)
     return ctx->cfg.spmv.format == PL_FORMAT_AUTO && !app_backend_gpu_planned(ctx);
 }
 
+/* dos on one GPU (2026-11-29, one H200, moments of 16 or 8 random vectors,
+ * pJDS against the tables in blocks of 2, start blocks drawn on the GPU):
+ * where variant 5's block tile fits, HMEp (400 electron configurations,
+ * 1024 moments) 1.29-1.30 against 1.23-1.24 s of moments, 1.97-2.09
+ * against 1.72 s of process wall; HMEp with 18 phonons (256 moments)
+ * 0.46 against 0.39 s, 1.54-1.56 against 0.93 s; where it does not (hh7,
+ * 1,225 configurations, 256 moments) the tables' products are slower,
+ * 0.83 against 1.10 s of moments (their wall still 1.68 against 2.5 s at
+ * that size), so pJDS stays there.  Several ranks keep pJDS (the tables'
+ * block halo on GPUs is not measured). */
+int app_free_auto_dos(app_ctx *ctx)
+{
+    if (ctx->cfg.spmv.format != PL_FORMAT_AUTO) return 0;
+    if (!app_backend_gpu_planned(ctx)) return 1;
+    ctx->free_tile = 1;
+    return ctx->size == 1;
+}
+
 /* The tables of the configured model (ctx->cfg's, the current point's in a
  * sweep) into *mf. */
 static int make_tables(const app_ctx *ctx, hh_mf **mf)
@@ -198,6 +216,14 @@ int app_build_free(app_ctx *ctx, app_matrix_info *mi, int *stored)
     hh_model_destroy(&model);
     if (rc == PL_ERR_INPUT) return app_param_error(&ctx->cfg, "model", "max_phonons", rc);
     PL_CALL(rc);
+    if (ctx->free_tile && ctx->cfg.spmv.format == PL_FORMAT_AUTO &&
+        !pl_cuda_kron_block_fits(ctx->local_rank, mf->n_el, mf->nmodes)) { /* app_free_auto_dos: pJDS */
+        pl_debug("matrix_free: %lld electron configurations x %d modes: no staged block tile on this GPU, rows stored",
+                 (long long)mf->n_el, mf->nmodes);
+        hh_mf_destroy(&mf);
+        *stored = 1;
+        return PL_OK;
+    }
     pl_kron_halo_info h = {0};
     rc = rank_halo(ctx, mf, &h);
     if (rc == PL_ERR_INPUT) { /* (kron_split = phonon refused: alike on every rank, one line) */

@@ -133,10 +133,10 @@ int cmd_dos(app_ctx *ctx)
      * the block products: be->kron_spmm_aug on one rank, kron_spmm with the
      * halo exchange and kron_rem_spmm on several, op_block.c).  On the CPU
      * the tables were 2.5-3.2x faster than pJDS (docs/performance.md, ninth
-     * look); auto on a GPU keeps a stored matrix (the tables' block product
-     * is faster only where variant 5's tile fits: measured on HMEp, not
-     * yet decided here) */
-    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE || app_free_auto_blocks(ctx);
+     * look); auto on one GPU takes them where variant 5's block tile fits
+     * (app_free_auto_dos, decided with the tables' sizes in app_build_free),
+     * else, and on several GPUs, a stored matrix */
+    ctx->free_ok = cfg->spmv.format == PL_FORMAT_MATRIX_FREE || app_free_auto_dos(ctx);
     if (cfg->solver.reproducible && ctx->size > 1) { /* before the matrix is built: every rank alike */
         char where[1200];
         ctx->error_collective = 1;

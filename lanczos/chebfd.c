@@ -61,8 +61,8 @@ static void ws_free(cf_ws *w)
         if (w->W) be->vec_free(be, w->W);
         if (w->idx_f) be->idx_destroy(be, w->idx_f);
         if (w->idx_b) be->idx_destroy(be, w->idx_b);
+        lz_rand_rows_free(&w->rr);
     }
-    free(w->hv);
     free(w->G);
     free(w->Y);
     free(w->theta);
@@ -100,13 +100,13 @@ static int ws_init(cf_ws *w, pl_op *op, const cf_options *o, const cf_plan *p)
     w->X1 = w->X0 + w->xs;
     PL_CALL_GOTO(w->be->vec_alloc(w->be, blk, &w->Acc), err, rc);
     PL_CALL_GOTO(w->be->vec_alloc(w->be, blk, &w->W), err, rc);
-    w->hv = malloc((w->n + 1) * sizeof *w->hv);
+    PL_CALL_GOTO(lz_rand_rows_init(&w->rr, w->be, (int64_t)w->n, w->gidx), err, rc);
     w->G = malloc(nb * nb * sizeof *w->G);
     w->Y = malloc(nb * nb * sizeof *w->Y);
     w->theta = malloc(nb * sizeof *w->theta);
     w->res = malloc(nb * sizeof *w->res);
     w->tmp = malloc(nb * sizeof *w->tmp);
-    PL_CHECK_GOTO(w->hv && w->G && w->Y && w->theta && w->res && w->tmp, PL_ERR_MEM, err, rc,
+    PL_CHECK_GOTO(w->G && w->Y && w->theta && w->res && w->tmp, PL_ERR_MEM, err, rc,
                   "out of host memory for the chebfd projected problems (%d columns)", w->nb);
     return PL_OK;
 err:

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "lanczos.h"
+#include "lz_random.h"
 #include "spmv.h"
 
 #define CF_SLAB 16384 /* rows per forward gather (the table is CF_SLAB x R int32) */
@@ -37,7 +38,7 @@ typedef struct cf_ws {
     int32_t *idx_f, *idx_b; /* backend gather tables (forward: CF_SLAB x rf,     */
     int rf, rb;            /* back: n entries i rb); the R they were made for   */
     size_t slab;
-    double *hv;            /* host n + 1: random columns                          */
+    lz_rand_rows rr;       /* the rows of the random columns (lz_random.h)        */
     uint64_t seed, nrand;  /* random columns drawn so far                         */
     /* host, nb x nb (column-major, ld nb) and nb */
     double *G, *Y, *theta, *res, *tmp;

@@ -85,11 +85,9 @@ int cf_gram(cf_ws *w, int c0, int k, double *G)
 int cf_random_column(cf_ws *w, int j)
 {
     const uint64_t s = w->seed ^ UINT64_C(0x63686562666431) ^ (w->nrand++ * UINT64_C(0x9E3779B97F4A7C15));
-    const int64_t n = (int64_t)w->n;
-    /* all host threads: HMEp's 288 first columns were ~6 s on one core */
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) w->hv[i] = lz_random_element(s, w->gidx[i]);
-    return w->be->upload(w->be, w->V + (size_t)j * w->ld, w->hv, w->n);
+    /* drawn by the backend where it can (lz_random.c), else by all host
+     * threads: HMEp's 288 first columns were ~6 s on one core */
+    return lz_rand_block(&w->rr, 1, &s, w->V + (size_t)j * w->ld);
 }
 
 /* One classical Gram-Schmidt pass of columns [c0, c0+k) against [0, c0)

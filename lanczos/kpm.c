@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lanczos.h"
+#include "lz_random.h"
 #include "pl_error.h"
 
 int kpm_bounds(pl_op *op, uint64_t seed, int steps, double *emin, double *emax)
@@ -27,16 +28,18 @@ int kpm_bounds(pl_op *op, uint64_t seed, int steps, double *emin, double *emax)
     const int64_t n = info.n_local, *gi = pl_op_global_index(op);
     if (steps > info.n_global) steps = (int)info.n_global;
     if (steps < 1) steps = 1;
-    double *h = NULL, *phi = NULL, *al = NULL, *bt = NULL, *z = NULL;
+    double *phi = NULL, *al = NULL, *bt = NULL, *z = NULL;
     int rc = PL_OK, m = 0;
-    h = malloc(((size_t)n + 1) * sizeof *h);
+    lz_rand_rows rr;
+    memset(&rr, 0, sizeof rr);
     al = malloc(((size_t)steps + 2) * sizeof *al);
     bt = malloc(((size_t)steps + 2) * sizeof *bt);
     z = malloc(((size_t)(steps + 1) * (size_t)(steps + 1) + 1) * sizeof *z);
-    PL_CHECK_GOTO(h && al && bt && z, PL_ERR_MEM, out, rc, "out of host memory for the spectral bounds");
-    for (int64_t i = 0; i < n; i++) h[i] = lz_random_element(seed ^ UINT64_C(0x6b706d626f756e64), gi[i]);
+    PL_CHECK_GOTO(al && bt && z, PL_ERR_MEM, out, rc, "out of host memory for the spectral bounds");
     PL_CALL_GOTO(be->vec_alloc(be, (size_t)n + 1, &phi), out, rc);
-    PL_CALL_GOTO(be->upload(be, phi, h, (size_t)n), out, rc);
+    PL_CALL_GOTO(lz_rand_rows_init(&rr, be, n, gi), out, rc);
+    const uint64_t sb = seed ^ UINT64_C(0x6b706d626f756e64);
+    PL_CALL_GOTO(lz_rand_block(&rr, 1, &sb, phi), out, rc);
     /* steps + 1: the last beta is the residual coupling of the first steps */
     PL_CALL_GOTO(lz_recursion(op, phi, steps + 1, al, bt, &m, NULL), out, rc);
     PL_CHECK_GOTO(m >= 1, PL_ERR_INPUT, out, rc, "spectral bounds: the start vector is zero");
@@ -50,8 +53,8 @@ int kpm_bounds(pl_op *op, uint64_t seed, int steps, double *emin, double *emax)
     *emin = lo - 0.01 * w;
     *emax = hi + 0.01 * w;
 out:
+    lz_rand_rows_free(&rr);
     if (phi) be->vec_free(be, phi);
-    free(h);
     free(al);
     free(bt);
     free(z);
@@ -120,10 +123,13 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
     int rc = PL_OK;
     int rank = 0;
     MPI_Comm_rank(pl_op_comm(op), &rank);
-    h = malloc(nb * sizeof *h);
+    lz_rand_rows rr;
+    memset(&rr, 0, sizeof rr);
+    if (o->unit) h = malloc(nb * sizeof *h); /* random blocks: lz_rand_block (the backend draws them) */
     acc = calloc((size_t)N * G, sizeof *acc);
     const int64_t per = total / G; /* vectors per group */
-    PL_CHECK_GOTO(h && acc, PL_ERR_MEM, out, rc, "out of host memory for the KPM vectors");
+    PL_CHECK_GOTO((h || !o->unit) && acc, PL_ERR_MEM, out, rc, "out of host memory for the KPM vectors");
+    if (!o->unit) PL_CALL_GOTO(lz_rand_rows_init(&rr, be, n, gi), out, rc);
     PL_CALL_GOTO(be->vec_alloc(be, nb, &V0), out, rc);
     PL_CALL_GOTO(be->vec_alloc(be, nb, &V1), out, rc);
     PL_CALL_GOTO(be->vec_alloc(be, nb, &W), out, rc);
@@ -133,12 +139,17 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
         const int Bv = (int)(total - v0 < B ? total - v0 : B);
         const double ts = pl_wtime();
         /* the start block, row-major: column c is vector v0 + c */
+        if (o->unit) {
 #pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; i++)
-            for (int c = 0; c < Bv; c++)
-                h[i * Bv + c] = o->unit ? (gi[i] == v0 + c ? 1.0 : 0.0)
-                                        : lz_random_element(seed_of(o, per, v0 + c), gi[i]);
-        PL_CALL_GOTO(be->upload(be, V0, h, (size_t)n * Bv), out, rc);
+            for (int64_t i = 0; i < n; i++)
+                for (int c = 0; c < Bv; c++) h[i * Bv + c] = gi[i] == v0 + c ? 1.0 : 0.0;
+            PL_CALL_GOTO(be->upload(be, V0, h, (size_t)n * Bv), out, rc);
+        } else {
+            uint64_t seeds[PL_SPMM_RMAX];
+            for (int c = 0; c < Bv; c++) seeds[c] = seed_of(o, per, v0 + c);
+            PL_CALL_GOTO(lz_rand_block(&rr, Bv, seeds, V0), out, rc);
+            PL_CALL_GOTO(be->sync(be), out, rc); /* (asynchronous on a GPU: its time in start_seconds) */
+        }
         PL_CALL_GOTO(be->set(be, (size_t)n * Bv, 0.0, V1), out, rc);
         st->start_seconds += pl_wtime() - ts;
         double d[2 * PL_SPMM_RMAX], m0[PL_SPMM_RMAX], m1[PL_SPMM_RMAX];
@@ -179,6 +190,7 @@ int kpm_moments(pl_op *op, const kpm_options *o, double *mu, kpm_stats *st)
     for (size_t m = 0; m < (size_t)N * G; m++) mu[m] = acc[m] / (double)per;
     st->fused = be->spmm_aug != NULL && info.n_neighbors == 0;
 out:
+    lz_rand_rows_free(&rr);
     if (V0) be->vec_free(be, V0);
     if (V1) be->vec_free(be, V1);
     if (W) be->vec_free(be, W);

@@ -14,26 +14,15 @@
 #include "krylov_impl.h"
 #include "pl_error.h"
 #include "pl_lapack_threads.h"
+#include "pl_random.h"
 
 #define KR_SQRT1_2 0.70710678118654752440
 
 size_t kr_atleast1(size_t n) { return n ? n : 1; }
 
-uint64_t kr_splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+uint64_t kr_splitmix64(uint64_t x) { return pl_splitmix64(x); }
 
-double lz_random_element(uint64_t seed, int64_t g)
-{
-    uint64_t x = kr_splitmix64(kr_splitmix64(seed) ^ (uint64_t)g);
-    /* 53 random bits, centred in their cell: never exactly -1 or 1 */
-    double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
-    return 2.0 * u - 1.0;
-}
+double lz_random_element(uint64_t seed, int64_t g) { return pl_random_from(pl_splitmix64(seed), g); }
 
 double *kr_col(kr_ws *w, int j) { return w->V + (size_t)j * w->ld; }
 

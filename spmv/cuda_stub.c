@@ -9,6 +9,14 @@
 #if !PJDS_HAVE_CUDA
 int pl_cuda_device_count(void) { return 0; }
 
+int pl_cuda_kron_block_fits(int local_rank, int64_t n_left, int nterms)
+{
+    (void)local_rank;
+    (void)n_left;
+    (void)nterms;
+    return 0;
+}
+
 int pl_backend_cuda_create(int device, pl_backend **be)
 {
     (void)device;

@@ -214,6 +214,15 @@ struct pl_backend {
      * conversion), in backend memory; asynchronous.  For rows whose global
      * original indices are consecutive (a matrix-free operator's). */
     int (*rand_fill)(pl_backend *be, size_t n, uint64_t seed, int64_t g0, double *v);
+    /* rand_block, optional (NULL: as rand_fill): R random vectors in a
+     * row-major block (spmm's layout, 1 <= R <= PL_SPMM_RMAX):
+     * V[i R + c] = lz_random_element(seeds[c], g_i) for i < n, c < R, with
+     * g_i = idx[i] (an index array of idx_create: the rows' global original
+     * indices, a permuted or split operator's) or g0 + i where idx is NULL;
+     * bit for bit the host's values (pl_random.h), in backend memory,
+     * asynchronous.  The KPM start blocks (lanczos/lz_random.c). */
+    int (*rand_block)(pl_backend *be, size_t n, int R, const uint64_t *seeds, int64_t g0, const int32_t *idx,
+                      double *V);
     int (*sync)(pl_backend *be);
     void (*destroy)(pl_backend **be);
     /* counters, updated by the calls above */
@@ -439,6 +448,13 @@ int pl_backend_cpu_create(pl_backend **be);
 int pl_backend_cuda_create(int device, pl_backend **be);
 /* Number of CUDA devices (0 without CUDA or without a driver).  Can't fail. */
 int pl_cuda_device_count(void);
+/* 1 where the matrix-free operator's block products of n_left left rows
+ * and nterms coupling terms would stage x's tile in shared memory on the
+ * GPU that node-local rank local_rank gets (kernel variant 5's block
+ * products, spmv/cuda/kron_hop_block.cu: R = 2..8 vectors at 0.125-0.154
+ * ms a vector on HMEp against 0.20 ms without the tile); 0 without CUDA,
+ * a device, or room.  Can't fail. */
+int pl_cuda_kron_block_fits(int local_rank, int64_t n_left, int nterms);
 void pl_backend_destroy(pl_backend **be);
 
 /* ---- operator -------------------------------------------------------- */

@@ -34,6 +34,7 @@
 
 #include "pl_build.h"
 #include "pl_error.h"
+#include "pl_random.h"
 #include "spmv.h"
 #include "spmv_impl.h"
 #include "cpu_isa.h"
@@ -343,6 +344,25 @@ static int cpu_idx_create(pl_backend *be, const int32_t *h_idx, size_t n, int32_
     return PL_OK;
 }
 
+/* spmv.h rand_block: V[i R + c] = lz_random_element(seeds[c], g_i) in
+ * place (no host staging and no copy), rows over the threads. */
+static int cpu_rand_block(pl_backend *be, size_t n, int R, const uint64_t *seeds, int64_t g0, const int32_t *idx,
+                          double *V)
+{
+    (void)be;
+    PL_CHECK(R >= 1 && R <= PL_SPMM_RMAX && seeds && V, PL_ERR_ARG, "rand_block: R = %d outside 1..%d or NULL argument",
+             R, PL_SPMM_RMAX);
+    uint64_t hs[PL_SPMM_RMAX];
+    for (int c = 0; c < R; c++) hs[c] = pl_splitmix64(seeds[c]);
+    const int64_t nn = (int64_t)n;
+#pragma omp parallel for schedule(static) if ((size_t)nn * (size_t)R > PL_OMP_MIN)
+    for (int64_t i = 0; i < nn; i++) {
+        const int64_t g = idx ? (int64_t)idx[i] : g0 + i;
+        for (int c = 0; c < R; c++) V[i * R + c] = pl_random_from(hs[c], g);
+    }
+    return PL_OK;
+}
+
 static void cpu_idx_destroy(pl_backend *be, int32_t *idx)
 {
     (void)be;
@@ -419,6 +439,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->spmm_aug = cpu_spmm_aug;
     be->idx_create = cpu_idx_create;
     be->idx_destroy = cpu_idx_destroy;
+    be->rand_block = cpu_rand_block;
     be->gather = cpu_gather;
     be->sync = cpu_sync;
     be->kron_create = cpu_kronb_create; /* cpu_kron_block.c: cpu_kron.c's operator + block products */

@@ -556,6 +556,7 @@ extern "C" int pl_backend_cuda_create(int device, pl_backend **pbe)
     be->idx_destroy = cu_idx_destroy;
     be->gather = cu_gather;
     be->rand_fill = pl_cuda_rand_fill;
+    be->rand_block = pl_cuda_rand_block;
     be->sync = cu_sync;
     be->destroy = cu_destroy;
     be->mem_info = cu_mem_info;

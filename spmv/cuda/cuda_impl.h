@@ -270,6 +270,9 @@ int pl_cuda_ts_basis_update(pl_cuda_ctx *cx, size_t n, int k, int m, double *V, 
 /* spmv.h rand_fill: v[i] = lz_random_element(seed, g0 + i) on the device
  * (rand_kernels.cu). */
 int pl_cuda_rand_fill(pl_backend *be, size_t n, uint64_t seed, int64_t g0, double *v);
+/* spmv.h rand_block: the KPM start blocks on the device (rand_kernels.cu) */
+int pl_cuda_rand_block(pl_backend *be, size_t n, int R, const uint64_t *seeds, int64_t g0, const int32_t *idx,
+                       double *V);
 #ifdef __cplusplus
 }
 #endif

@@ -199,18 +199,39 @@ struct hb_go_f {
 
 } // namespace
 
+/* Does the staged tile fit a block of a device with optin bytes of shared
+ * memory: x's tile (rt RB = 32 values a left row), the coupling values of
+ * rt = 16 right rows at most, the dots. */
+static int hb_fits(int optin, int64_t n_left, int nterms)
+{
+    if (nterms > 8 || n_left <= 0 || n_left * 32 > (int64_t)INT32_MAX) return 0;
+    const size_t smem = (size_t)n_left * 32 * 8 + (size_t)(2 * nterms * 16) * 8;
+    return smem + (size_t)KR_HB_WARPS * 2 * KR_HB_RBMAX * 8 <= (size_t)optin;
+}
+
 int pl_kr_hb_setup(const pl_cuda_ctx *cx, pl_cuda_kron *m, int want)
 {
     m->hb = 0;
-    if (want == 0 || m->variant != 5 || m->nterms > 8 || m->n_left * m->n_right == 0) return PL_OK;
+    if (want == 0 || m->variant != 5 || m->n_left * m->n_right == 0) return PL_OK;
     int optin = 0;
     PL_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, cx->device));
-    /* x's tile (rt RB = 32 values a left row), the coupling values of rt = 16 right rows at most, the dots */
-    const size_t smem = (size_t)m->n_left * 32 * 8 + (size_t)(2 * m->nterms * 16) * 8;
-    if (smem + (size_t)KR_HB_WARPS * 2 * KR_HB_RBMAX * 8 > (size_t)optin || m->n_left * 32 > (int64_t)INT32_MAX)
-        return PL_OK;
+    if (!hb_fits(optin, m->n_left, m->nterms)) return PL_OK;
     m->hb = want < 0 ? -1 : want;
     return PL_OK;
+}
+
+/* spmv.h: the GPU of node-local rank local_rank (local_rank mod the device
+ * count, as pl_backend_create picks it) */
+extern "C" int pl_cuda_kron_block_fits(int local_rank, int64_t n_left, int nterms)
+{
+    const int nd = pl_cuda_device_count();
+    int optin = 0;
+    if (nd <= 0) return 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, local_rank % nd) != cudaSuccess) {
+        (void)cudaGetLastError(); /* no answer: no tile, and no error left for a later check */
+        return 0;
+    }
+    return hb_fits(optin, n_left, nterms);
 }
 
 int pl_kr_hb_width(const pl_cuda_kron *m, int R, const double *X, const double *Y)

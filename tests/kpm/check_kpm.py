@@ -30,7 +30,9 @@ usage: check_kpm.py PJDS_BIN CASE [matrix_free] [MPIEXEC NP-FLAG FLAGS...]
            moments (1e-13)
   cuda     (kpm.cuda.matrix_free, label gpu; exit 77 without a device) the
            tables on the CUDA backend in blocks of 2 ([kpm] block = 0)
-           against the CPU backend's run in one block of 10
+           against the CPU backend's run one vector at a time (its block = 0);
+           format = auto there takes the tables where their block tile fits
+           and pJDS where it does not
 With matrix_free after CASE (traces, random, ranks) dos runs with [spmv]
 format = matrix_free, else (without PJDS_SPMV_FORMAT) with format = pjds, the
 stored operator.  Every HH run checks the file's spmv_format: the format
@@ -313,8 +315,8 @@ def case_formats(exe, tmp):
 def case_cuda(exe, counter, tmp):
     """kpm.cuda.matrix_free: the tables on the CUDA backend (variant 5's block product,
     spmv/cuda/kron_hop_block.cu) with [kpm] block = 0, which there means blocks of 2
-    (app/cmd_dos.c), against the CPU backend's run in one block of 10; skipped (77)
-    without a device."""
+    (app/cmd_dos.c), against the CPU backend's run one vector at a time (block = 0 there,
+    since ed08782); skipped (77) without a device."""
     try:
         count = int(subprocess.run([counter, "--device-count"], capture_output=True, text=True).stdout.strip() or 0)
     except (OSError, ValueError):
@@ -329,8 +331,8 @@ def case_cuda(exe, counter, tmp):
     g = run_dos(exe, cfg, os.path.join(tmp, "cuda.h5"), args + ["--set", "spmv.backend=cuda"], "matrix_free")
     c = run_dos(exe, cfg, os.path.join(tmp, "cpu.h5"), args, "matrix_free")
     fail = 0
-    if int(g["block"]) != 2 or int(c["block"]) != 10:
-        print("FAIL: block %d on cuda (want 2), %d on cpu (want 10)" % (int(g["block"]), int(c["block"])))
+    if int(g["block"]) != 2 or int(c["block"]) != 1:
+        print("FAIL: block %d on cuda (want 2), %d on cpu (want 1)" % (int(g["block"]), int(c["block"])))
         fail = 1
     # the same products bit for bit per column; the sums and the bounds' Lanczos run in another order
     da, db = abs(g["a"] - c["a"]), abs(g["b"] - c["b"])
@@ -344,6 +346,24 @@ def case_cuda(exe, counter, tmp):
         fail = 1
     print("cuda: blocks of %d against the cpu's %d, moments differ by %.2e at most" % (int(g["block"]),
                                                                                          int(c["block"]), np.max(e)))
+    # format = auto on one GPU (app_free_auto_dos): the tables where their block product stages its
+    # tile (this model's 24 electron configurations), pJDS where it cannot (4,900 configurations of
+    # 8 sites at 4 + 4 electrons: 1.2 MB of tile against at most 227 KB of shared memory a block)
+    wide = os.path.join(tmp, "wide.ini")
+    open(wide, "w").write(HH.replace("sites = 4", "sites = 8").replace("n_up = 2", "n_up = 4")
+                          .replace("n_down = 1", "n_down = 4").replace("max_phonons = 3", "max_phonons = 1"))
+    for name, path, want in (("fits", cfg, "matrix_free"), ("wide", wide, "pjds")):
+        out = os.path.join(tmp, "auto_%s.h5" % name)
+        a = run_dos(exe, path, out, ["--set", "kpm.moments=32", "--set", "kpm.random_vectors=4",
+                                     "--set", "spmv.backend=cuda", "--set", "spmv.format=auto"], None)
+        with h5py.File(out) as f:
+            got = f.attrs["spmv_format"]
+        got = got.decode() if isinstance(got, bytes) else str(got)
+        if got != want or abs(a["integral"] - 1) > 1e-12:
+            print("FAIL: auto on cuda, %s model: format %s (want %s), integral %.15f" % (name, got, want, a["integral"]))
+            fail = 1
+        else:
+            print("cuda: auto on the %s model ran %s (block %d)" % (name, got, int(a["block"])))
     return fail
 
 
