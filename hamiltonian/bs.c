@@ -29,6 +29,7 @@
 
 #include "gen_util.h"
 #include "pl_error.h"
+#include "pl_random.h"
 
 #define ROW_CHUNK 8192 /* rows per OpenMP work item */
 #define BS_MAX_B 64
@@ -53,21 +54,8 @@ struct bs_model {
 
 static const double bs_h[3] = {1.0, 0.6180339887498949, 0.41421356237309503}; /* 1, (sqrt5-1)/2, sqrt2-1 */
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-/* Uniform in (-1, 1), a function of (seed, g) only. */
-static double bs_random(uint64_t seed, int64_t g)
-{
-    uint64_t x = splitmix64(splitmix64(seed) ^ (uint64_t)g);
-    double u = ((double)(x >> 11) + 0.5) * 0x1.0p-53;
-    return 2.0 * u - 1.0;
-}
+/* Uniform in (-1, 1), a function of (seed, g) only (core/pl_random.h). */
+static double bs_random(uint64_t seed, int64_t g) { return pl_random_from(pl_splitmix64(seed), g); }
 
 static int dir_init(bs_dir *d, int n, double h, double rho)
 {

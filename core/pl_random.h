@@ -1,5 +1,6 @@
 /* pl_random.h — the reproducible random numbers of the solvers' start
- * vectors (lanczos.h lz_random_element; spmv.h rand_fill, rand_block):
+ * vectors (lanczos.h lz_random_element; spmv.h rand_fill, rand_block) and
+ * of the block-stencil model's blocks (hamiltonian/bs.c):
  * element g of the vector of seed s is
  *   x = splitmix64(splitmix64(s) ^ g),
  *   u = ((x >> 11) + 1/2) 2^-53 (53 bits, centred in their cell),
