@@ -1,8 +1,7 @@
 /* lz_random.h — reproducible random vectors and row-major blocks of them
  * in backend memory (lz_random.c), for the KPM start blocks and ChebFD's
  * random columns.  Internal to lanczos/. */
-#ifndef PL_LZ_RANDOM_H
-#define PL_LZ_RANDOM_H
+#pragma once /* no conditional compilation in lanczos/ (lanczos.no_ifdef) */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,5 +29,3 @@ int lz_rand_rows_init(lz_rand_rows *r, pl_backend *be, int64_t n, const int64_t 
  * backend (rand_block) where it can, else on the host and uploaded. */
 int lz_rand_block(lz_rand_rows *r, int R, const uint64_t *seeds, double *V);
 void lz_rand_rows_free(lz_rand_rows *r);
-
-#endif
