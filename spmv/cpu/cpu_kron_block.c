@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "cpu_kron_block.h"
+#include "cpu_kron_impl.h"
 #include "cpu_ts.h"
 #include "pl_error.h"
 #include "spmv_impl.h"
@@ -193,38 +194,83 @@ static inline __attribute__((always_inline)) void kb_rows(const cpu_kronb *m, in
 
 typedef void (*kb_fn)(const cpu_kronb *, int64_t, int64_t, int64_t, int, const double *restrict, double *restrict,
                       const kb_aug *, double *restrict);
-#define KB_FIXED(RR)                                                                                              \
-    static void kb_rows_##RR(const cpu_kronb *m, int64_t l, int64_t r0, int64_t r1, int R, const double *restrict X, \
-                             double *restrict Y, const kb_aug *g, double *restrict loc)                           \
+/* Each fixed R in three instruction-set levels (the same level as the
+ * one-vector kernel of the operator: PJDS_CPU_SIMD, cpu_kron.c): the loops
+ * over the R columns vectorise 2, 4 or 8 wide; no FMA (the targets name
+ * none and -std=c17 contracts nothing), so every level gives the same
+ * bits. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define KB_X86 1
+#define KB_TGT_sse2
+#define KB_TGT_avx2 __attribute__((target("avx2")))
+#define KB_TGT_avx512 __attribute__((target("avx512f")))
+#else
+#define KB_X86 0
+#endif
+#define KB_FIXED(RR, ISA)                                                                                         \
+    KB_TGT_##ISA static void kb_rows_##RR##_##ISA(const cpu_kronb *m, int64_t l, int64_t r0, int64_t r1, int R,   \
+                                                  const double *restrict X, double *restrict Y, const kb_aug *g,  \
+                                                  double *restrict loc)                                           \
     {                                                                                                             \
         (void)R;                                                                                                  \
         kb_rows(m, l, r0, r1, RR, X, Y, g, loc);                                                                  \
     }
-KB_FIXED(1)
-KB_FIXED(2)
-KB_FIXED(4)
-KB_FIXED(8)
-KB_FIXED(16)
-KB_FIXED(32)
-KB_FIXED(64)
+#define KB_LEVEL(ISA)                                                                                             \
+    KB_FIXED(2, ISA)                                                                                              \
+    KB_FIXED(4, ISA)                                                                                              \
+    KB_FIXED(8, ISA)                                                                                              \
+    KB_FIXED(16, ISA)                                                                                             \
+    KB_FIXED(32, ISA)                                                                                             \
+    KB_FIXED(64, ISA)
+#if KB_X86
+KB_FIXED(1, sse2)
+KB_LEVEL(sse2)
+KB_LEVEL(avx2)
+KB_LEVEL(avx512)
+#else
+#define KB_TGT_sse2
+KB_FIXED(1, sse2)
+KB_LEVEL(sse2)
+#endif
 static void kb_rows_any(const cpu_kronb *m, int64_t l, int64_t r0, int64_t r1, int R, const double *restrict X,
                         double *restrict Y, const kb_aug *g, double *restrict loc)
 {
     kb_rows(m, l, r0, r1, R, X, Y, g, loc);
 }
 
-static kb_fn kb_pick(int R)
+/* simd: KRON_SIMD_* of the operator's one-vector kernel, the widest level
+ * used.  Per R the level that was fastest (hh_184800, dos with the
+ * tables, 128 moments of 16 vectors, one core of the development VM's
+ * AVX-512 CPU, 3 runs each, 2026-11-29; sse2 / avx2 / avx512): R = 2
+ * 0.78 / 0.93 / 0.93 s, R = 4 0.51-0.55 / 0.43 / 0.67-0.68, R = 8
+ * 0.52-0.53 / 0.39-0.43 / 0.39-0.42, R = 16 0.63-0.64 / 0.57-0.58 /
+ * 0.50-0.52, R = 32 0.64-0.66 / 0.58-0.59 / 0.51 (the one-vector SIMD
+ * kernel: 0.35-0.36 s).  So R = 2 keeps SSE2, R = 4 and 8 take AVX2 at
+ * most, wider blocks AVX-512. */
+static kb_fn kb_pick(int R, int simd)
 {
-    switch (R) {
-    case 1: return kb_rows_1;
-    case 2: return kb_rows_2;
-    case 4: return kb_rows_4;
-    case 8: return kb_rows_8;
-    case 16: return kb_rows_16;
-    case 32: return kb_rows_32;
-    case 64: return kb_rows_64;
-    default: return kb_rows_any;
+    const int best = R <= 2 ? KRON_SIMD_SSE2 : R <= 8 ? KRON_SIMD_AVX2 : KRON_SIMD_AVX512;
+    if (simd > best) simd = best;
+#define KB_PICK(ISA)                                                                                              \
+    switch (R) {                                                                                                  \
+    case 2: return kb_rows_2_##ISA;                                                                               \
+    case 4: return kb_rows_4_##ISA;                                                                               \
+    case 8: return kb_rows_8_##ISA;                                                                               \
+    case 16: return kb_rows_16_##ISA;                                                                             \
+    case 32: return kb_rows_32_##ISA;                                                                             \
+    case 64: return kb_rows_64_##ISA;                                                                             \
+    default: break;                                                                                               \
     }
+    if (R == 1) return kb_rows_1_sse2;
+#if KB_X86
+    if (simd == KRON_SIMD_AVX512) KB_PICK(avx512)
+    if (simd == KRON_SIMD_AVX2) KB_PICK(avx2)
+#else
+    (void)simd;
+#endif
+    KB_PICK(sse2)
+#undef KB_PICK
+    return kb_rows_any;
 }
 
 /* Both products: the work items over the threads; g != NULL: the dots
@@ -238,7 +284,7 @@ static int kb_run(const void *mat, int R, const double *X, double *Y, const kb_a
     const int64_t nl = m->n_left, nr = m->n_right, nblk = (nr + KB_RB - 1) / KB_RB, ntask = nl * nblk;
     const uintptr_t xa = (uintptr_t)X, ya = (uintptr_t)Y, nb = (uintptr_t)(nl * nr * R) * sizeof *X;
     PL_CHECK(xa + nb <= ya || ya + nb <= xa, PL_ERR_ARG, "%s: X and Y overlap", what);
-    const kb_fn f = kb_pick(R);
+    const kb_fn f = kb_pick(R, ((const cpu_kron *)m->single)->simd);
     double acc[2 * PL_SPMM_RMAX] = {0};
 #pragma omp parallel if (nl * nr * R > 4096)
     {
