@@ -199,6 +199,9 @@ static int kr_choose(pl_cuda_ctx *cx, const pl_kron *k, pl_cuda_kron *m)
     int order = KR_RS_ORDER_DEFAULT;
     PL_CALL(kr_env("PJDS_KRON_ORDER", 1, 2, NULL, &order));
     m->rmajor = order == 2;
+    int rows = 0; /* variant 6's rows over its blocks: 1 contiguous ranges, 2 strided, 0 by the size (kron_row.cu) */
+    PL_CALL(kr_env("PJDS_KRON_ROWS", 1, 2, NULL, &rows));
+    m->pr_strided = rows - 1;
     m->requested = v;
     if (v == 6) { /* variant 6: x[l, :] and the dictionary in shared memory, packed tables */
         PL_CALL(pl_kr_prow_setup(cx, k, m, split, &fits));

@@ -42,6 +42,9 @@ typedef struct pl_cuda_kron {
     int chunk;         /* variant 2: left rows per block; 5: right rows per tile    */
     int rmajor;        /* variant 2: blocks in r-tile-major order (PJDS_KRON_ORDER)  */
     int split;         /* variants 3, 4: blocks per left row; 6: blocks per SM      */
+    int pr_strided;    /* variant 6: 1 block b takes the whole left rows b, b + G,  */
+                       /* ... (PJDS_KRON_ROWS = 2), 0 a contiguous range (1), -1    */
+                       /* strided where n_left >= 4 G (unset; kron_row.cu)          */
     size_t smem;       /* variants 3-6: dynamic shared memory per block             */
     size_t bytes;
 } pl_cuda_kron;

@@ -33,7 +33,17 @@
  * each left row of its range once and the ranges differ by one unit, so
  * HMEp's 400 left rows on 132 multiprocessors leave no last wave of 4 rows
  * (variants 3 and 4, a block per left row or part of one, run 7 waves of
- * 132 parts of half a row at HMEp's size).  KR_PR_THREADS threads, one
+ * 132 parts of half a row at HMEp's size).  Where the left rows are many
+ * (n_left >= 4 G: hh7, hh9, where this variant is the default), block b
+ * takes the whole left rows b, b + G, b + 2G, ... instead: the rows in
+ * flight are then G consecutive electron configurations, whose hopping
+ * operands (mostly rows of the same up-spin configuration: l = u n_dn + d,
+ * and a down-spin hop keeps u) are the same few MB of x, so they come from
+ * L2 instead of memory.  One H200, 2026-11-29, kron_timing, medians of 50,
+ * bit for bit the same y: hh9's size 7.29 / 7.28 ms contiguous against
+ * 6.12 / 6.10 ms strided; hh7's size (variant 6 forced) 0.621 against
+ * 0.515-0.518 ms; the hh9 solve (nev 1, 209 products) 2.86 against 2.67 s.
+ * PJDS_KRON_ROWS = 1 or 2 forces contiguous ranges or strided rows.  KR_PR_THREADS threads, one
  * block of 124 KB per SM at HMEp's size (two at most where the row is at
  * most ~56 KB, registers permitting).
  *
@@ -191,11 +201,45 @@ typedef struct kr_pr_smem {
     double c[KR_PR_NTMAX]; /* c[l, m], m < NT (read as broadcasts: registers stay free) */
 } kr_pr_smem;
 
-/* Block b: the units [unit0(b), unit0(b + 1)) of kron_rowpart.h.  NT >= 0:
- * nterms = NT (dense couplings c); NT < 0: any nterms (coupling lists). */
+/* Right rows [ra, rb) of left row l (uniform in the block: every thread
+ * reaches the barriers). */
+template <int NT>
+static __device__ __forceinline__ void kr_pr_left(const kr_args &a, const double *__restrict__ c, const kr_pr_tabs &tb,
+                                                  kr_pr_smem &ss, double *sx, const double *sd, int64_t l, int64_t ra,
+                                                  int64_t rb)
+{
+    const int64_t nr = a.n_right;
+    const int64_t h0 = __ldg(a.a_ptr + l), c0 = __ldg(a.act_ptr + l);
+    const int nh = (int)(__ldg(a.a_ptr + l + 1) - h0), na = (int)(__ldg(a.act_ptr + l + 1) - c0);
+    const bool hs = nh <= KR_PR_HMAX, cs = NT < 0 && na <= KR_PR_HMAX;
+    __syncthreads(); /* the previous left row is done with shared memory */
+    kr_pr_stage(a.x + l * nr, nr, sx);
+    for (int i = threadIdx.x; hs && i < nh; i += blockDim.x) {
+        ss.hc[i] = __ldg(a.a_col + h0 + i);
+        ss.hv[i] = __ldg(a.a_val + h0 + i);
+    }
+    for (int i = threadIdx.x; cs && i < na; i += blockDim.x) {
+        ss.am[i] = __ldg(a.act_m + c0 + i);
+        ss.ac[i] = __ldg(a.act_c + c0 + i);
+    }
+    if (NT > 0 && threadIdx.x < (NT > 0 ? NT : 0)) ss.c[threadIdx.x] = __ldg(c + l * NT + threadIdx.x);
+    __syncthreads();
+    const int32_t *hc = hs ? ss.hc : a.a_col + h0, *am = cs ? ss.am : a.act_m + c0;
+    const double *hv = hs ? ss.hv : a.a_val + h0, *ac = cs ? ss.ac : a.act_c + c0;
+    const double dl = __ldg(a.dl + l);
+    for (int64_t r = ra + threadIdx.x; r < rb; r += blockDim.x) {
+        const double s = NT < 0 ? kr_pr_row_any(a, tb, r, sx, sd, dl, na, am, ac, nh, hc, hv)
+                                : kr_pr_row<(NT < 0 ? 0 : NT)>(a, tb, r, sx, sd, dl, ss.c, nh, hc, hv);
+        __stcs(a.y + l * nr + r, s); /* evict-first: keep x in L2 */
+    }
+}
+
+/* Block b: the units [unit0(b), unit0(b + 1)) of kron_rowpart.h, or
+ * (strided) the whole left rows b, b + G, ...  NT >= 0: nterms = NT (dense
+ * couplings c); NT < 0: any nterms (coupling lists). */
 template <int NT>
 static __global__ void __launch_bounds__(KR_PR_THREADS, 1)
-    kr_pr_kernel(kr_args a, const double *__restrict__ c, kr_pr_tabs tb, int64_t units)
+    kr_pr_kernel(kr_args a, const double *__restrict__ c, kr_pr_tabs tb, int64_t units, int strided)
 {
     extern __shared__ double2 sh2[]; /* x[l, :] (n_right rounded up to even), then the dictionary */
     __shared__ kr_pr_smem ss;
@@ -203,34 +247,16 @@ static __global__ void __launch_bounds__(KR_PR_THREADS, 1)
     const int64_t nr = a.n_right, cpr = pl_kp_cpr(nr);
     double *sd = sx + (nr + 1) / 2 * 2;
     for (int i = threadIdx.x; i < tb.ndict; i += blockDim.x) sd[i] = __ldg(tb.dict + i);
+    if (strided) {
+        for (int64_t l = blockIdx.x; l < a.n_left; l += gridDim.x) kr_pr_left<NT>(a, c, tb, ss, sx, sd, l, 0, nr);
+        return;
+    }
     const int64_t u0 = pl_kp_unit0(units, gridDim.x, blockIdx.x), u1 = pl_kp_unit0(units, gridDim.x, blockIdx.x + 1);
     if (u0 >= u1) return; /* uniform: no barrier skipped by part of the block */
     for (int64_t l = u0 / cpr; l <= (u1 - 1) / cpr; l++) {
         int64_t ra, rb;
         pl_kp_rows(nr, cpr, u0, u1, l, &ra, &rb);
-        const int64_t h0 = __ldg(a.a_ptr + l), c0 = __ldg(a.act_ptr + l);
-        const int nh = (int)(__ldg(a.a_ptr + l + 1) - h0), na = (int)(__ldg(a.act_ptr + l + 1) - c0);
-        const bool hs = nh <= KR_PR_HMAX, cs = NT < 0 && na <= KR_PR_HMAX;
-        __syncthreads(); /* the previous left row is done with shared memory */
-        kr_pr_stage(a.x + l * nr, nr, sx);
-        for (int i = threadIdx.x; hs && i < nh; i += blockDim.x) {
-            ss.hc[i] = __ldg(a.a_col + h0 + i);
-            ss.hv[i] = __ldg(a.a_val + h0 + i);
-        }
-        for (int i = threadIdx.x; cs && i < na; i += blockDim.x) {
-            ss.am[i] = __ldg(a.act_m + c0 + i);
-            ss.ac[i] = __ldg(a.act_c + c0 + i);
-        }
-        if (NT > 0 && threadIdx.x < (NT > 0 ? NT : 0)) ss.c[threadIdx.x] = __ldg(c + l * NT + threadIdx.x);
-        __syncthreads();
-        const int32_t *hc = hs ? ss.hc : a.a_col + h0, *am = cs ? ss.am : a.act_m + c0;
-        const double *hv = hs ? ss.hv : a.a_val + h0, *ac = cs ? ss.ac : a.act_c + c0;
-        const double dl = __ldg(a.dl + l);
-        for (int64_t r = ra + threadIdx.x; r < rb; r += blockDim.x) {
-            const double s = NT < 0 ? kr_pr_row_any(a, tb, r, sx, sd, dl, na, am, ac, nh, hc, hv)
-                                    : kr_pr_row<(NT < 0 ? 0 : NT)>(a, tb, r, sx, sd, dl, ss.c, nh, hc, hv);
-            __stcs(a.y + l * nr + r, s); /* evict-first: keep x in L2 */
-        }
+        kr_pr_left<NT>(a, c, tb, ss, sx, sd, l, ra, rb);
     }
 }
 
@@ -326,11 +352,13 @@ static int kr_pr_go(pl_cuda_ctx *cx, const pl_cuda_kron *m, const kr_args *a)
     const int64_t units = m->n_left * pl_kp_cpr(m->n_right);
     int64_t g = (int64_t)cx->nsm * m->split;
     if (g > units) g = units;
+    const int strided = m->pr_strided >= 0 ? m->pr_strided : m->n_left >= 4 * g;
+    if (strided && g > m->n_left) g = m->n_left;
     if (g > (int64_t)INT32_MAX) g = INT32_MAX;
     PL_CHECK(g >= 1 && units <= INT64_MAX / g, PL_ERR_NOTSUP, "kron variant 6: %lld units on %lld blocks",
              (long long)units, (long long)g);
     const kr_pr_tabs tb = {m->rp_col, m->rp_val, m->pk_dict, m->pk_ndict};
-    kr_pr_kernel<NT><<<(unsigned)g, KR_PR_THREADS, m->smem, cx->stream>>>(*a, m->c, tb, units);
+    kr_pr_kernel<NT><<<(unsigned)g, KR_PR_THREADS, m->smem, cx->stream>>>(*a, m->c, tb, units, strided);
     PL_CUDA_LAUNCH();
     return PL_OK;
 }
