@@ -156,6 +156,7 @@ static int moments(pl_op *op, const cf_options *o, double c, double h, int M, cf
     kpm_options ko = {M, m->G * CF_GROUP_VECTORS, m->G * CF_GROUP_VECTORS, m->unit, o->seed * 7919u + 17u, h, c, 1,
                       m->G, 1000u};
     if (m->unit) ko.block = (int)(info.n_global < PL_SPMM_RMAX ? info.n_global : PL_SPMM_RMAX);
+    else ko.block = pl_op_block_width(op, ko.block); /* the tables on the CPU: one vector at a time (block_size) */
     kpm_stats st;
     PL_CALL(kpm_moments(op, &ko, m->mu, &st));
     m->products += st.vector_products;
@@ -228,7 +229,14 @@ static void estimate(const cf_mom *m, int64_t N, double xlo, double xhi, double 
 
 /* Search block: ceil(1.6 (est + err)) + 8 (target, smallest, largest: at
  * least nev + 8) rounded up to whole blocks of CF_BLOCK = 32 columns, or
- * search_size; at most N.  R = 32: the fused step of the CUDA backend
+ * search_size; at most N.  R = 32 (narrower where the operator's block
+ * products cost less per vector so, pl_op_block_width: the Kronecker
+ * tables one column at a time on the CPU, whose one-vector SIMD product
+ * fuses the step; hh_184800, interval -12.6, -12.4, 2 threads of the
+ * development VM, 2026-11-29: the filter's iterations 1.4 s against 2.9-3.4
+ * s at R = 32, the KPM estimate's moments 1.6-1.7 against 3.7-4.5 s in
+ * blocks of 32, the whole solve 3.0-3.1 against 6.6-6.8 s, the same
+ * eigenvalues; blocks of 2 on a GPU).  The fused step of the CUDA backend
  * covers R = 2, 4, 8, 16, 32 only (spmm_kernels.cu; any other R composes
  * the step from spmm, scal, axpy: the first iteration of the HMEp window
  * of bench/chebfd_bench.sh on an H100 took 45.9 s with R = 53, 43.5 s with
@@ -332,6 +340,7 @@ int cf_plan_make(pl_op *op, const cf_options *o, cf_plan *p)
         if (o->mode != CF_INTERVAL) choose_window(o, &m, N, cen, h, 1.2 * o->nev + 4.0, c, &xlo, &xhi);
         estimate(&m, N, xlo, xhi, c, &p->est, &p->est_err);
         PL_CALL_GOTO(block_size(o, N, p), out, rc);
+        p->R = pl_op_block_width(op, p->R); /* the tables on the CPU: one column at a time */
         if (pass == 0) {
             p->degree_auto = o->degree == 0;
             p->degree = o->degree ? o->degree : degree_dos(&m, N, xlo, xhi, p->nb - fmax(p->est, 0.0), p->kernel, c);

@@ -216,6 +216,13 @@ static int block_exchange_local(pl_op *op, int R, const double *X, double *Y)
     return PL_OK;
 }
 
+int pl_op_block_width(const pl_op *op, int want)
+{
+    if (want < 1) want = 1;
+    const int w = op && op->fmt == PL_FORMAT_MATRIX_FREE ? op->be->kron_block_width : 0;
+    return w > 0 && w < want ? w : want;
+}
+
 int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y)
 {
     PL_CHECK(op && X && Y && R >= 1 && R <= PL_SPMM_RMAX, PL_ERR_ARG, "pl_op_apply_block: R = %d outside 1..%d", R,

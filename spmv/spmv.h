@@ -376,6 +376,11 @@ struct pl_backend {
     int (*kron_spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
     int (*kron_spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
                          const double *X, double *Y, double *h_dots);
+    /* kron_block_width: the block width at which kron_spmm and
+     * kron_spmm_aug cost least per vector (pl_op_block_width), 0 = the
+     * widest.  The CPU: 1 (its one-vector SIMD product, the KPM step
+     * fused); CUDA: 2 (the staged tile's best width). */
+    int kron_block_width;
     /* kron_lz, optional (NULL or PL_ERR_NOTSUP without a message for a
      * kernel it does not cover: pl_op_apply_lz's callers compose the step):
      * the Lanczos step's product for an operator of kron_create,
@@ -623,6 +628,11 @@ int pl_op_apply_queued(pl_op *op, const double *x, double *y);
  * the time samples are not taken (the median is the single SpMV's).
  * PL_ERR_NOTSUP when the backend has no spmm. */
 int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
+/* The block width (1..want) worth using for this operator's block
+ * products: where its backend's block product of the Kronecker tables
+ * costs less per vector in narrower blocks (be->kron_block_width), that
+ * width, else want.  dos and ChebFD ask it for their blocks. */
+int pl_op_block_width(const pl_op *op, int want);
 /* The augmented block product of the kernel polynomial method:
  * Y = alpha A X + gamma X + beta Y and, when dots != NULL, the global
  * column sums dots[c] = <X_c, X_c>, dots[R + c] = <Y_c, X_c> (after the

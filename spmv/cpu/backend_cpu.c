@@ -448,6 +448,7 @@ int pl_backend_cpu_create(pl_backend **out)
     be->kron_destroy = cpu_kronb_destroy;
     be->kron_spmm = cpu_kron_spmm;
     be->kron_spmm_aug = cpu_kron_spmm_aug;
+    be->kron_block_width = 1;
     be->kron_rem_create = cpu_kron_rem_create; /* cpu_kron_remote.c: several ranks */
     be->kron_rem_apply = cpu_kron_rem_apply;
     be->kron_rem_spmm = cpu_kron_rem_spmm;
