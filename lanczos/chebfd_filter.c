@@ -236,7 +236,8 @@ static void estimate(const cf_mom *m, int64_t N, double xlo, double xhi, double 
  * development VM, 2026-11-29: the filter's iterations 1.4 s against 2.9-3.4
  * s at R = 32, the KPM estimate's moments 1.6-1.7 against 3.7-4.5 s in
  * blocks of 32, the whole solve 3.0-3.1 against 6.6-6.8 s, the same
- * eigenvalues; blocks of 2 on a GPU).  The fused step of the CUDA backend
+ * eigenvalues; a GPU keeps 32: its composed step in blocks of 2 took 0.60
+ * against 0.19-0.22 s on one H200).  The fused step of the CUDA backend
  * covers R = 2, 4, 8, 16, 32 only (spmm_kernels.cu; any other R composes
  * the step from spmm, scal, axpy: the first iteration of the HMEp window
  * of bench/chebfd_bench.sh on an H100 took 45.9 s with R = 53, 43.5 s with

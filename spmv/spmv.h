@@ -376,10 +376,12 @@ struct pl_backend {
     int (*kron_spmm)(pl_backend *be, const void *mat, int R, const double *X, double *Y);
     int (*kron_spmm_aug)(pl_backend *be, const void *mat, int R, double alpha, double gamma, double beta,
                          const double *X, double *Y, double *h_dots);
-    /* kron_block_width: the block width at which kron_spmm and
-     * kron_spmm_aug cost least per vector (pl_op_block_width), 0 = the
-     * widest.  The CPU: 1 (its one-vector SIMD product, the KPM step
-     * fused); CUDA: 2 (the staged tile's best width). */
+    /* kron_block_width: the block width at which the block products of
+     * the tables, with the vector work around them, cost least per vector
+     * (pl_op_block_width), 0 = the widest.  The CPU: 1 (its one-vector
+     * SIMD product with the KPM step fused); CUDA: 0 (dos takes blocks of
+     * 2 for its fused step, app/cmd_dos.c; ChebFD's filter ran 3.6x slower
+     * in them than in blocks of 32). */
     int kron_block_width;
     /* kron_lz, optional (NULL or PL_ERR_NOTSUP without a message for a
      * kernel it does not cover: pl_op_apply_lz's callers compose the step):
