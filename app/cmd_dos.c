@@ -90,9 +90,8 @@ out:
     return rc;
 }
 
-/* [kpm] block = 0: the vectors per block product (pl_op_block_width, the
- * backends' kron_block_width).  min(R, 32) for a stored matrix; for the
- * tables (format = matrix_free) min(R, 2) on a GPU
+/* [kpm] block = 0: the vectors per block product.  min(R, 32) for a
+ * stored matrix; for the tables (format = matrix_free) min(R, 2) on a GPU
  * backend, where variant 5's staged tile serves a block
  * (spmv/cuda/kron_hop_block.cu) and wider blocks run kernels that cost more
  * per vector (dos configs/kpm_hmep.ini on one H200, 2026-11-29: moments
@@ -101,10 +100,10 @@ out:
  * the step fused (cpu_kron_aug; hh_184800, 512 moments of 16 vectors, the
  * development VM's 2 cores: 0.72 s one by one, 1.06 s in blocks of 4, 1.57
  * s of 2, 2.03-2.22 s of 8 and 16; one core 1.36 against 2.11 s of 4). */
-static int dos_block(int R, const pl_op *op, const pl_backend *be, int format)
+static int dos_block(int R, const pl_backend *be, int format)
 {
-    int b = pl_op_block_width(op, 32); /* the tables on the CPU: 1 */
-    if (format == PL_FORMAT_MATRIX_FREE && b == 32 && strcmp(be->name, "cpu") != 0) b = 2;
+    int b = 32;
+    if (format == PL_FORMAT_MATRIX_FREE) b = be && strcmp(be->name, "cpu") != 0 ? 2 : 1;
     return R < b ? R : b;
 }
 
@@ -168,7 +167,7 @@ int cmd_dos(app_ctx *ctx)
     app_signal_exit_phase("the Chebyshev moments", note);
     d.N = k->moments;
     d.R = k->vectors == PL_KPM_UNIT ? (int)f.mi.rows : k->random_vectors;
-    d.block = k->block > 0 ? k->block : dos_block(d.R, op, be, f.format);
+    d.block = k->block > 0 ? k->block : dos_block(d.R, be, f.format);
     if (d.block > d.R) d.block = d.R;
     d.P = k->points > 0 ? k->points : 4 * k->moments;
     d.mu = malloc((size_t)d.N * sizeof *d.mu);

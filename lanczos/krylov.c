@@ -20,8 +20,6 @@
 
 size_t kr_atleast1(size_t n) { return n ? n : 1; }
 
-uint64_t kr_splitmix64(uint64_t x) { return pl_splitmix64(x); }
-
 double lz_random_element(uint64_t seed, int64_t g) { return pl_random_from(pl_splitmix64(seed), g); }
 
 double *kr_col(kr_ws *w, int j) { return w->V + (size_t)j * w->ld; }
@@ -351,7 +349,7 @@ static int kr_fill_random(kr_ws *w, uint64_t s, int j)
 int kr_random_direction(kr_ws *w, int j, int first, int *exhausted)
 {
     double t0 = pl_wtime();
-    uint64_t s = first ? w->seed : kr_splitmix64(w->seed + 0xD1B54A32D192ED03ull * ++w->n_random);
+    uint64_t s = first ? w->seed : pl_splitmix64(w->seed + 0xD1B54A32D192ED03ull * ++w->n_random);
     PL_CALL(kr_fill_random(w, s, j));
     w->t.other += pl_wtime() - t0;
     double nrm;

@@ -271,7 +271,6 @@ int kr_local_fused(kr_ws *w, int j, kr_sel *sel, double beta_prev, double *alpha
 int kr_random_direction(kr_ws *w, int j, int first, int *exhausted);
 /* V[:, off:off+kk] = V[:, off:off+s] Ysel (s x kk, ld s, w->Ysel), in place. */
 int kr_update_basis(kr_ws *w, int off, int s, int kk);
-uint64_t kr_splitmix64(uint64_t x);
 /* *r = ||A x - lambda x|| for x = column i, through work column jw
  * (overwritten).  Collective. */
 int kr_residual_real(kr_ws *w, int i, double lambda, int jw, double *r);

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lanczos.h"
 #include "lz_random.h"
 #include "pl_error.h"
+#include "pl_random.h"
 
 int lz_rand_rows_init(lz_rand_rows *r, pl_backend *be, int64_t n, const int64_t *gi)
 {
@@ -57,9 +57,11 @@ int lz_rand_block(lz_rand_rows *r, int R, const uint64_t *seeds, double *V)
     }
     double *h = r->h;
     const int64_t *gi = r->gi;
+    uint64_t hs[PL_SPMM_RMAX]; /* the seeds' first round, once per column (pl_random.h) */
+    for (int c = 0; c < R; c++) hs[c] = pl_splitmix64(seeds[c]);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < r->n; i++)
-        for (int c = 0; c < R; c++) h[i * R + c] = lz_random_element(seeds[c], gi[i]);
+        for (int c = 0; c < R; c++) h[i * R + c] = pl_random_from(hs[c], gi[i]);
     return be->upload(be, V, h, ne);
 }
 

@@ -633,7 +633,7 @@ int pl_op_apply_block(pl_op *op, int R, const double *X, double *Y);
 /* The block width (1..want) worth using for this operator's block
  * products: where its backend's block product of the Kronecker tables
  * costs less per vector in narrower blocks (be->kron_block_width), that
- * width, else want.  dos and ChebFD ask it for their blocks. */
+ * width, else want.  ChebFD asks it for its blocks. */
 int pl_op_block_width(const pl_op *op, int want);
 /* The augmented block product of the kernel polynomial method:
  * Y = alpha A X + gamma X + beta Y and, when dots != NULL, the global

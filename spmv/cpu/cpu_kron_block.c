@@ -199,9 +199,9 @@ typedef void (*kb_fn)(const cpu_kronb *, int64_t, int64_t, int64_t, int, const d
  * over the R columns vectorise 2, 4 or 8 wide; no FMA (the targets name
  * none and -std=c17 contracts nothing), so every level gives the same
  * bits. */
+#define KB_TGT_sse2
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define KB_X86 1
-#define KB_TGT_sse2
 #define KB_TGT_avx2 __attribute__((target("avx2")))
 #define KB_TGT_avx512 __attribute__((target("avx512f")))
 #else
@@ -222,15 +222,11 @@ typedef void (*kb_fn)(const cpu_kronb *, int64_t, int64_t, int64_t, int, const d
     KB_FIXED(16, ISA)                                                                                             \
     KB_FIXED(32, ISA)                                                                                             \
     KB_FIXED(64, ISA)
-#if KB_X86
 KB_FIXED(1, sse2)
 KB_LEVEL(sse2)
+#if KB_X86
 KB_LEVEL(avx2)
 KB_LEVEL(avx512)
-#else
-#define KB_TGT_sse2
-KB_FIXED(1, sse2)
-KB_LEVEL(sse2)
 #endif
 static void kb_rows_any(const cpu_kronb *m, int64_t l, int64_t r0, int64_t r1, int R, const double *restrict X,
                         double *restrict Y, const kb_aug *g, double *restrict loc)
