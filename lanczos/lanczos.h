@@ -168,9 +168,10 @@ typedef struct lz_options {
     uint64_t seed;       /* start vector seed = 1                                      */
     int want_vectors;    /* return eigenvectors = 0                                    */
     int reorth;          /* enum lz_reorth = partial                                    */
-    double verify_tol;   /* lz_solve: the search of verify stops when its Ritz value     */
-                         /* meets max(tol, verify_tol) with its residual interval      */
-                         /* clear of the locked set = 0 (sqrt(tol))                    */
+    double verify_tol;   /* lz_solve, ks_solve: the search of verify stops when its     */
+                         /* value meets max(tol, verify_tol) clear of the locked set  */
+                         /* (Lanczos: its residual interval; Krylov-Schur: its        */
+                         /* estimate to spare) = 0 (sqrt(tol))                         */
     int verify;          /* = 1: when all nev converge, lock them and solve for the     */
                          /* most wanted eigenvalue of A on their complement from a     */
                          /* fresh random vector; if it beats a locked one (a missed     */
