@@ -105,9 +105,7 @@ static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, do
                          double h, double s, app_mem_plan *p)
 {
     memset(p, 0, sizeof *p);
-    int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * (int64_t)cfg->solver.nev + 10;
-    if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
-    if (ncv > N) ncv = N;
+    const int64_t ncv = solve_ncv(cfg, cfg->solver.method, N);
     const double n = (double)rows_local, z = nnz_local, k = (double)ncv + 1.0;
     /* a generated Hamiltonian outside a sweep gets the compressed format
      * under format = auto on the GPU (op_format.c; the CPU backend keeps

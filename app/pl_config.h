@@ -88,7 +88,7 @@ typedef struct pl_solver_cfg {
                              /* largest_imaginary = smallest                    */
     int method;              /* method: auto | lanczos | krylov-schur = auto    */
     double tolerance;        /* tolerance: relative residual = 1e-10 (> 0)      */
-    int ncv;                 /* ncv: basis size, 0 = auto max(2 nev + 10, 24)   */
+    int ncv;                 /* ncv: basis size, 0 = auto (lanczos.h: 24 or 32) */
     int max_restarts;        /* max_restarts: >= 0, or auto (scales with N,     */
                              /* ncv, nev; PL_MAX_RESTARTS_AUTO) = auto          */
     uint64_t seed;           /* seed: start vector seed = 1                     */

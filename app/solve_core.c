@@ -374,9 +374,7 @@ int solve_make_op(app_ctx *ctx, pl_csr *rows, pl_backend *be, pl_op **op, solve_
     /* device memory plan: matrix (entries + per-row arrays + halo, 5 %
      * margin for padding and windows; the value terms of a sweep) + ncv + 1
      * basis vectors + work */
-    int64_t n = rows->nrows, ncv = cfg->solver.ncv ? cfg->solver.ncv : 2 * cfg->solver.nev + 10;
-    if (ncv < 24 && !cfg->solver.ncv) ncv = 24;
-    if (ncv > f->mi.rows) ncv = f->mi.rows;
+    const int64_t n = rows->nrows, ncv = solve_ncv(cfg, f->method, f->mi.rows);
     /* 12 B per entry, + up to 2 B for the run columns of the CUDA backend's pJDS-b view (b >= 2) */
     double nnz = (double)pl_csr_nnz(rows);
     double need = 1.05 * ((14.0 + 8.0 * rows->nterms) * nnz + 32.0 * (double)n) + 8.0 * (double)n * (double)(ncv + 6);

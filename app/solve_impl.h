@@ -36,6 +36,21 @@ typedef struct solve_facts {
                             /* the context included; max over ranks), 0: cpu    */
 } solve_facts;
 
+
+/* The basis size a solve will use (lanczos.h: ncv, or auto max(2 nev + 10,
+ * the method's floor)), capped at N, for the memory plans: method the
+ * chosen one (solve_facts.method) or, before the matrix is checked, the
+ * configuration's; auto takes Krylov-Schur's larger floor unless the model
+ * is a generated Holstein-Hubbard one (symmetric: Lanczos). */
+static inline int64_t solve_ncv(const pl_config *cfg, int method, int64_t N)
+{
+    const int lz = method == PL_METHOD_LANCZOS ||
+                   (method == PL_METHOD_AUTO && cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD);
+    const int64_t lo = lz ? LZ_NCV_FLOOR : KS_NCV_FLOOR, a = 2 * (int64_t)cfg->solver.nev + 10;
+    const int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : a > lo ? a : lo;
+    return ncv > N ? N : ncv;
+}
+
 /* Build this rank's rows of ctx->cfg's matrix (with value terms when
  * ctx->build_terms), check nev < N, the storage statistics and the method,
  * and create the backend when *be is NULL.  Collective. */

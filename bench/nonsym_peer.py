@@ -335,7 +335,7 @@ def main():
     ap.add_argument("--which", default="largest_magnitude,largest_real")
     ap.add_argument("--nev", type=int, default=6)
     ap.add_argument("--tol", type=float, default=1e-8)
-    ap.add_argument("--ncv", type=int, default=0, help="0 = ours' default max(2 nev + 10, 24), capped at N")
+    ap.add_argument("--ncv", type=int, default=0, help="0 = ours' default max(2 nev + 10, 32) (Krylov-Schur), capped at N")
     ap.add_argument("--cap", type=float, default=120.0, help="wall-clock cap per solver run, seconds")
     ap.add_argument("--bin", default=os.environ.get("PJDS_BIN", os.path.join(ROOT, "build/app/pjds-lanczos")))
     ap.add_argument("--workdir", default="/tmp/nonsym_peer")
@@ -356,7 +356,7 @@ def main():
     for w in whichs:
         if w not in WHICH:
             sys.exit(f"nonsym_peer: unknown which {w!r} (one of {', '.join(WHICH)})")
-    ncv0 = args.ncv or max(2 * args.nev + 10, 24)
+    ncv0 = args.ncv or max(2 * args.nev + 10, 32)
 
     cpu = "?"
     try:

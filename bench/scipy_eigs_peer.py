@@ -150,7 +150,7 @@ def main():
     ap.add_argument("--nev", type=int, default=6)
     ap.add_argument("--which", choices=("LM", "LR"), default="LM")
     ap.add_argument("--tol", type=float, default=1e-8)
-    ap.add_argument("--ncv", type=int, default=0, help="0 = max(2 nev + 10, 24) (pjds-lanczos' default), capped at N")
+    ap.add_argument("--ncv", type=int, default=0, help="0 = max(2 nev + 10, 32) (pjds-lanczos' Krylov-Schur default), capped at N")
     ap.add_argument("--threads", type=int, default=0, help="0 = os.cpu_count()")
     ap.add_argument("--min-nnz-per-thread", type=int, default=50000,
                     help="use fewer threads when nnz / threads is below this (thread hand-off costs ~10-50 us)")
@@ -223,7 +223,7 @@ def main():
     op1 = ParallelCSR(a, 1)
     spmv1_s = time_matvec(op1, x, max(3, args.reps // 4))
     del op1
-    ncv = min(args.ncv or max(2 * args.nev + 10, 24), n)
+    ncv = min(args.ncv or max(2 * args.nev + 10, 32), n)
     print(json.dumps(dict(kind="setup", matrix=os.path.abspath(args.matrix), rows=n, nnz=int(a.nnz),
                           threads=threads, blocks=len(op.blocks), direct_kernel=op.direct, load_seconds=load_s,
                           seconds_per_matvec_T=spmv_s, seconds_per_matvec_1=spmv1_s,

@@ -506,7 +506,7 @@ int kr_push_history(lz_result *res, int *cap, int nev, int64_t it, const double 
     return PL_OK;
 }
 
-int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_extra, int64_t *ncv)
+int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_extra, int ncv_floor, int64_t *ncv)
 {
     PL_CHECK(op && opt, PL_ERR_ARG, "NULL operator or options");
     pl_op_info info;
@@ -521,7 +521,7 @@ int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_e
              opt->which);
     PL_CHECK(opt->max_restarts >= 0 || opt->max_restarts == LZ_RESTARTS_AUTO, PL_ERR_INPUT,
              "max_restarts = %d must be >= 0 (or auto)", opt->max_restarts);
-    int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > 24 ? 2 * opt->nev + 10 : 24);
+    int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > ncv_floor ? 2 * opt->nev + 10 : ncv_floor);
     PL_CHECK(m >= opt->nev + min_extra, PL_ERR_INPUT, "ncv = %lld must be >= nev + %d = %d", (long long)m,
              min_extra, opt->nev + min_extra);
     *ncv = m > info.n_global ? info.n_global : m;

@@ -681,7 +681,7 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     res->reorth = LZ_REORTH_FULL; /* every step, a second pass where needed */
     res->orth_loss = -1.0;
     int64_t m = 0;
-    PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_IMAGINARY, 2, &m));
+    PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_IMAGINARY, 2, KS_NCV_FLOOR, &m));
     PL_CHECK(!opt->inner_b, PL_ERR_ARG, "ks_solve: no B-inner product (inner_b is lz_solve's)");
 
     kr_ws w;

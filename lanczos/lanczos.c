@@ -652,7 +652,7 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     int err = PL_OK;
     memset(res, 0, sizeof *res);
     int64_t m = 0;
-    PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_REAL, 1, &m));
+    PL_CALL(kr_check_options(op, opt, PL_WHICH_LARGEST_REAL, 1, LZ_NCV_FLOOR, &m));
 
     kr_ws w;
     lz_ctx c;

@@ -156,13 +156,22 @@ enum lz_reorth {
  * lz_pro.c says why and what was measured. */
 #define LZ_PRO_TOL_FACTOR 100.0
 
+/* The auto basis size's floor (lz_options.ncv = 0): max(2 nev + 10, floor).
+ * Krylov-Schur's is larger: on the CFD-like operators, whose wanted values
+ * cluster, a basis of 32 took uhbr_like's solve from 1,320 products and 2.65 s
+ * to 928 and 2.25 s on one H200 (40: 816, 2.25 s), dlr1_like's from 480 to
+ * 400 (2026-11-29, docs/performance.md, eleventh look). */
+#define LZ_NCV_FLOOR 24
+#define KS_NCV_FLOOR 32
+
 typedef struct lz_options {
     int nev;             /* eigenpairs wanted = 4 (1 <= nev < N)                      */
     int which;           /* enum pl_which = smallest.  lz_solve: smallest(_real),      */
                          /* largest(_real), largest_magnitude; ks_solve: all         */
     double tol;          /* relative residual = 1e-10 (> 0): converged when           */
                          /* |beta_m y_m,i| <= tol * max(|theta_i|, normest)           */
-    int ncv;             /* basis size, 0 = auto max(2 nev + 10, 24); capped at N      */
+    int ncv;             /* basis size, 0 = auto max(2 nev + 10, LZ_NCV_FLOOR) (lz_solve), */
+                         /* max(2 nev + 10, KS_NCV_FLOOR) (ks_solve); capped at N       */
     int max_restarts;    /* = LZ_RESTARTS_AUTO (scales with N, ncv and nev; stagnation */
                          /* stop); >= 0: exactly that budget; 0 = one cycle only       */
     uint64_t seed;       /* start vector seed = 1                                      */

@@ -201,7 +201,8 @@ typedef struct pjds_solve_options {
     pjds_which which;    /* = PJDS_WHICH_SMALLEST                                       */
     int nev;             /* eigenpairs wanted, 1 <= nev < N = 4                          */
     double tol;          /* relative residual tolerance (> 0) = 1e-10                    */
-    int ncv;             /* basis size, 0 = auto max(2 nev + 10, 24), capped at N = 0    */
+    int ncv;             /* basis size, 0 = auto max(2 nev + 10, 24) (Lanczos) or       */
+                         /* max(2 nev + 10, 32) (Krylov-Schur), capped at N = 0          */
     int max_restarts;    /* PJDS_RESTARTS_AUTO (a stop as stagnated when the residuals   */
                          /* stop falling) or a fixed budget >= 0 = PJDS_RESTARTS_AUTO    */
     uint64_t seed;       /* of the random start vector (the same for any number of ranks) = 1 */

@@ -367,7 +367,7 @@ def cmd_auto(name):
     with tempfile.TemporaryDirectory() as d:
         h5 = os.path.join(d, "m.h5")
         convert(mfile, h5)
-        base = {"method": "auto", "which": which, "nev": NEV, "tolerance": tol}
+        base = {"method": "auto", "which": which, "nev": NEV, "tolerance": tol, "ncv": NCV}
         # a fixed budget of 1000 restarts: gives up
         cfg, out = os.path.join(d, "old.ini"), os.path.join(d, "old.h5")
         write_cfg(cfg, hdf5_model(h5), {**base, "max_restarts": OLD_DEFAULT}, out)
