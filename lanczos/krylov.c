@@ -161,6 +161,34 @@ static int correct_range(kr_ws *w, double *x, int lo, int hi, const double *c, d
     return PL_OK;
 }
 
+/* The second pass's coefficients w->c2[0:k] that may stay in x (at most
+ * w->keep2 n1, n1 = ||x|| after the first pass): c2 keeps only the range
+ * [lo, hi] that reaches past it (the rest set to 0, so that the correction
+ * skips it and, empty, becomes the normalisation alone), coef drops the
+ * rest too (coef = c1 + c2 as corrected: the relation A v = V coef + n x'
+ * stays exact, the new column keeps overlaps of at most keep2 with the
+ * basis), *n2 by Pythagoras over what is removed. */
+static void second_keep(kr_ws *w, int k, double *coef, double n1, double *n2, int *lo_out, int *hi_out)
+{
+    int lo = k, hi = -1;
+    for (int i = 0; i < k; i++)
+        if (!(fabs(w->c2[i]) <= w->keep2 * n1)) {
+            lo = i < lo ? i : lo;
+            hi = i;
+        }
+    double s2 = 0.0;
+    for (int i = 0; i < k; i++) {
+        if (i < lo || i > hi) {
+            coef[i] -= w->c2[i];
+            w->c2[i] = 0.0;
+        }
+        s2 += w->c2[i] * w->c2[i];
+    }
+    *n2 = sqrt(fmax(n1 * n1 - s2, 0.0));
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
 /* Orthogonalise column j against columns 0..k-1 with two classical
  * Gram-Schmidt passes and normalise it; coef[0:k] = the summed
  * coefficients, *nrm = the norm before the normalisation, *in_span = the
@@ -186,6 +214,7 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
     double *x = kr_col(w, j);
     const double col_bytes = 8.0 * (double)w->n;
     double n0, n1, n2;
+    int lo = 0, hi = k - 1; /* the columns of the last correction */
     PL_CHECK(j == k, PL_ERR_INTERNAL, "orthogonalize: column %d is not column k = %d", j, k);
     if (w->bop) return kr_b_orthogonalize(w, k, coef, nrm, in_span); /* the B-inner product (kr_inner.c) */
     if (k == 0) {
@@ -214,6 +243,7 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
             w->t.vec_bytes += col_bytes * (double)(k + 1); /* the gemv_t */
             w->t.reductions++;
             PL_CALL(cgs_measure(w, k, x, w->c1, coef, &n1, &n2));
+            if (w->keep2 > 0.0) second_keep(w, k, coef, n1, &n2, &lo, &hi);
         }
     }
     *nrm = n2;
@@ -223,7 +253,7 @@ int kr_orthogonalize(kr_ws *w, int k, int j, double *coef, double *nrm, int *in_
             PL_CALL(w->be->scal(w->be, w->n, 1.0 / n2, x));
             w->t.vec_bytes += 2.0 * col_bytes;
         } else {
-            PL_CALL(correct_range(w, x, 0, k - 1, w->c2, n2));
+            PL_CALL(correct_range(w, x, lo, hi, w->c2, n2));
         }
     }
     PL_CALL(w->be->sync(w->be));

@@ -109,6 +109,9 @@ typedef struct kr_ws {
     int refine_if_needed; /* kr_orthogonalize: second Gram-Schmidt pass   */
                           /* only when the first one cancelled more than  */
                           /* half of ||x||^2 (DGKS); 0 = always two       */
+    double keep2;      /* kr_orthogonalize: the second pass leaves its    */
+                       /* coefficients of at most keep2 ||x|| in x      */
+                       /* (they stay out of T as well; 0: corrects all) */
     double *T;         /* host m x m, column-major, ld m */
     double *Y;         /* host m x m eigenvectors of T */
     double *theta;     /* host m */
