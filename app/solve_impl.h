@@ -36,7 +36,6 @@ typedef struct solve_facts {
                             /* the context included; max over ranks), 0: cpu    */
 } solve_facts;
 
-
 /* The basis size a solve will use (lanczos.h: ncv, or auto max(2 nev + 10,
  * the method's floor)), capped at N, for the memory plans: method the
  * chosen one (solve_facts.method) or, before the matrix is checked, the

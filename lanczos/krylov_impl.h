@@ -474,9 +474,9 @@ int kr_poll(const lz_options *opt, int steps_left, int *stop);
 
 /* The checks both methods share: nev, tol, which (up to last_which),
  * max_restarts, ncv >= nev + min_extra; *ncv = the basis size (ncv, or
- * auto: max(2 nev + 10, ncv_floor); capped at N).  PL_ERR_INPUT with a message that starts with the
- * parameter's name (nev, tolerance, which, max_restarts, ncv), PL_ERR_ARG
- * for NULL.  Not collective. */
+ * auto: max(2 nev + 10, ncv_floor); capped at N).  PL_ERR_INPUT with a
+ * message that starts with the parameter's name (nev, tolerance, which,
+ * max_restarts, ncv), PL_ERR_ARG for NULL.  Not collective. */
 int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_extra, int ncv_floor, int64_t *ncv);
 
 #define KR_HOST_ALLOC(p, cnt, label)                                                                     \

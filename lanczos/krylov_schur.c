@@ -72,8 +72,6 @@
 #include "lanczos.h"
 #include "pl_error.h"
 
-/* ---- wanted order ------------------------------------------------------ */
-/* The key that "most wanted" maximises. */
 /* The second Gram-Schmidt pass leaves the coefficients of at most KS_KEEP2
  * tol ||x|| in the new column (krylov.c, kr_ws.keep2) and out of the Schur
  * matrix, so the relation A V = V S + v b^T stays exact and the basis keeps
@@ -83,6 +81,8 @@
  * normalisation alone (at tol 1e-8: uhbr_like, docs/performance.md). */
 #define KS_KEEP2 1e-3
 
+/* ---- wanted order ------------------------------------------------------ */
+/* The key that "most wanted" maximises. */
 static double want_key(int which, double re, double im)
 {
     switch (which) {
