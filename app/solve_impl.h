@@ -45,8 +45,7 @@ static inline int64_t solve_ncv(const pl_config *cfg, int method, int64_t N)
 {
     const int lz = method == PL_METHOD_LANCZOS ||
                    (method == PL_METHOD_AUTO && cfg->model.type == PL_MODEL_HOLSTEIN_HUBBARD);
-    const int64_t lo = lz ? LZ_NCV_FLOOR : KS_NCV_FLOOR, a = 2 * (int64_t)cfg->solver.nev + 10;
-    const int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : a > lo ? a : lo;
+    const int64_t ncv = cfg->solver.ncv ? cfg->solver.ncv : lz_ncv_auto(cfg->solver.nev, lz ? LZ_NCV_FLOOR : KS_NCV_FLOOR);
     return ncv > N ? N : ncv;
 }
 

@@ -551,7 +551,7 @@ int kr_check_options(pl_op *op, const lz_options *opt, int last_which, int min_e
              opt->which);
     PL_CHECK(opt->max_restarts >= 0 || opt->max_restarts == LZ_RESTARTS_AUTO, PL_ERR_INPUT,
              "max_restarts = %d must be >= 0 (or auto)", opt->max_restarts);
-    int64_t m = opt->ncv > 0 ? opt->ncv : (2 * opt->nev + 10 > ncv_floor ? 2 * opt->nev + 10 : ncv_floor);
+    int64_t m = opt->ncv > 0 ? opt->ncv : lz_ncv_auto(opt->nev, ncv_floor);
     PL_CHECK(m >= opt->nev + min_extra, PL_ERR_INPUT, "ncv = %lld must be >= nev + %d = %d", (long long)m,
              min_extra, opt->nev + min_extra);
     *ncv = m > info.n_global ? info.n_global : m;

@@ -163,6 +163,12 @@ enum lz_reorth {
  * 400 (2026-11-29, docs/performance.md, eleventh look). */
 #define LZ_NCV_FLOOR 24
 #define KS_NCV_FLOOR 32
+/* The auto basis size for nev and a method's floor (before the cap at N). */
+static inline int64_t lz_ncv_auto(int nev, int floor)
+{
+    const int64_t a = 2 * (int64_t)nev + 10;
+    return a > floor ? a : floor;
+}
 
 typedef struct lz_options {
     int nev;             /* eigenpairs wanted = 4 (1 <= nev < N)                      */
