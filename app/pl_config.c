@@ -68,6 +68,7 @@ const key_desc pl_cfg_keys[] = {
     {"solver", "max_restarts", KT_INT_AUTO, F(solver, max_restarts), 0, NULL, 0, 0},
     {"solver", "seed", KT_U64, F(solver, seed), 0, NULL, 0, 0},
     {"solver", "verify", KT_BOOL, F(solver, verify), 0, NULL, 0, 0},
+    {"solver", "verify_probability", KT_DBL, F(solver, verify_probability), 0, NULL, 0, 0},
     {"solver", "reproducible", KT_BOOL, F(solver, reproducible), 0, NULL, 0, 0},
     {"solver", "reorthogonalization", KT_ENUM, F(solver, reorthogonalization), 0, "partial|full", 0, 0},
     {"solver", "interval", KT_RANGE, F(solver, interval), 0, NULL, 0, 0},
@@ -146,6 +147,7 @@ void pl_config_defaults(pl_config *cfg)
     cfg->solver.max_restarts = PL_MAX_RESTARTS_AUTO; /* scales with the problem: lanczos.h */
     cfg->solver.seed = 1;
     cfg->solver.verify = 1;
+    cfg->solver.verify_probability = LZ_VERIFY_PROB;
     cfg->solver.interval[0] = cfg->solver.interval[1] = NAN; /* method = chebfd: not set */
     cfg->solver.target = NAN;
     cfg->solver.filter_degree = -1; /* auto */
@@ -631,6 +633,8 @@ int pl_config_check(pl_config *cfg)
     if (s->tolerance >= 1) BAD("solver", "tolerance", "must be < 1 (got %g)", s->tolerance);
     if (s->tolerance < 1e-15) /* residual estimates would only meet it by underflowing to 0 */
         BAD("solver", "tolerance", "%g is below what double precision can resolve; use >= 1e-15", s->tolerance);
+    if (!(s->verify_probability > 0 && s->verify_probability < 1))
+        BAD("solver", "verify_probability", "must be in (0, 1) (got %g)", s->verify_probability);
     if (s->ncv != 0 && s->ncv < s->nev + 2) BAD("solver", "ncv", "must be 0 (auto) or >= nev + 2 = %d (got %d)", s->nev + 2, s->ncv);
     if (s->max_restarts < 0 && s->max_restarts != PL_MAX_RESTARTS_AUTO)
         BAD("solver", "max_restarts", "must be >= 0 or auto (got %d)", s->max_restarts);

@@ -94,6 +94,9 @@ typedef struct pl_solver_cfg {
     uint64_t seed;           /* seed: start vector seed = 1                     */
     int verify;              /* verify: search for missed copies of degenerate  */
                              /* eigenvalues after convergence = true            */
+    double verify_probability; /* verify_probability: Lanczos's search accepts */
+                             /* once a missed wanted eigenvector would have    */
+                             /* needed a start component this unlikely = 1e-3  */
     int reproducible;        /* reproducible: results bitwise independent of    */
                              /* the number of ranks and OpenMP threads (exact   */
                              /* reductions, row sums in one order; cpu backend, */

@@ -201,6 +201,7 @@ static int write_attributes(app_ctx *ctx, pl_spectrum *sp, const lz_result *res,
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verifications", res->verifications), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_missed", res->missed), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "verify_inconclusive", res->verify_inconclusive), out, rc);
+    PL_CALL_GOTO(pl_spectrum_attr_double(sp, "verify_bound", res->verify_bound), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_int(sp, "residual_rechecks", res->rechecks), out, rc);
     PL_CALL_GOTO(pl_spectrum_attr_string(sp, "reorthogonalization", res->reorth == LZ_REORTH_PARTIAL ? "partial" : "full"),
                  out, rc);
@@ -446,6 +447,7 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     o.seed = cfg->solver.seed;
     o.want_vectors = cfg->output.eigenvectors || (x && x->want_vectors);
     o.verify = cfg->solver.verify;
+    o.verify_prob = cfg->solver.verify_probability;
     /* a spectral transformation: no search of the complement unless asked for (the wanted values are the
      * operator's dominant ones; the search cost 27 of 65 solves on cryg10000, docs/config.md) */
     if (x && x->st && !pl_config_is_set(cfg, "solver", "verify")) o.verify = 0;
@@ -456,6 +458,8 @@ int solve_run(app_ctx *ctx, pl_op *op, solve_facts *f, const solve_extra *x, lz_
     if (x && x->st_b_inner && !pl_config_is_set(cfg, "solver", "reorthogonalization")) o.reorth = LZ_REORTH_FULL;
     const char *vt = getenv("PJDS_VERIFY_TOL"); /* measurements only */
     if (vt && vt[0]) o.verify_tol = atof(vt);
+    const char *vp = getenv("PJDS_VERIFY_PROB"); /* measurements only (< 0: the rule before the certificate) */
+    if (vp && vp[0]) o.verify_prob = atof(vp);
     progress prog = {ctx->rank, ctx->quiet, pl_wtime(), pl_op_backend(op), 0.0, 0.0};
     o.monitor = monitor;
     o.monitor_arg = &prog;
@@ -514,6 +518,10 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
             pl_config_enum_name("solver", "method", f->method), lz_reason_name(res->reason), res->restarts,
             (long long)res->iterations, res->ncv, res->nconv, res->nev, res->max_restarts,
             res->restarts_auto ? " auto" : "");
+    if (res->verifications > 0 && res->verify_bound >= 0.0)
+        pl_info("solve: verify: %d search(es), %d missed value(s) found; a wanted eigenvector beyond the returned "
+                "ones would have needed a random start component of probability %.1e or less",
+                res->verifications, res->missed, res->verify_bound);
     /* the products' time: a queued product (local Lanczos step) is timed
      * only by its launch, so the sum understates it on a GPU; the median
      * product times their number where that is larger */

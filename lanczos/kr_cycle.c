@@ -151,7 +151,7 @@ static int kr_resume(kr_solver *s)
              "which %d",
              st->method == 1 ? "lanczos" : "krylov-schur", st->nev, st->ncv, st->which,
              method == 1 ? "lanczos" : "krylov-schur", opt->nev, w->m, opt->which);
-    PL_CHECK(st->nint == nint && st->ndbl == ndbl && st->nvec >= 1 && st->nvec <= w->m + 1 &&
+    PL_CHECK(st->nint == nint && (st->ndbl == ndbl || (s->ndbl_old > 0 && st->ndbl == s->ndbl_old)) && st->nvec >= 1 && st->nvec <= w->m + 1 &&
                  st->ints[KR_ST_K] + 1 == st->nvec && st->hist_nev == opt->nev,
              PL_ERR_INPUT, "the checkpoint's state has %d ints, %d reals and %d vectors; expected %d, %d and <= %d",
              st->nint, st->ndbl, st->nvec, nint, ndbl, w->m + 1);
@@ -159,7 +159,8 @@ static int kr_resume(kr_solver *s)
         PL_CALL(w->be->copy(w->be, w->n, st->V + (size_t)j * st->ld, kr_col(w, j)));
     for (int j = 0; j < st->nvec && w->bop; j++) PL_CALL(kr_b_image(w, j)); /* BV of the resumed basis */
     memcpy(s->ints, st->ints, (size_t)nint * sizeof *s->ints);
-    memcpy(s->dbl, st->dbl, (size_t)ndbl * sizeof *s->dbl);
+    memcpy(s->dbl, st->dbl, (size_t)st->ndbl * sizeof *s->dbl);
+    s->ndbl_in = st->ndbl;
     const int64_t *ints = s->ints;
     w->napply = ints[KR_ST_NAPPLY];
     w->n_random = (uint64_t)ints[KR_ST_NRANDOM];

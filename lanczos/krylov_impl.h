@@ -429,6 +429,9 @@ struct kr_solver {
     int64_t ints[LZ_STATE_INTS];  /* checkpoint state: KR_ST_* then the method's    */
     int nint, ndbl;
     double *dbl;          /* ndbl: normest, then the method's                      */
+    int ndbl_old;         /* > 0: a shorter state that resume still accepts (a     */
+                          /* checkpoint of an earlier version: its leading part)   */
+    int ndbl_in;          /* the resumed state's ndbl (the method's unpack)       */
 };
 
 /* Run the solve of a method from opt->resume or a start vector to its end

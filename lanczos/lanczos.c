@@ -65,16 +65,21 @@
  *   value passes the least wanted locked one (by more than tol * scale), a
  *   wanted eigenvalue was missed: it is converged (to tol) and locked beside
  *   the others, or with no room left everything is unlocked and the
- *   iteration goes on.  If instead the search's value converges to the
- *   verify tolerance (default sqrt(tol)) with its residual interval clear of
- *   the locked set, the set is accepted: the search only has to show where
- *   the bottom of the complement's spectrum lies, not to resolve it to tol.
- *   When a missed value is locked, the search's next Ritz value takes the
- *   same test at once (lz_accepts).
+ *   iteration goes on.  If instead the search's residual interval lies
+ *   clear of the locked set and its certificate (lz_cert.c) shows that a
+ *   wanted eigenvector it did not find would have needed a start component
+ *   of probability verify_prob (1e-3) or less, the set is accepted: the
+ *   search only has to show that nothing hides beyond the edge, not to
+ *   resolve the complement's spectrum to tol.  After a missed value was
+ *   locked the certificate no longer holds; the search's next Ritz value
+ *   is then accepted once it has converged to the verify tolerance
+ *   (default sqrt(tol)) clear of the set, at once where it already has
+ *   (lz_accepts).
  *   Measured: HMEp's missed copy passes the edge 10 products into the search,
  *   at a relative residual of 2e-3, long before either tolerance, and takes
  *   120 more to converge to tol; on hh_184800 (nothing missed) the search
- *   takes 120 products instead of 220 (2026-11-26).
+ *   takes 80 products with the certificate (2026-11-29; 120 at sqrt(tol),
+ *   220 at tol).
  *   (Tried and rejected: starting the search from the next Ritz vector plus
  *   noise, which accepts HMEp's set with one copy of the doubly degenerate
  *   third level missing.)
@@ -248,6 +253,7 @@ static int lz_thick_restart(kr_solver *s, int off, int kk, int fuse_ok, int *ok)
     const int fuse = fuse_ok && vm && lz_first_fits(s, off, sz, kk);
     if (fuse) PL_CALL(lz_first_product(s));
     select_columns(w, sz, kk);
+    if (off > 0) lz_cert_restart(&c->cert, w->Ysel, off, sz, kk, s->mm, vm, c->cert.tmp); /* verify's search */
     if (!fuse) PL_CALL(kr_update_basis(w, off, sz, kk));
     reset_T(w, off, c->lock_theta, kk);
     if (vm) kr_pro_restart(&c->pro, off, sz, kk, w->Ysel, off + kk);
@@ -296,6 +302,11 @@ static int lz_lock_missed(kr_solver *s, double thc, double estc)
     c->lock_est[nlock] = estc;
     s->nlock++;
     s->res->missed++;
+    /* verify's certificate ends here (lz_cert.c): the complement's vectors
+     * now vanish at the locked value, beyond the edge, so the growth that
+     * the certificate reads no longer holds; the search stops by the verify
+     * tolerance, as before the certificate */
+    c->cert.on = 0;
     return PL_OK;
 }
 
@@ -318,10 +329,15 @@ static double lz_edge(kr_solver *s, int nlock)
 /* verify: the test of a Ritz value th (estimate est) of the search against
  * the edge.  *missed: it is more wanted than the edge by more than the
  * margin tol scale.  Returns 1 (accepted) when it is not missed and either
- * has converged to the verify tolerance with the interval [th - est,
- * th + est], which holds an eigenvalue, beyond the edge (no locked value is
- * displaced by it), or has converged to tol (a value equal to the edge: a
- * copy of the least wanted one beyond nev), or the search cannot go on. */
+ * its interval [th - est, th + est], which holds an eigenvalue, lies beyond
+ * the edge (no locked value is displaced by it) and the search has shown
+ * enough: the certificate's level (lz_cert.c: a missed wanted eigenvector
+ * would have needed a start component of probability <= verify_prob),
+ * or, where the certificate is not tracked (after a missed value was
+ * locked, a breakdown, an earlier version's checkpoint, verify_prob < 0),
+ * th converged to the verify tolerance; or th has converged to tol without
+ * a clear interval (a value equal to the edge: a copy of the least wanted
+ * one beyond nev); or the search cannot go on. */
 static int lz_accepts(kr_solver *s, double th, double est, double edge, int *missed)
 {
     const lz_options *opt = s->opt;
@@ -336,7 +352,17 @@ static int lz_accepts(kr_solver *s, double th, double est, double edge, int *mis
                                                   : fabs(th) + est < fabs(edge) - mg;
     const int conv_v = kr_converged_relative(est, fabs(th), kr_conv_norm(s), vtol, NULL);
     const int conv_t = kr_converged_relative(est, fabs(th), kr_conv_norm(s), tol, NULL);
-    return !*missed && ((clear && conv_v) || conv_t || s->whole_space || s->restarts >= s->w->pg.budget);
+    /* what the search has shown: the certificate where it is tracked (at
+     * every tolerance the same level), else the convergence to vtol */
+    const lz_cert *ct = &((lz_ctx *)s->ctx)->cert;
+    const double prob = opt->verify_prob > 0.0 ? opt->verify_prob : LZ_VERIFY_PROB;
+    const int cert = opt->verify_prob >= 0.0 && ct->on;
+    const int shown = cert ? lz_cert_bound(ct, (double)s->w->N) <= prob : conv_v;
+    /* converged to tol: a copy of the edge value beyond nev (not clear), or
+     * (no certificate) the old rule's stop; a clear value waits for the
+     * certificate */
+    return !*missed &&
+           ((clear && shown) || (conv_t && !(clear && cert)) || s->whole_space || s->restarts >= s->w->pg.budget);
 }
 
 /* verify: is a wanted eigenvalue outside the locked set?  The most wanted
@@ -352,6 +378,14 @@ static int lz_verify(kr_solver *s, int *verdict)
     const double thc = w->theta[cc], estc = fabs(c->beta_m * w->Y[(size_t)cc * sz + (sz - 1)]);
     for (int i = 0; i < sz; i++) s->normest = fmax(s->normest, fabs(w->theta[i]));
     const double edge = lz_edge(s, nlock);
+    /* the certificate: the cycle's columns, then S where every Ritz value
+     * of the search lies short of the points (thc is the most wanted) */
+    lz_cert *ct = &c->cert;
+    lz_cert_extend(ct, w->T, w->m, nlock, s->k, s->mm, c->beta_m);
+    lz_cert_note(ct, nlock, s->mm,
+                 c->which == PL_WHICH_SMALLEST  ? thc > ct->mu[0]
+                 : c->which == PL_WHICH_LARGEST ? thc < ct->mu[0]
+                                                : fabs(thc) < ct->mu[0]);
     int missed;
     const int accepted = lz_accepts(s, thc, estc, edge, &missed);
     double worst = 0.0;
@@ -366,6 +400,7 @@ static int lz_verify(kr_solver *s, int *verdict)
          * normal iteration on the whole basis */
         s->nlock = 0;
         s->res->missed++;
+        ct->on = 0;
         *verdict = KR_UNLOCKED;
         return PL_OK;
     }
@@ -380,8 +415,10 @@ static int lz_verify(kr_solver *s, int *verdict)
         PL_CALL(lz_lock_missed(s, thc, estc));
         int missed2;
         if (lz_accepts(s, th2, est2, lz_edge(s, s->nlock), &missed2)) *verdict = KR_ACCEPTED;
+        s->res->verify_bound = ct->on ? lz_cert_bound(ct, (double)w->N) : -1.0;
         return PL_OK;
     }
+    s->res->verify_bound = ct->on ? lz_cert_bound(ct, (double)w->N) : -1.0;
     if (accepted) {
         *verdict = KR_ACCEPTED;
         return PL_OK;
@@ -429,6 +466,7 @@ static int lz_lock(kr_solver *s)
     reset_T(w, nev, c->lock_theta, 0);
     int ex;
     PL_CALL(kr_random_direction(w, nev, 0, &ex));
+    lz_cert_begin(&c->cert, c->which, lz_edge(s, nev), nev, w->m); /* the search starts from column nev */
     kr_pro_full(&c->pro, nev);
     for (int i = 0; i < nev; i++) c->pro.expect[i] = 0.0;
     PL_CHECK(!ex, PL_ERR_INTERNAL, "verification vector vanished (nev = %d, N = %lld)", nev, (long long)w->N);
@@ -550,7 +588,38 @@ static int lz_finish(kr_solver *s, int *again)
  * expected arrow of the recurrence (pro.cur, seed, expect: m + 1 each; the
  * next cycle reads all three), the largest omega so far. */
 #define LZ_NINT (KR_ST_COMMON + 2)
-static int lz_ndbl(int m, int lcap) { return 1 + m * m + 2 * lcap + 3 * (m + 1) + 1; }
+static int lz_ndbl_old(int m, int lcap) { return 1 + m * m + 2 * lcap + 3 * (m + 1) + 1; }
+/* then verify's certificate (since 2026-11-30): on, npts, mu[2], lsc[2],
+ * best, q[0] and q[1] (m + 1 each); a checkpoint without it resumes with
+ * the certificate off (the search stops by its convergence test) */
+#define LZ_CERT_SCALARS 7
+static int lz_ndbl(int m, int lcap) { return lz_ndbl_old(m, lcap) + LZ_CERT_SCALARS + 2 * (m + 1); }
+
+static void lz_pack_cert(const lz_cert *ct, int m, double *d)
+{
+    d[0] = ct->on;
+    d[1] = ct->npts;
+    d[2] = ct->mu[0];
+    d[3] = ct->mu[1];
+    d[4] = ct->lsc[0];
+    d[5] = ct->lsc[1];
+    d[6] = ct->best > -DBL_MAX ? ct->best : -DBL_MAX;
+    memcpy(d + LZ_CERT_SCALARS, ct->q[0], (size_t)(m + 1) * sizeof(double));
+    memcpy(d + LZ_CERT_SCALARS + m + 1, ct->q[1], (size_t)(m + 1) * sizeof(double));
+}
+
+static void lz_unpack_cert(lz_cert *ct, int m, const double *d)
+{
+    ct->on = d[0] != 0.0;
+    ct->npts = d[1] == 2.0 ? 2 : 1;
+    ct->mu[0] = d[2];
+    ct->mu[1] = d[3];
+    ct->lsc[0] = d[4];
+    ct->lsc[1] = d[5];
+    ct->best = d[6] > -DBL_MAX ? d[6] : -INFINITY;
+    memcpy(ct->q[0], d + LZ_CERT_SCALARS, (size_t)(m + 1) * sizeof(double));
+    memcpy(ct->q[1], d + LZ_CERT_SCALARS + m + 1, (size_t)(m + 1) * sizeof(double));
+}
 
 static void lz_pack(kr_solver *s)
 {
@@ -565,6 +634,7 @@ static void lz_pack(kr_solver *s)
     memcpy(om + (m + 1), c->pro.seed, (size_t)(m + 1) * sizeof(double));
     memcpy(om + 2 * (m + 1), c->pro.expect, (size_t)(m + 1) * sizeof(double));
     om[3 * (m + 1)] = s->res->orth_estimate;
+    lz_pack_cert(&c->cert, m, s->dbl + lz_ndbl_old(m, lcap));
     s->ints[KR_ST_COMMON] = c->reorth;
     s->ints[KR_ST_COMMON + 1] = w->t.full_reorths;
 }
@@ -591,6 +661,8 @@ static int lz_unpack(kr_solver *s)
     memcpy(c->pro.seed, om + (m + 1), (size_t)(m + 1) * sizeof(double));
     memcpy(c->pro.expect, om + 2 * (m + 1), (size_t)(m + 1) * sizeof(double));
     s->res->orth_estimate = om[3 * (m + 1)];
+    if (s->ndbl_in == lz_ndbl(m, lcap)) lz_unpack_cert(&c->cert, m, s->dbl + lz_ndbl_old(m, lcap));
+    else c->cert.on = 0; /* an earlier version's checkpoint */
     return PL_OK;
 }
 
@@ -612,6 +684,7 @@ static void lz_ctx_free(lz_ctx *c)
     free(c->so[0]);
     free(c->first_c3);
     free(c->first_h);
+    free(c->cert.q[0]);
     kr_pro_free(&c->pro);
 }
 
@@ -641,7 +714,10 @@ static int lz_ctx_init(lz_ctx *c, kr_ws *w, const lz_options *opt)
     c->so[2] = c->so[1] + m + 2;
     c->first_c3 = calloc((size_t)m + 2, sizeof *c->first_c3);
     c->first_h = calloc((size_t)m + 3, sizeof *c->first_h);
-    PL_CHECK(c->first_c3 && c->first_h, PL_ERR_MEM, "out of host memory");
+    c->cert.q[0] = calloc(3 * ((size_t)m + 1), sizeof(double));
+    PL_CHECK(c->first_c3 && c->first_h && c->cert.q[0], PL_ERR_MEM, "out of host memory");
+    c->cert.q[1] = c->cert.q[0] + m + 1;
+    c->cert.tmp = c->cert.q[1] + m + 1;
     reset_T(w, 0, NULL, 0);
     return PL_OK;
 }
@@ -674,8 +750,9 @@ int lz_solve(pl_op *op, const lz_options *opt, lz_result *res)
     res->nev = opt->nev;
     res->reorth = opt->reorth;
     res->orth_loss = -1.0;
+    res->verify_bound = -1.0;
     kr_solver s = {.w = &w, .opt = opt, .res = res, .mt = &lz_method, .ctx = &c, .nint = LZ_NINT,
-                   .ndbl = lz_ndbl(w.m, c.lcap)};
+                   .ndbl = lz_ndbl(w.m, c.lcap), .ndbl_old = lz_ndbl_old(w.m, c.lcap)};
     PL_CALL_GOTO(kr_run(&s), out, err);
     kr_hand_over(&w, opt, res, t_start);
 out:

@@ -163,6 +163,11 @@ enum lz_reorth {
  * 400 (2026-11-29, docs/performance.md, eleventh look). */
 #define LZ_NCV_FLOOR 24
 #define KS_NCV_FLOOR 32
+/* lz_solve's verify: the search accepts the locked set once its residual
+ * interval is clear of them and a wanted eigenvector beyond the edge that it
+ * did not show would have needed a random start component of probability
+ * at most this (lz_cert.c; lz_options.verify_prob). */
+#define LZ_VERIFY_PROB 1e-3
 /* The auto basis size for nev and a method's floor (before the cap at N). */
 static inline int64_t lz_ncv_auto(int nev, int floor)
 {
@@ -187,6 +192,10 @@ typedef struct lz_options {
                          /* value meets max(tol, verify_tol) clear of the locked set  */
                          /* (Lanczos: its residual interval; Krylov-Schur: its        */
                          /* estimate to spare) = 0 (sqrt(tol))                         */
+    double verify_prob;  /* lz_solve: the search of verify accepts once a missed wanted */
+                         /* eigenvector would have needed a start component of this    */
+                         /* probability or less (lz_cert.c) = 0 (LZ_VERIFY_PROB); < 0: */
+                         /* by verify_tol alone (the rule before 2026-11-30)            */
     int verify;          /* = 1: when all nev converge, lock them and solve for the     */
                          /* most wanted eigenvalue of A on their complement from a     */
                          /* fresh random vector; if it beats a locked one (a missed     */
@@ -294,6 +303,10 @@ typedef struct lz_result {
     int missed;              /* ... that found a missed wanted eigenvalue              */
     int verify_inconclusive; /* ks_solve: the last search ended by its budget, not by  */
                              /* convergence (the set is returned as converged)        */
+    double verify_bound;     /* lz_solve: the last search's certificate, the start     */
+                             /* component probability a missed wanted eigenvector       */
+                             /* would have needed (lz_cert.c); 1: none shown; -1: no    */
+                             /* search or not tracked                                  */
     int rechecks;            /* final residual checks that failed, each followed by a  */
                              /* fresh start from the returned vectors: ks_solve        */
                              /* (explicit residual > 10 tol max(|lambda|, normest));   */

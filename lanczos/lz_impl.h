@@ -36,6 +36,25 @@
  * the tolerance and the solve ran again (516 and 526 products). */
 #define LZ_KEEP_SEL 1e-3
 
+/* The search's certificate (lz_cert.c): the basis columns' polynomial
+ * values at the edge, u^T v_i = c q_i for an eigenvector u there with start
+ * component c; the best log S = log sum q_i^2 seen with every Ritz value
+ * short of the edge. */
+typedef struct lz_cert {
+    int on;        /* 1: tracked (verification phase, no random injection)    */
+    int npts;      /* 1, or 2 for largest magnitude (+|edge|, -|edge|)        */
+    double mu[2];  /* the points                                               */
+    double lsc[2]; /* log of the scale of q[p] (rescaled against overflow)     */
+    double best;   /* the best log S so far (-inf: none)                       */
+    double *q[2];  /* m + 1 each: the values of the basis columns             */
+    double *tmp;   /* m + 1                                                    */
+} lz_cert;
+void lz_cert_begin(lz_cert *ct, int which, double edge, int col, int m);
+void lz_cert_extend(lz_cert *ct, const double *T, int m, int lo, int k, int mm, double beta_m);
+void lz_cert_note(lz_cert *ct, int lo, int mm, int hull_ok);
+double lz_cert_bound(const lz_cert *ct, double N);
+void lz_cert_restart(lz_cert *ct, const double *Ysel, int off, int sz, int kk, int mm, int vm, double *tmp);
+
 /* ---- the method's state (kr_solver ctx; the cycle: kr_cycle.c) ---- */
 typedef struct lz_ctx {
     int which;       /* smallest, largest or largest_magnitude (the _real      */
@@ -61,6 +80,7 @@ typedef struct lz_ctx {
     double first_t;     /* the product's and the Gram matrix's time (a step's)  */
     double *first_c3;   /* m + 2: the coefficients that pass subtracted          */
     double *first_h;    /* m + 3: its measured overlaps and squared norm         */
+    lz_cert cert;       /* verify's certificate (lz_cert.c)                      */
 } lz_ctx;
 
 /* The expansion hooks (lz_step.c): column j + 1 = A v_j orthogonalised

@@ -205,6 +205,7 @@ void lz_injected(kr_solver *s, int j)
     for (int r = 0; r < 3; r++)
         if (c->so_col[r] == j) c->so_col[r] = -1;
     c->force_full = 1;
+    c->cert.on = 0; /* verify's certificate: the basis left the Krylov space of its start */
 }
 
 /* couple: beta_j into T and the last coupling. */

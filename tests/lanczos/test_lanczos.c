@@ -11,6 +11,7 @@
  *             selected ones)
  *   trigger   the 2-D Laplacian on a 100 x 100 grid against its closed form,
  *             large enough for the omega estimate's triggers (lz_step.c)
+ *   cert      verify's certificate on the 2-D Laplacian 40 x 40 (cert_case)
  *   hh        Holstein-Hubbard matrices from hh_rows_csr (a few hundred rows),
  *             the 4-site Hubbard ring (ground state -2.1027484835), and the
  *             5-site 2 up 1 down ring, whose lowest level is degenerate: all
@@ -439,9 +440,10 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void trigger_case(void)
+/* The 2-D Laplacian on a G x G grid: this rank's rows and the ascending
+ * closed-form spectrum (malloc'ed). */
+static double *laplace_rows(int G, pl_csr *rows)
 {
-    const int G = 100, nev = 6;
     const double pi = acos(-1.0);
     const int64_t n = (int64_t)G * G, r0 = n * g_rank / g_size, r1 = n * (g_rank + 1) / g_size;
     double *ref = malloc((size_t)n * sizeof *ref);
@@ -449,10 +451,7 @@ static void trigger_case(void)
         for (int b = 1; b <= G; b++)
             ref[(a - 1) * G + (b - 1)] = 4.0 - 2.0 * cos(a * pi / (G + 1)) - 2.0 * cos(b * pi / (G + 1));
     qsort(ref, (size_t)n, sizeof *ref, cmp_dbl);
-    pl_csr rows = {0};
-    pl_backend *be = NULL;
-    pl_op *op = NULL;
-    TU_OK(pl_csr_alloc(&rows, n, r0, r1 - r0, 5 * (r1 - r0)));
+    TU_OK(pl_csr_alloc(rows, n, r0, r1 - r0, 5 * (r1 - r0)));
     int64_t p = 0;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i = r / G, j = r % G;
@@ -460,11 +459,21 @@ static void trigger_case(void)
         const int ok[5] = {i > 0, j > 0, 1, j < G - 1, i < G - 1};
         for (int e = 0; e < 5; e++)
             if (ok[e]) {
-                rows.col[p] = cols[e];
-                rows.val[p++] = e == 2 ? 4.0 : -1.0;
+                rows->col[p] = cols[e];
+                rows->val[p++] = e == 2 ? 4.0 : -1.0;
             }
-        rows.row_ptr[r - r0 + 1] = p;
+        rows->row_ptr[r - r0 + 1] = p;
     }
+    return ref;
+}
+
+static void trigger_case(void)
+{
+    const int G = 100, nev = 6;
+    pl_csr rows = {0};
+    pl_backend *be = NULL;
+    pl_op *op = NULL;
+    double *ref = laplace_rows(G, &rows);
     if (g_backend == PL_BACKEND_CUDA && pl_cuda_device_count() == 0) TU_SKIP("no CUDA device");
     TU_OK(pl_backend_create(g_backend, 0, &be));
     TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
@@ -503,6 +512,59 @@ static void trigger_case(void)
                      (long long)res.time.full_reorths, (long long)res.time.steps);
     }
     lz_result_destroy(&res);
+    pl_op_destroy(&op);
+    pl_backend_destroy(&be);
+    pl_csr_destroy(&rows);
+    free(ref);
+}
+
+/* verify's certificate (lz_cert.c) as the solver uses it, on the 2-D
+ * Laplacian 40 x 40 at tol 1e-6, where the old rule (the search's value
+ * converged to sqrt(tol)) stopped with a weak certificate: nev 1 (nothing
+ * to miss) accepts with verify_bound in (0, level] at the default level and
+ * at 1e-9 (more products); nev 3 (a degenerate pair at the edge of the
+ * first solve) finds the copy, whereupon the certificate ends (-1). */
+static void cert_case(void)
+{
+    const int G = 40;
+    pl_csr rows = {0};
+    pl_backend *be = NULL;
+    pl_op *op = NULL;
+    double *ref = laplace_rows(G, &rows);
+    if (g_backend == PL_BACKEND_CUDA && pl_cuda_device_count() == 0) TU_SKIP("no CUDA device");
+    TU_OK(pl_backend_create(g_backend, 0, &be));
+    TU_OK(pl_op_create(&rows, &g_spmv, be, MPI_COMM_WORLD, &op));
+    const struct { int nev; double prob; } runs[3] = {{1, 0.0}, {1, 1e-9}, {3, 0.0}};
+    int64_t its[3] = {0};
+    for (int k = 0; k < 3 && op; k++) {
+        lz_options o;
+        lz_options_defaults(&o);
+        o.nev = runs[k].nev;
+        o.tol = 1e-6;
+        o.verify_prob = runs[k].prob;
+        lz_result res = {0};
+        TU_OK(lz_solve(op, &o, &res));
+        if (!res.eigenvalues) continue;
+        const double level = runs[k].prob > 0.0 ? runs[k].prob : LZ_VERIFY_PROB;
+        if (g_rank == 0)
+            fprintf(stderr, "laplace2d %dx%d nev %d tol 1e-6 level %.0e: %lld iterations, %d missed, verify_bound %.2e\n",
+                    G, G, o.nev, level, (long long)res.iterations, res.missed, res.verify_bound);
+        its[k] = res.iterations;
+        TU_CHECK_MSG(res.reason == LZ_CONVERGED && res.verifications >= 1, "nev %d: reason %s", o.nev,
+                     lz_reason_name(res.reason));
+        for (int i = 0; i < o.nev; i++)
+            TU_CHECK_MSG(fabs(res.eigenvalues[i] - ref[i]) <= 1e-8, "nev %d: eigenvalue %d: %.17g vs %.17g", o.nev, i,
+                         res.eigenvalues[i], ref[i]);
+        if (o.nev == 1)
+            TU_CHECK_MSG(res.missed == 0 && res.verify_bound > 0.0 && res.verify_bound <= level,
+                         "nev 1, level %.0e: missed %d, verify_bound %.3e", level, res.missed, res.verify_bound);
+        else
+            TU_CHECK_MSG(res.missed >= 1 && res.verify_bound == -1.0, "nev 3: missed %d, verify_bound %.3e", res.missed,
+                         res.verify_bound);
+        lz_result_destroy(&res);
+    }
+    TU_CHECK_MSG(its[1] > its[0], "level 1e-9 took %lld iterations, the default %lld", (long long)its[1],
+                 (long long)its[0]);
     pl_op_destroy(&op);
     pl_backend_destroy(&be);
     pl_csr_destroy(&rows);
@@ -550,6 +612,7 @@ int main(int argc, char **argv)
     else if (!strcmp(which, "hh")) hh_cases();
     else if (!strcmp(which, "ghost")) ghost_case();
     else if (!strcmp(which, "trigger")) trigger_case();
+    else if (!strcmp(which, "cert")) cert_case();
     else {
         fprintf(stderr, "unknown case %s\n", which);
         tu_failures++;

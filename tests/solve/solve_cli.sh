@@ -8,7 +8,7 @@
 #                ||A v - lambda v|| <= tol * max(|lambda|, normest)
 #   largest      which = largest, nev = 1 and 4 against dense
 #   h5dump       every dataset and attribute of docs/formats.md, "HDF5 result schema" exists
-#   bad_nev bad_tol bad_which unwritable exists
+#   bad_nev bad_tol bad_which unwritable exists (bad_tol: tolerance and verify_probability)
 #                exit 2, one line on stderr, no output (or temporary) file
 #   kill         SIGKILL mid-solve leaves no output file
 #   not_converged  max_restarts reached: exit 0, a warning (even with --quiet),
@@ -151,6 +151,9 @@ bad_nev)
 bad_tol)
   mkcfg b $'tolerance = 0' "" ""
   run_solve b; expect_input_error b "\[solver\] tolerance" $?
+  no_files b
+  mkcfg b $'verify_probability = 1' "" ""
+  run_solve b; expect_input_error b "\[solver\] verify_probability" $?
   no_files b
   ;;
 bad_which)
