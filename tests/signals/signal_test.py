@@ -15,7 +15,9 @@ cases:
   resume        SIGTERM inside a cycle (PJDS_TEST_SIGNAL_STEP: before the K-th step, a look at every step)
                 of Lanczos and of Krylov-Schur: exit 3 with the checkpoint of the last end of a cycle;
                 `solve --resume` gives the uninterrupted eigenvalues (stdout, 17 digits: to 1e-10, and
-                says whether bit for bit) and removes it
+                says whether bit for bit) and removes it; Lanczos's checkpoint also with the shorter state
+                of before verify's certificate: accepted, the same eigenvalues bit for bit; and Lanczos
+                stopped inside verify's search (the certificate in the state)
   dos_spectral  SIGTERM during the Chebyshev moments of dos and the ground-state solve of spectral: exit
                 3 within 2 s (<= 3 s), the one line, no file
 Exit 0 = pass, 1 = fail."""
@@ -216,10 +218,35 @@ def case_solve(ranks):
         check(left == ["second.h5.ckpt"], f"the checkpoint and no result or temporary file ({left})")
 
 
+def resume_shorter_state(ranks, ini, out, extra, e_ref):
+    """A Lanczos checkpoint written before verify's certificate (lz_cert.c) joined the state: /state/dbl
+    without its 7 + 2 (ncv + 1) last values.  The resume accepts it and, the stop being in the main phase
+    (the certificate starts with the search), gives the uninterrupted eigenvalues bit for bit.  The
+    checkpoint itself is put back for the caller's resume."""
+    import shutil
+    import h5py
+    ck = out + ".ckpt"
+    shutil.copyfile(ck, ck + ".keep")
+    with h5py.File(ck, "r+") as f:
+        m = int(f.attrs["ncv"])
+        d = f["/state/dbl"][...]
+        del f["/state/dbl"]
+        f.create_dataset("/state/dbl", data=d[: len(d) - (7 + 2 * (m + 1))])
+    r = run(ranks, ["solve", ini, "--resume"] + sets([f"output.file={out}", "spmv.backend=cpu"] + extra))
+    e = eigenvalues(r.stdout)
+    check(r.returncode == 0 and e == e_ref, f"lanczos: --resume of the shorter state of before the certificate = the "
+          f"uninterrupted eigenvalues bit for bit (exit {r.returncode}: {e} vs {e_ref}; {r.stderr.strip()[-200:]})")
+    os.replace(ck + ".keep", ck)
+    if os.path.exists(out):
+        os.remove(out)
+
+
 def case_resume(ranks):
     """A stop inside a cycle keeps the state of the cycle's start: the resume equals the uninterrupted run."""
     cases = [
         ("lanczos", os.path.join(SRC, "tests", "sweep", "hh_long.ini"), ["model.max_phonons=4"], 30),
+        # stopped inside verify's search (products 268-340 of 340): its certificate is in the state
+        ("lanczos-search", os.path.join(SRC, "tests", "sweep", "hh_long.ini"), ["model.max_phonons=4"], 230),
         ("krylov-schur", os.path.join(CONFIGS, "block_stencil_small.ini"),
          ["model.nx=6", "model.ny=40", "model.nz=40", "model.block_size=4", "solver.ncv=14",
           "solver.tolerance=1e-10", "spmv.backend=cpu"], 30),
@@ -230,6 +257,7 @@ def case_resume(ranks):
             r = run(ranks, ["solve", ini] + sets([f"output.file={ref}", "spmv.backend=cpu"] + extra))
             check(r.returncode == 0, f"{name}: uninterrupted solve (exit {r.returncode}: {r.stderr.strip()[-300:]})")
             e_ref = eigenvalues(r.stdout)
+            spmvs_ref = re.findall(r"converged after \d+ restart\(s\), (\d+) SpMVs", r.stderr)
             out = os.path.join(d, f"{name}.h5")
             args = ["solve", ini, "--verbose"] + sets([f"output.file={out}", "spmv.backend=cpu"] + extra)
             s = run(ranks, args, {"PJDS_TEST_SIGNAL_STEP": str(step)})
@@ -238,6 +266,13 @@ def case_resume(ranks):
             print(f"{name}: exit {s.returncode}: {wrote} {stop}")
             check(s.returncode == 3 and len(stop) == 1 and os.path.exists(out + ".ckpt") and not os.path.exists(out),
                   f"{name}: SIGTERM inside a cycle: exit 3 with a checkpoint, no result file")
+            if name == "lanczos":
+                resume_shorter_state(ranks, ini, out, extra, e_ref)
+            if name == "lanczos-search":
+                import h5py
+                with h5py.File(out + ".ckpt", "r") as f:
+                    nlock = int(f["/state/ints"][8])  # KR_ST_NLOCK (lanczos/krylov_impl.h)
+                check(nlock > 0, f"{name}: the checkpoint lies inside verify's search ({nlock} locked columns)")
             r = run(ranks, ["solve", ini, "--resume"] + sets([f"output.file={out}", "spmv.backend=cpu"] + extra))
             e = eigenvalues(r.stdout)
             close = r.returncode == 0 and len(e) == len(e_ref) > 0 and all(
@@ -246,6 +281,10 @@ def case_resume(ranks):
             check(close, f"{name}: --resume = the uninterrupted eigenvalues to 1e-10 ({e} vs {e_ref}; "
                   f"{'all 17 digits equal' if e == e_ref else 'not bit for bit'})")
             check(not os.path.exists(out + ".ckpt"), f"{name}: the checkpoint is removed after the resume")
+            if name == "lanczos-search":  # the certificate resumed too: the search stops where it did
+                spmvs = re.findall(r"converged after \d+ restart\(s\), (\d+) SpMVs", r.stderr)
+                check(spmvs == spmvs_ref and spmvs, f"{name}: the resumed search ends at the same product "
+                      f"({spmvs} vs {spmvs_ref})")
 
 
 def case_dos_spectral(ranks):
