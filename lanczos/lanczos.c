@@ -466,7 +466,10 @@ static int lz_lock(kr_solver *s)
     reset_T(w, nev, c->lock_theta, 0);
     int ex;
     PL_CALL(kr_random_direction(w, nev, 0, &ex));
-    lz_cert_begin(&c->cert, c->which, lz_edge(s, nev), nev, w->m); /* the search starts from column nev */
+    /* the search starts from column nev; its certificate's probability is
+     * that of a Euclidean random start, so not in a B-inner product */
+    lz_cert_begin(&c->cert, c->which, lz_edge(s, nev), nev, w->m);
+    if (w->bop) c->cert.on = 0;
     kr_pro_full(&c->pro, nev);
     for (int i = 0; i < nev; i++) c->pro.expect[i] = 0.0;
     PL_CHECK(!ex, PL_ERR_INTERNAL, "verification vector vanished (nev = %d, N = %lld)", nev, (long long)w->N);

@@ -25,7 +25,9 @@
  * the edge inwards, where S(edge) still bounds S from below.  An injected
  * random vector (a breakdown) breaks the link to r: the certificate is off
  * for the rest of the search and the search stops by its convergence test
- * alone.  bench/verify_certificate.py models the same quantity on plain
+ * alone; likewise in a B-inner product (st/), where the start's component
+ * along a B-unit eigenvector is not distributed as assumed above.
+ * bench/verify_certificate.py models the same quantity on plain
  * Lanczos; docs/performance.md has the measured levels.
  *
  * Written against spmv.h only: no backend headers, no conditional code. */
