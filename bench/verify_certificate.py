@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """verify_certificate.py -- what the search of `verify` (lanczos/lanczos.c,
-lz_accepts) has shown when it accepts a locked set, in numbers.
+lz_accepts) has shown when it accepts a locked set, in numbers: a model on
+plain Lanczos.  Since 2026-11-29 the solver computes the same certificate
+through its thick restarts (lanczos/lz_cert.c) and stops by it
+([solver] verify_probability; the result's verify_bound); this script
+compares the old rule (converged to sqrt(tol)) with fixed levels of it.
 
 The search runs Lanczos from a random unit vector r in the complement of the
 locked eigenvectors.  If the complement held an eigenvector u with eigenvalue
