@@ -592,7 +592,7 @@ static int lz_finish(kr_solver *s, int *again)
  * next cycle reads all three), the largest omega so far. */
 #define LZ_NINT (KR_ST_COMMON + 2)
 static int lz_ndbl_old(int m, int lcap) { return 1 + m * m + 2 * lcap + 3 * (m + 1) + 1; }
-/* then verify's certificate (since 2026-11-30): on, npts, mu[2], lsc[2],
+/* then verify's certificate (since 2026-11-29): on, npts, mu[2], lsc[2],
  * best, q[0] and q[1] (m + 1 each); a checkpoint without it resumes with
  * the certificate off (the search stops by its convergence test) */
 #define LZ_CERT_SCALARS 7

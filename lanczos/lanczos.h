@@ -195,7 +195,7 @@ typedef struct lz_options {
     double verify_prob;  /* lz_solve: the search of verify accepts once a missed wanted */
                          /* eigenvector would have needed a start component of this    */
                          /* probability or less (lz_cert.c) = 0 (LZ_VERIFY_PROB); < 0: */
-                         /* by verify_tol alone (the rule before 2026-11-30)            */
+                         /* by verify_tol alone (the rule before 2026-11-29)            */
     int verify;          /* = 1: when all nev converge, lock them and solve for the     */
                          /* most wanted eigenvalue of A on their complement from a     */
                          /* fresh random vector; if it beats a locked one (a missed     */
