@@ -12,6 +12,8 @@
  *   trigger   the 2-D Laplacian on a 100 x 100 grid against its closed form,
  *             large enough for the omega estimate's triggers (lz_step.c)
  *   cert      verify's certificate on the 2-D Laplacian 40 x 40 (cert_case)
+ *   multiplicity  the 3-D Laplacian 12^3: triple and six-fold levels, every
+ *             copy found by default (multiplicity_case)
  *   hh        Holstein-Hubbard matrices from hh_rows_csr (a few hundred rows),
  *             the 4-site Hubbard ring (ground state -2.1027484835), and the
  *             5-site 2 up 1 down ring, whose lowest level is degenerate: all
@@ -440,28 +442,30 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The 2-D Laplacian on a G x G grid: this rank's rows, the backend and the
- * operator (exit 77 for cuda without a device); returns the ascending
- * closed-form spectrum (malloc'ed). */
-static double *laplace_op(int G, pl_csr *rows, pl_backend **be, pl_op **op)
+/* The D-dimensional Laplacian (D = 2 or 3) on a grid of G points per side:
+ * this rank's rows, the backend and the operator (exit 77 for cuda without
+ * a device); returns the ascending closed-form spectrum (malloc'ed). */
+static double *laplace_op_d(int D, int G, pl_csr *rows, pl_backend **be, pl_op **op)
 {
     const double pi = acos(-1.0);
-    const int64_t n = (int64_t)G * G, r0 = n * g_rank / g_size, r1 = n * (g_rank + 1) / g_size;
-    double *ref = malloc((size_t)n * sizeof *ref);
-    for (int a = 1; a <= G; a++)
-        for (int b = 1; b <= G; b++)
-            ref[(a - 1) * G + (b - 1)] = 4.0 - 2.0 * cos(a * pi / (G + 1)) - 2.0 * cos(b * pi / (G + 1));
+    const int64_t G2 = (int64_t)G * G, n = D == 3 ? G2 * G : G2;
+    const int64_t r0 = n * g_rank / g_size, r1 = n * (g_rank + 1) / g_size;
+    double *ref = malloc((size_t)n * sizeof *ref), *lam = malloc((size_t)G * sizeof *lam);
+    for (int a = 0; a < G; a++) lam[a] = 2.0 - 2.0 * cos((a + 1) * pi / (G + 1));
+    for (int64_t r = 0; r < n; r++)
+        ref[r] = lam[r % G] + lam[(r / G) % G] + (D == 3 ? lam[r / G2] : 0.0);
+    free(lam);
     qsort(ref, (size_t)n, sizeof *ref, cmp_dbl);
-    TU_OK(pl_csr_alloc(rows, n, r0, r1 - r0, 5 * (r1 - r0)));
+    TU_OK(pl_csr_alloc(rows, n, r0, r1 - r0, (2 * D + 1) * (r1 - r0)));
     int64_t p = 0;
     for (int64_t r = r0; r < r1; r++) {
-        const int64_t i = r / G, j = r % G;
-        const int64_t cols[5] = {r - G, r - 1, r, r + 1, r + G};
-        const int ok[5] = {i > 0, j > 0, 1, j < G - 1, i < G - 1};
-        for (int e = 0; e < 5; e++)
+        const int64_t x = r % G, y = (r / G) % G, z = r / G2;
+        const int64_t cols[7] = {r - G2, r - G, r - 1, r, r + 1, r + G, r + G2};
+        const int ok[7] = {D == 3 && z > 0, y > 0, x > 0, 1, x < G - 1, y < G - 1, D == 3 && z < G - 1};
+        for (int e = 0; e < 7; e++)
             if (ok[e]) {
                 rows->col[p] = cols[e];
-                rows->val[p++] = e == 2 ? 4.0 : -1.0;
+                rows->val[p++] = e == 3 ? 2.0 * D : -1.0;
             }
         rows->row_ptr[r - r0 + 1] = p;
     }
@@ -469,6 +473,12 @@ static double *laplace_op(int G, pl_csr *rows, pl_backend **be, pl_op **op)
     TU_OK(pl_backend_create(g_backend, 0, be));
     TU_OK(pl_op_create(rows, &g_spmv, *be, MPI_COMM_WORLD, op));
     return ref;
+}
+
+/* The 2-D Laplacian on a G x G grid (laplace_op_d). */
+static double *laplace_op(int G, pl_csr *rows, pl_backend **be, pl_op **op)
+{
+    return laplace_op_d(2, G, rows, be, op);
 }
 
 static void trigger_case(void)
@@ -569,6 +579,72 @@ static void cert_case(void)
     free(ref);
 }
 
+/* Levels of multiplicity three and six at the default settings: the 3-D
+ * Laplacian on a 12^3 grid, whose levels (with their permutations) are
+ * (1,1,1), (1,1,2) x 3, (1,2,2) x 3, (1,1,3) x 3, (2,2,2), (1,2,3) x 6,
+ * (1,1,4) x 3, ... (nev 17 ends with the six-fold level).  One start holds
+ * one direction per level and so does each search of verify: a copy found
+ * inside the wanted set (nev 4: the second of the triple, the edge then at
+ * (1,2,2)) needs a new search from a fresh start to show the third (the
+ * code before 2026-11-30 returned (1,2,2) in its place).  Against the closed form (1e-10), residuals within tol, the
+ * Lanczos vectors orthonormal; largest too (the spectrum's mirror), and
+ * Krylov-Schur (nev 4), whose search unlocks after a missed copy and whose
+ * vectors of a multiple eigenvalue need not be orthogonal. */
+static void multiplicity_case(void)
+{
+    const int G = 12;
+    pl_csr rows = {0};
+    pl_backend *be = NULL;
+    pl_op *op = NULL;
+    double *ref = laplace_op_d(3, G, &rows, &be, &op);
+    const int64_t n = (int64_t)G * G * G;
+    const struct { int nev, which, ks; } runs[4] = {
+        {4, PL_WHICH_SMALLEST, 0}, {17, PL_WHICH_SMALLEST, 0}, {4, PL_WHICH_LARGEST, 0}, {4, PL_WHICH_SMALLEST, 1}};
+    for (int k = 0; k < 4 && op; k++) {
+        lz_options o;
+        lz_options_defaults(&o);
+        o.nev = runs[k].nev;
+        o.which = runs[k].which;
+        o.tol = 1e-10;
+        o.want_vectors = 1;
+        lz_result res = {0};
+        TU_OK(runs[k].ks ? ks_solve(op, &o, &res) : lz_solve(op, &o, &res));
+        if (!res.eigenvalues) continue;
+        if (g_rank == 0)
+            fprintf(stderr, "laplace3d %d^3 %s %s nev %d: %s, %lld iterations, %d searches, %d missed, verify_bound %.2e\n",
+                    G, runs[k].ks ? "krylov-schur" : "lanczos", o.which == PL_WHICH_SMALLEST ? "smallest" : "largest",
+                    o.nev, lz_reason_name(res.reason),
+                    (long long)res.iterations, res.verifications, res.missed, res.verify_bound);
+        TU_CHECK_MSG(res.reason == LZ_CONVERGED, "nev %d: reason %s", o.nev, lz_reason_name(res.reason));
+        double got[24];
+        for (int i = 0; i < o.nev; i++) got[i] = res.eigenvalues[i];
+        qsort(got, (size_t)o.nev, sizeof *got, cmp_dbl);
+        for (int i = 0; i < o.nev; i++) {
+            const double r = o.which == PL_WHICH_SMALLEST ? ref[i] : ref[n - o.nev + i];
+            TU_CHECK_MSG(fabs(got[i] - r) <= 1e-10 * fmax(1.0, fabs(r)), "nev %d: eigenvalue %d: %.17g vs %.17g",
+                         o.nev, i, got[i], r);
+            const double bound = o.tol * fmax(fabs(res.eigenvalues[i]), res.normest) + 1e3 * DBL_EPSILON * res.normest;
+            TU_CHECK_MSG(res.residuals[i] <= bound, "nev %d: residual %d = %.3e > %.3e", o.nev, i, res.residuals[i],
+                         bound);
+        }
+        for (int i = 0; i < o.nev && !runs[k].ks; i++)
+            for (int j = 0; j <= i; j++) {
+                double dot;
+                TU_OK(pl_vec_dot(op, res.vectors + (size_t)i * res.ld, res.vectors + (size_t)j * res.ld, &dot));
+                TU_CHECK_MSG(fabs(dot - (i == j)) <= 1e-10, "nev %d: x%d . x%d = %.3e", o.nev, i, j, dot);
+            }
+        /* (how many copies the main phase shows depends on rounding: one
+         * rank and two differ) */
+        TU_CHECK_MSG(res.missed >= 1 && res.verifications >= 1, "nev %d: %d missed, %d searches", o.nev, res.missed,
+                     res.verifications);
+        lz_result_destroy(&res);
+    }
+    pl_op_destroy(&op);
+    pl_backend_destroy(&be);
+    pl_csr_destroy(&rows);
+    free(ref);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -611,6 +687,7 @@ int main(int argc, char **argv)
     else if (!strcmp(which, "ghost")) ghost_case();
     else if (!strcmp(which, "trigger")) trigger_case();
     else if (!strcmp(which, "cert")) cert_case();
+    else if (!strcmp(which, "multiplicity")) multiplicity_case();
     else {
         fprintf(stderr, "unknown case %s\n", which);
         tu_failures++;
