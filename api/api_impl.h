@@ -23,6 +23,8 @@ struct pjds_matrix {
 
 struct pjds_result {
     int nev, nconv, ncv, restarts, cplx;
+    int verify_searches, verify_missed;
+    double verify_bound;
     pjds_stop_reason reason;
     pjds_method method;
     int64_t iterations, row0, n_local;

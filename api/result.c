@@ -42,6 +42,9 @@ int api_result_make(const pjds_matrix *A, const lz_result *lr, pjds_method metho
                        .ncv = lr->ncv,
                        .restarts = lr->restarts,
                        .cplx = cplx,
+                       .verify_searches = lr->verifications,
+                       .verify_missed = lr->missed,
+                       .verify_bound = lr->verify_bound,
                        .reason = (pjds_stop_reason)lr->reason,
                        .method = method,
                        .iterations = lr->iterations,
@@ -93,7 +96,10 @@ pjds_status pjds_result_get_info(const pjds_result *res, pjds_result_info *info)
                                .iterations = res->iterations,
                                .has_vectors = res->vec != NULL,
                                .row0 = res->row0,
-                               .n_local = res->n_local};
+                               .n_local = res->n_local,
+                               .verify_searches = res->verify_searches,
+                               .verify_missed = res->verify_missed,
+                               .verify_bound = res->verify_bound};
     return PJDS_OK;
 }
 

@@ -22,6 +22,7 @@ void pjds_solve_options_init(pjds_solve_options *opt)
     opt->want_vectors = o.want_vectors;
     opt->verify = o.verify;
     opt->reorth = o.reorth == LZ_REORTH_FULL ? PJDS_REORTH_FULL : PJDS_REORTH_PARTIAL;
+    opt->verify_probability = LZ_VERIFY_PROB;
 }
 
 /* The method that runs: auto is Lanczos for a symmetric matrix, else
@@ -38,6 +39,8 @@ static int choose_method(const pjds_matrix *A, const pjds_solve_options *o, pjds
     PL_CHECK(!(A->symmetric && o->which == PJDS_WHICH_LARGEST_IMAGINARY), PL_ERR_INPUT,
              "which largest_imaginary: the matrix is symmetric, so its eigenvalues are real; use "
              "largest_magnitude, largest or smallest");
+    PL_CHECK(o->verify_probability > 0.0 && o->verify_probability < 1.0, PL_ERR_INPUT,
+             "verify_probability must be in (0, 1) (got %g)", o->verify_probability);
     return PL_OK; /* nev, tol, ncv, max_restarts: the solvers' own check (kr_check_options) */
 }
 
@@ -53,6 +56,7 @@ static void lz_options_of(const pjds_solve_options *o, lz_options *lo)
     lo->want_vectors = o->want_vectors != 0;
     lo->verify = o->verify != 0;
     lo->reorth = o->reorth == PJDS_REORTH_FULL ? LZ_REORTH_FULL : LZ_REORTH_PARTIAL;
+    lo->verify_prob = o->verify_probability;
 }
 
 pjds_status pjds_solve(pjds_matrix *A, const pjds_solve_options *opt, pjds_result **res)

@@ -332,6 +332,7 @@ static void why_not(const cf_options *o, const cf_plan *p, const cf_info *in, in
 int cf_solve(pl_op *op, const cf_options *o, const cf_plan *p, lz_result *res, cf_info *info)
 {
     memset(res, 0, sizeof *res);
+    res->verify_bound = -1.0; /* no verify search */
     memset(info, 0, sizeof *info);
     const double t0 = pl_wtime();
     cf_ws w;

@@ -687,6 +687,7 @@ int ks_solve(pl_op *op, const lz_options *opt, lz_result *res)
     double t_start = pl_wtime();
     int err = PL_OK;
     memset(res, 0, sizeof *res);
+    res->verify_bound = -1.0;     /* no certificate (lanczos.c's alone) */
     res->reorth = LZ_REORTH_FULL; /* every step, a second pass where needed */
     res->orth_loss = -1.0;
     int64_t m = 0;

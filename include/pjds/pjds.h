@@ -28,8 +28,11 @@
  *   handle; pjds_last_error is per thread.  OpenMP threads of the CPU
  *   kernels follow OMP_NUM_THREADS.
  * - Indices are 0-based; global sizes and indices are int64_t.
- * - Option structs are filled by their _init function first: fields may be
- *   added at their end in later versions. */
+ * - Option structs are filled by their _init function first.  Fields are
+ *   added only at the end of a struct, and only with a new soname
+ *   (libpjds.so.MAJOR.MINOR: 0.2 since 0.2.0 added verify_probability and
+ *   the verify_* result fields), so a program built against an older
+ *   header keeps loading the library it was built for. */
 #ifndef PJDS_H
 #define PJDS_H
 
@@ -210,6 +213,11 @@ typedef struct pjds_solve_options {
     int verify;          /* 1: after convergence, search for a missed copy of a wanted    */
                          /* degenerate eigenvalue = 1                                    */
     pjds_reorth reorth;  /* Lanczos' reorthogonalisation = PJDS_REORTH_PARTIAL          */
+    /* since 0.2.0: */
+    double verify_probability; /* Lanczos' verify: the search accepts the set once a   */
+                               /* wanted eigenvector it did not show would have needed */
+                               /* a random start component this improbable, in (0, 1)  */
+                               /* (the app's [solver] verify_probability) = 1e-3       */
 } pjds_solve_options;
 
 /* Defaults as documented above (those of the pjds-lanczos [solver] section).
@@ -223,7 +231,7 @@ typedef struct pjds_result pjds_result; /* opaque: eigenvalues, residuals, vecto
  * (pjds_result_get_info).  The result is independent of A afterwards (its
  * eigenvectors are copied to host memory in the original row order).
  * Collective over A's communicator.  Errors: PJDS_ERR_INPUT for nev < 1 or
- * nev >= N, tol <= 0, a bad ncv or which, method Lanczos on a matrix known
+ * nev >= N, tol <= 0, verify_probability outside (0, 1), a bad ncv or which, method Lanczos on a matrix known
  * to be nonsymmetric, largest_imaginary on a symmetric one; PJDS_ERR_MEM
  * when the basis does not fit; PJDS_ERR_LAPACK; PJDS_ERR_MPI;
  * PJDS_ERR_CUDA; PJDS_ERR_ARG for NULL A or res.  On success *res is a new
@@ -254,6 +262,13 @@ typedef struct pjds_result_info {
     int64_t iterations;      /* matrix-vector products                                    */
     int has_vectors;         /* 1: eigenvectors were kept (want_vectors)                  */
     int64_t row0, n_local;   /* this rank's rows of the eigenvectors                      */
+    /* since 0.2.0 (the HDF5 attributes verifications, verify_missed, verify_bound): */
+    int verify_searches;     /* verify's searches of the complement started (0: none)     */
+    int verify_missed;       /* missed wanted eigenvalues those searches found (returned)  */
+    double verify_bound;     /* Lanczos: the start-component probability that a wanted      */
+                             /* eigenvector beyond the returned ones would have needed to  */
+                             /* stay hidden from the last search (<= verify_probability    */
+                             /* where it accepted by its certificate); -1: not tracked     */
 } pjds_result_info;
 /* Facts of the solve into *info.  Not collective.  PJDS_ERR_ARG for NULL. */
 PJDS_API pjds_status pjds_result_get_info(const pjds_result *res, pjds_result_info *info);

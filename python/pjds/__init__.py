@@ -19,7 +19,7 @@ from ._linalg import NoConvergence, eigs, eigsh
 from ._operator import Operator, holstein_hubbard, operator
 from ._read import Result, read
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def library_version():

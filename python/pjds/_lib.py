@@ -65,14 +65,16 @@ class MatrixInfo(ctypes.Structure):
 class SolveOptions(ctypes.Structure):
     _fields_ = [("method", ctypes.c_int), ("which", ctypes.c_int), ("nev", ctypes.c_int), ("tol", ctypes.c_double),
                 ("ncv", ctypes.c_int), ("max_restarts", ctypes.c_int), ("seed", ctypes.c_uint64),
-                ("want_vectors", ctypes.c_int), ("verify", ctypes.c_int), ("reorth", ctypes.c_int), _SPARE]
+                ("want_vectors", ctypes.c_int), ("verify", ctypes.c_int), ("reorth", ctypes.c_int),
+                ("verify_probability", ctypes.c_double), _SPARE]  # (since 0.2.0)
 
 
 class ResultInfo(ctypes.Structure):
     _fields_ = [("nev", ctypes.c_int), ("nconv", ctypes.c_int), ("reason", ctypes.c_int), ("method", ctypes.c_int),
                 ("is_complex", ctypes.c_int), ("ncv", ctypes.c_int), ("restarts", ctypes.c_int),
                 ("iterations", ctypes.c_int64), ("has_vectors", ctypes.c_int), ("row0", ctypes.c_int64),
-                ("n_local", ctypes.c_int64), _SPARE]
+                ("n_local", ctypes.c_int64), ("verify_searches", ctypes.c_int), ("verify_missed", ctypes.c_int),
+                ("verify_bound", ctypes.c_double), _SPARE]  # (the verify_* since 0.2.0)
 
 
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}

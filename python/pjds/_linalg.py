@@ -73,7 +73,7 @@ def _vectors(L, op, r, nev, cplx):
     return vr, vi
 
 
-def _solve(op, k, which, method, tol, ncv, maxiter, vectors, seed):
+def _solve(op, k, which, method, tol, ncv, maxiter, vectors, seed, verify_probability=None):
     """(re, im, vr, vi, info) of one pjds_solve on op; vr, vi: nev x N or None."""
     L = _lib.lib()
     o = _lib.SolveOptions()
@@ -83,6 +83,8 @@ def _solve(op, k, which, method, tol, ncv, maxiter, vectors, seed):
     o.ncv = 0 if ncv is None else cint("ncv", ncv)
     o.max_restarts = _lib.RESTARTS_AUTO if maxiter is None else cint("maxiter", maxiter)
     o.seed, o.want_vectors = int(seed), int(bool(vectors))
+    if verify_probability is not None:  # else the library's default (1e-3); it checks (0, 1)
+        o.verify_probability = float(verify_probability)
     r = ctypes.c_void_p()
     _lib.check(L.pjds_solve(op.handle(), ctypes.byref(o), ctypes.byref(r)))
     try:
@@ -113,7 +115,8 @@ def _out(w, v, vectors, cupy):
 
 
 def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=None, tol=0,
-          return_eigenvectors=True, Minv=None, OPinv=None, mode="normal", *, backend="auto", comm="world", seed=1):
+          return_eigenvectors=True, Minv=None, OPinv=None, mode="normal", *, backend="auto", comm="world", seed=1,
+          verify_probability=None):
     """k eigenvalues (and eigenvectors) of the real symmetric matrix A by
     thick-restart Lanczos, as scipy.sparse.linalg.eigsh: which 'LM', 'LA', 'SA'
     or 'BE'; values in ascending order, vectors as the columns of an N x k array.
@@ -122,7 +125,10 @@ def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=Non
     residual (0: 1e-13); maxiter: restarts (None: the library's automatic budget);
     ncv: basis size (None: max(2k + 10, 24)).  backend 'auto', 'cpu' or 'cuda';
     comm 'world' (every rank passes the same A and holds a block of its rows),
-    'self' or an mpi4py communicator; seed: of the random start vector.
+    'self' or an mpi4py communicator; seed: of the random start vector;
+    verify_probability: the level of the search for missed copies of degenerate
+    eigenvalues, in (0, 1) (None: the library's 1e-3; [solver]
+    verify_probability in docs/config.md).
     Not supported: sigma, M, Minv, OPinv, v0, which='SM' (NotImplementedError).
     The library's errors raise pjds.PjdsError (a ValueError for bad input) with
     its message; too few converged pairs raise pjds.NoConvergence."""
@@ -138,7 +144,8 @@ def eigsh(A, k=6, M=None, sigma=None, which="LM", v0=None, ncv=None, maxiter=Non
             parts = [(_lib.WHICH_LARGEST, kk - kk // 2)] + ([(_lib.WHICH_SMALLEST, kk // 2)] if kk > 1 else [])
         ws, vs = [], []
         for c, n in parts:
-            re, _, vr, _, info = _solve(op, n, c, _lib.METHOD_LANCZOS, tol, ncv, maxiter, return_eigenvectors, seed)
+            re, _, vr, _, info = _solve(op, n, c, _lib.METHOD_LANCZOS, tol, ncv, maxiter, return_eigenvectors, seed,
+                                        verify_probability)
             w, v = re[:n], (vr[:n].T if return_eigenvectors else None)
             _converged("eigsh", info, n, w, v)
             ws.append(w)

@@ -118,6 +118,32 @@ static void solve_check(pjds_matrix *M, const double *A, int N, pjds_which which
     TU_CHECK(pjds_result_get_info(r, &ri) == PJDS_OK);
     TU_CHECK(ri.reason == PJDS_STOP_CONVERGED && ri.nconv >= 4 && ri.has_vectors);
     TU_CHECK(ri.method == (cplx ? PJDS_METHOD_KRYLOV_SCHUR : PJDS_METHOD_LANCZOS) && ri.is_complex == cplx);
+    /* verify (0.2.0's info fields): one search at least; Lanczos's certificate
+     * at the default level where nothing was missed, else -1; Krylov-Schur -1 */
+    TU_CHECK_MSG(o.verify_probability == 1e-3, "verify_probability default %g", o.verify_probability);
+    TU_CHECK_MSG(ri.verify_searches >= 1 && ri.verify_missed >= 0, "verify: %d searches, %d missed", ri.verify_searches,
+                 ri.verify_missed);
+    if (cplx || ri.verify_missed > 0)
+        TU_CHECK_MSG(ri.verify_bound == -1.0 || (cplx == 0 && ri.verify_bound > 0.0 && ri.verify_bound <= 1e-3),
+                     "verify_bound %g", ri.verify_bound);
+    else
+        TU_CHECK_MSG(ri.verify_bound > 0.0 && ri.verify_bound <= 1e-3, "verify_bound %g", ri.verify_bound);
+    if (!cplx) { /* a stricter level: reached, with more products */
+        pjds_solve_options o2 = o;
+        o2.verify_probability = 1e-9;
+        pjds_result *r2 = NULL;
+        pjds_result_info r2i;
+        TU_CHECK_MSG(pjds_solve(M, &o2, &r2) == PJDS_OK, "solve at 1e-9: %s", pjds_last_error());
+        if (r2 && pjds_result_get_info(r2, &r2i) == PJDS_OK && g_rank == 0)
+            printf("verify: level 1e-3 bound %.2e after %lld products, level 1e-9 bound %.2e after %lld (missed %d, %d)\n",
+                   ri.verify_bound, (long long)ri.iterations, r2i.verify_bound, (long long)r2i.iterations,
+                   ri.verify_missed, r2i.verify_missed);
+        if (r2 && ri.verify_missed == 0 && r2i.verify_missed == 0)
+            TU_CHECK_MSG(r2i.verify_bound > 0.0 && r2i.verify_bound <= 1e-9 && r2i.iterations > ri.iterations,
+                         "verify_probability 1e-9: bound %g after %lld products (%lld at 1e-3)", r2i.verify_bound,
+                         (long long)r2i.iterations, (long long)ri.iterations);
+        pjds_result_free(&r2);
+    }
     double re[8], im[8], res[8];
     TU_CHECK(pjds_result_eigenvalues(r, re, im) == PJDS_OK && pjds_result_residuals(r, res) == PJDS_OK);
     double *xr = malloc(sizeof(double) * (size_t)(ri.n_local + 1)), *xi = malloc(sizeof(double) * (size_t)(ri.n_local + 1));
@@ -236,6 +262,12 @@ static void test_bad(void)
     o.tol = -1;
     expect(pjds_solve(M, &o, &r), PJDS_ERR_INPUT, "tol < 0");
     o.tol = 1e-10;
+    o.verify_probability = 1.0;
+    expect(pjds_solve(M, &o, &r), PJDS_ERR_INPUT, "verify_probability = 1");
+    o.verify_probability = 0.0;
+    expect(pjds_solve(M, &o, &r), PJDS_ERR_INPUT, "verify_probability = 0");
+    TU_CHECK(r == NULL && strstr(pjds_last_error(), "verify_probability"));
+    o.verify_probability = 1e-3;
     o.which = PJDS_WHICH_LARGEST_IMAGINARY;
     expect(pjds_solve(M, &o, &r), PJDS_ERR_INPUT, "largest_imaginary on a symmetric matrix");
     o.which = PJDS_WHICH_SMALLEST;

@@ -181,6 +181,8 @@ def run_errors():
     expect(ValueError, pjds.eigsh, T, k=0, text="nev", c_status="input", **cpu)
     expect(pjds.PjdsError, pjds.eigsh, T, k=2, tol=-1.0, text="tol", c_status="input", **cpu)
     expect(pjds.PjdsError, pjds.eigsh, T, k=2, ncv=2, text="ncv", c_status="input", **cpu)
+    expect(pjds.PjdsError, pjds.eigsh, T, k=2, verify_probability=1.0, text="verify_probability", c_status="input",
+           **cpu)
     expect(pjds.PjdsError, pjds.eigsh, N, k=2, which="SA", text="not symmetric", c_status="input", **cpu)
     expect(pjds.PjdsError, pjds.eigs, T, k=2, which="LI", text="largest_imaginary", c_status="input", **cpu)
     bad = T.copy()
@@ -220,6 +222,8 @@ def run_errors():
     # and the process goes on: a good solve after all of these
     w = pjds.eigsh(T, k=2, which="SA", return_eigenvectors=False, **cpu)
     check(match(w, np.linalg.eigvalsh(T.toarray())[:2]) < REL, "after the errors, a solve still agrees with LAPACK")
+    w = pjds.eigsh(T, k=2, which="SA", return_eigenvectors=False, verify_probability=1e-9, **cpu)
+    check(match(w, np.linalg.eigvalsh(T.toarray())[:2]) < REL, "verify_probability=1e-9: agrees with LAPACK")
 
 
 def hh_free_levels(L, n_up, n_down, M, w0, t, k):
