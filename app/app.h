@@ -162,11 +162,12 @@ int app_backend_finish(app_ctx *ctx, struct pl_backend **be, double *seconds, do
 void app_backend_discard(app_ctx *ctx);
 int app_backend_gpu_planned(app_ctx *ctx);
 /* The memory plan of n rows (this rank) with ~nnz_local non-zeros of an N-row
- * matrix (mem_plan.c); check: collective, PL_ERR_INPUT with one line when
+ * matrix (mem_plan.c; symmetric: known symmetric, so method = auto plans
+ * Lanczos's basis); check: collective, PL_ERR_INPUT with one line when
  * the worst rank's needs exceed 90 % of its host memory or 95 % of its
  * GPU's free memory (be may be NULL: no device check). */
 void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
-                          app_mem_plan *p);
+                          int symmetric, app_mem_plan *p);
 /* The plan of the matrix-free operator of N rows (no matrix; this rank's
  * rows_local and its halo: values received and sent per product), whatever
  * cfg's format: also where format = auto chose it (app_free.c). */

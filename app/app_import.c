@@ -33,7 +33,7 @@ int app_build_rows_hdf5(app_ctx *ctx, pl_csr *rows, app_matrix_info *mi)
         const int64_t share = (info.rows + ctx->size - 1) / ctx->size;
         const int gpu = app_backend_gpu_planned(ctx);
         app_mem_plan_compute(&ctx->cfg, info.rows, share, info.rows > 0 ? nnz * (double)share / (double)info.rows : 0.0,
-                             gpu, &ctx->plan);
+                             gpu, info.symmetric, &ctx->plan);
         ctx->have_plan = 1;
         PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
     }

@@ -54,7 +54,8 @@ static int plan_generated(app_ctx *ctx, const gen_model *g, int64_t N)
     const double mean = ns > 0 ? sum / (double)ns : 0.0;
     const int64_t share = (N + ctx->size - 1) / ctx->size;
     const int gpu = app_backend_gpu_planned(ctx);
-    app_mem_plan_compute(&ctx->cfg, N, share, mean * (double)share, gpu, &ctx->plan);
+    app_mem_plan_compute(&ctx->cfg, N, share, mean * (double)share, gpu,
+                         ctx->cfg.model.type == PL_MODEL_HOLSTEIN_HUBBARD, &ctx->plan);
     ctx->have_plan = 1;
     PL_CALL(app_mem_plan_check(ctx, &ctx->plan, ctx->plan_be));
     return PL_OK;

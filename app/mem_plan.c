@@ -100,12 +100,15 @@ static double host_available(void)
 }
 
 /* The plan; no_matrix: of the matrix-free operator (whatever cfg's format
- * says), with halo / sent values h and s per product. */
+ * says), with halo / sent values h and s per product; symmetric: the
+ * matrix is known symmetric (a file's attribute), so method = auto runs
+ * Lanczos and its basis, not Krylov-Schur's larger one. */
 static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu, int no_matrix,
-                         double h, double s, app_mem_plan *p)
+                         double h, double s, int symmetric, app_mem_plan *p)
 {
     memset(p, 0, sizeof *p);
-    const int64_t ncv = solve_ncv(cfg, cfg->solver.method, N);
+    const int method = cfg->solver.method == PL_METHOD_AUTO && symmetric ? PL_METHOD_LANCZOS : cfg->solver.method;
+    const int64_t ncv = solve_ncv(cfg, method, N);
     const double n = (double)rows_local, z = nnz_local, k = (double)ncv + 1.0;
     /* a generated Hamiltonian outside a sweep gets the compressed format
      * under format = auto on the GPU (op_format.c; the CPU backend keeps
@@ -142,15 +145,15 @@ static void plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, do
 }
 
 void app_mem_plan_compute(const pl_config *cfg, int64_t N, int64_t rows_local, double nnz_local, int gpu,
-                          app_mem_plan *p)
+                          int symmetric, app_mem_plan *p)
 {
-    plan_compute(cfg, N, rows_local, nnz_local, gpu, cfg->spmv.format == PL_FORMAT_MATRIX_FREE, 0.0, 0.0, p);
+    plan_compute(cfg, N, rows_local, nnz_local, gpu, cfg->spmv.format == PL_FORMAT_MATRIX_FREE, 0.0, 0.0, symmetric, p);
 }
 
 void app_mem_plan_compute_free(const pl_config *cfg, int64_t N, int64_t rows_local, double halo_values,
                                double send_values, int gpu, app_mem_plan *p)
 {
-    plan_compute(cfg, N, rows_local, 0.0, gpu, 1, halo_values, send_values, p);
+    plan_compute(cfg, N, rows_local, 0.0, gpu, 1, halo_values, send_values, 1, p);
 }
 
 static void fmt(double b, char *s, size_t n)
@@ -206,6 +209,12 @@ static int plan_check(app_ctx *ctx, app_mem_plan *p, pl_backend *be, int host)
     const double need_h = bad_cap ? v[4] : v[0], need_d = v[1], have_h = bad_cap ? cap : -v[2], have_d = -v[3];
     const int bad_h = bad_cap || (host && isfinite(have_h) && need_h > 0.9 * have_h);
     const int bad_d = p->gpu && isfinite(have_d) && need_d > 0.95 * have_d;
+    if (host && p->gpu)
+        pl_debug("memory plan: the largest rank needs %.4g MB of host and %.4g MB of GPU memory (a basis of ncv %d)",
+                 need_h / 1e6, need_d / 1e6, p->ncv);
+    else if (host || p->gpu)
+        pl_debug("memory plan: the largest rank needs %.4g MB of %s memory (a basis of ncv %d)",
+                 (host ? need_h : need_d) / 1e6, host ? "host" : "GPU", p->ncv);
     if (!bad_h && !bad_d) return PL_OK;
     char nh[32], hh[32], nd[32], hd[32], rows[32];
     fmt(need_h, nh, sizeof nh);
