@@ -563,8 +563,9 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
                     (long long)res->time.full_reorths, (long long)res->time.steps, res->time.full_steps_time,
                     res->time.steps_time, (long long)res->time.measured_triggers, res->orth_estimate, res->orth_loss);
         if (res->returned_rr)
-            pl_info("solve: the returned vectors had lost orthogonality past 1e-10 (a run that did not converge): "
-                    "orthonormalised, with a Rayleigh-Ritz step on their span; now %.1e", res->orth_loss);
+            pl_info("solve: the returned vectors had lost orthogonality past 1e-10 (the basis is kept orthogonal to "
+                    "min(sqrt(eps), 100 tol) only): orthonormalised, with a Rayleigh-Ritz step on their span; now %.1e",
+                    res->orth_loss);
         if (f->spmv_median > 0 && res->time.steps > 0)
             pl_info("solve: step / SpMV median = %.2f", res->time.steps_time / st / f->spmv_median);
     }

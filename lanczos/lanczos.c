@@ -307,6 +307,21 @@ static double lz_edge(kr_solver *s, int nlock)
     return ls_theta[nev - 1];
 }
 
+/* A missed copy's Ritz vector, column j, made orthogonal to the locked
+ * columns [0, j): the search's basis is only semi-orthogonal to them
+ * (partial reorthogonalisation), and so is the vector (3-D Laplacian 12^3:
+ * 2e-10 against the level's first copy, past the returned block's promise
+ * of 1e-10, which then cost lz_return_project's nev products).  One pass;
+ * its residual moves by the removed overlaps times the value gaps. */
+static int lz_orth_locked(kr_ws *w, int j)
+{
+    double nrm;
+    int in_span;
+    PL_CALL(kr_orthogonalize(w, j, j, w->cf, &nrm, &in_span));
+    PL_CHECK(!in_span, PL_ERR_INTERNAL, "a missed copy's Ritz vector lies in the span of the locked ones");
+    return PL_OK;
+}
+
 /* verify, a missed wanted eigenvalue (value thc, estimate estc) converged
  * in the complement: lock it beside the others (the least wanted locked
  * one stays locked too, so no search finds it again) and search on from
@@ -341,6 +356,7 @@ static int lz_lock_missed(kr_solver *s, double thc, double estc, int *fresh)
         /* column nlock becomes a locked one, its arrow dropped below: not fused */
         PL_CALL(lz_thick_restart(s, nlock, lz_keep_half(sz), 0, &ok));
         PL_CHECK(ok, PL_ERR_INTERNAL, "no restart vector in the verification phase");
+        PL_CALL(lz_orth_locked(w, nlock));
         c->pro.expect[nlock] = 0.0; /* locked: no arrow */
         s->nlock = nl;
         c->cert.on = 0;
@@ -348,6 +364,7 @@ static int lz_lock_missed(kr_solver *s, double thc, double estc, int *fresh)
     }
     select_columns(w, sz, 1); /* thc is the most wanted value, w->ord[0] */
     PL_CALL(kr_update_basis(w, nlock, sz, 1));
+    PL_CALL(lz_orth_locked(w, nlock));
     reset_T(w, nl, c->lock_theta, 0);
     s->nlock = nl;
     s->k = nl;
