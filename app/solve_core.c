@@ -522,6 +522,13 @@ void solve_report(app_ctx *ctx, const lz_result *res, const solve_facts *f, cons
         pl_info("solve: verify: %d search(es), %d missed value(s) found; a wanted eigenvector beyond the returned "
                 "ones would have needed a random start component of probability %.1e or less",
                 res->verifications, res->missed, res->verify_bound);
+    else if (res->verifications > 0)
+        pl_info("solve: verify: %d search(es), %d missed value(s) found and returned; the last search stopped once "
+                "its value had converged clear of the returned ones (no certificate: %s)",
+                res->verifications, res->missed,
+                f->method == PL_METHOD_KRYLOV_SCHUR ? "Krylov-Schur"
+                : res->missed > 0                    ? "a missed value on the edge was locked in it"
+                                                     : "a breakdown, a B-inner product or an earlier checkpoint");
     /* the products' time: a queued product (local Lanczos step) is timed
      * only by its launch, so the sum understates it on a GPU; the median
      * product times their number where that is larger */
