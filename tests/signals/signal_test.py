@@ -17,11 +17,13 @@ cases:
                 `solve --resume` gives the uninterrupted eigenvalues (stdout, 17 digits: to 1e-10, and
                 says whether bit for bit) and removes it; Lanczos's checkpoint also with the shorter state
                 of before verify's certificate: accepted, the same eigenvalues bit for bit; and Lanczos
-                stopped inside verify's search (the certificate in the state)
+                stopped inside verify's search (the certificate in the state), and inside the second
+                search that a missed copy of a triple level starts from a fresh vector (3-D Laplacian)
   dos_spectral  SIGTERM during the Chebyshev moments of dos and the ground-state solve of spectral: exit
                 3 within 2 s (<= 3 s), the one line, no file
 Exit 0 = pass, 1 = fail."""
 import os
+import shutil
 import re
 import signal
 import subprocess
@@ -241,12 +243,34 @@ def resume_shorter_state(ranks, ini, out, extra, e_ref):
         os.remove(out)
 
 
+def laplace3d_file(path, g=12):
+    """The 3-D Laplacian on a g^3 grid (triple levels) as a matrix file (tools/mtx2h5.py), and a config."""
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+    t = sp.diags([-np.ones(g - 1), 2 * np.ones(g), -np.ones(g - 1)], [-1, 0, 1])
+    i = sp.identity(g)
+    a = (sp.kron(sp.kron(t, i), i) + sp.kron(sp.kron(i, t), i) + sp.kron(sp.kron(i, i), t)).tocsr()
+    scipy.io.mmwrite(path + ".mtx", a, symmetry="symmetric")
+    subprocess.run([sys.executable, os.path.join(SRC, "tools", "mtx2h5.py"), path + ".mtx", path], check=True,
+                   capture_output=True)
+    ini = path + ".ini"
+    with open(ini, "w") as f:
+        f.write(f"[model]\ntype = hdf5\n[matrix]\nfile = {path}\ngroup = /\n[solver]\nnev = 4\ntolerance = 1e-10\n")
+    return ini
+
+
 def case_resume(ranks):
     """A stop inside a cycle keeps the state of the cycle's start: the resume equals the uninterrupted run."""
+    tmp = tempfile.mkdtemp()
+    lap3d = laplace3d_file(os.path.join(tmp, "lap3d.h5"))
     cases = [
         ("lanczos", os.path.join(SRC, "tests", "sweep", "hh_long.ini"), ["model.max_phonons=4"], 30),
         # stopped inside verify's search (products 268-340 of 340): its certificate is in the state
         ("lanczos-search", os.path.join(SRC, "tests", "sweep", "hh_long.ini"), ["model.max_phonons=4"], 230),
+        # stopped inside the second search of verify, which starts from a fresh vector after the
+        # triple level's second copy was locked (5 locked columns; 250 products in all)
+        ("lanczos-fresh-search", lap3d, [], 200),
         ("krylov-schur", os.path.join(CONFIGS, "block_stencil_small.ini"),
          ["model.nx=6", "model.ny=40", "model.nz=40", "model.block_size=4", "solver.ncv=14",
           "solver.tolerance=1e-10", "spmv.backend=cpu"], 30),
@@ -268,11 +292,14 @@ def case_resume(ranks):
                   f"{name}: SIGTERM inside a cycle: exit 3 with a checkpoint, no result file")
             if name == "lanczos":
                 resume_shorter_state(ranks, ini, out, extra, e_ref)
-            if name == "lanczos-search":
+            if name in ("lanczos-search", "lanczos-fresh-search"):
                 import h5py
                 with h5py.File(out + ".ckpt", "r") as f:
                     nlock = int(f["/state/ints"][8])  # KR_ST_NLOCK (lanczos/krylov_impl.h)
-                check(nlock > 0, f"{name}: the checkpoint lies inside verify's search ({nlock} locked columns)")
+                want = 5 if name == "lanczos-fresh-search" else None
+                check(nlock > 0 and (want is None or nlock == want),
+                      f"{name}: the checkpoint lies inside verify's {'second ' if want else ''}search "
+                      f"({nlock} locked columns)")
             r = run(ranks, ["solve", ini, "--resume"] + sets([f"output.file={out}", "spmv.backend=cpu"] + extra))
             e = eigenvalues(r.stdout)
             close = r.returncode == 0 and len(e) == len(e_ref) > 0 and all(
@@ -281,10 +308,11 @@ def case_resume(ranks):
             check(close, f"{name}: --resume = the uninterrupted eigenvalues to 1e-10 ({e} vs {e_ref}; "
                   f"{'all 17 digits equal' if e == e_ref else 'not bit for bit'})")
             check(not os.path.exists(out + ".ckpt"), f"{name}: the checkpoint is removed after the resume")
-            if name == "lanczos-search":  # the certificate resumed too: the search stops where it did
+            if name in ("lanczos-search", "lanczos-fresh-search"):  # the certificate resumed too: the same stop
                 spmvs = re.findall(r"converged after \d+ restart\(s\), (\d+) SpMVs", r.stderr)
                 check(spmvs == spmvs_ref and spmvs, f"{name}: the resumed search ends at the same product "
                       f"({spmvs} vs {spmvs_ref})")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def case_dos_spectral(ranks):
