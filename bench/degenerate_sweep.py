@@ -16,6 +16,7 @@ slepc_env.py) on the same matrix instead, at the same tolerance.
 
 Usage: /usr/bin/python3 bench/degenerate_sweep.py [--grid 12] [--nev 24]
          [--binary build/app/pjds-lanczos] [--seed 1] [--peer scipy|slepc]
+         [--set solver.method=krylov-schur ...]
 Needs numpy and scipy (tools/mtx2h5.py writes the matrix file)."""
 import argparse
 import os
@@ -40,9 +41,11 @@ def laplacian3d(g):
     return a.tocsr(), ref
 
 
-def run(binary, ini, nev, which, seed, out):
+def run(binary, ini, nev, which, seed, out, extra=()):
     cmd = [binary, "solve", "--overwrite", "--set", f"solver.nev={nev}", "--set", f"solver.which={which}",
            "--set", f"solver.seed={seed}", "--set", f"output.file={out}", ini]
+    for e in extra:
+        cmd += ["--set", e]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"degenerate_sweep: {' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-2000:]}")
@@ -95,6 +98,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--binary", default=os.path.join(HERE, "..", "build", "app", "pjds-lanczos"))
     ap.add_argument("--peer", choices=("scipy", "slepc"))
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed to pjds-lanczos, e.g. solver.method=krylov-schur")
     a = ap.parse_args()
     mat, ref = laplacian3d(a.grid)
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,7 +118,7 @@ def main():
                 elif a.peer == "slepc":
                     got, prods = run_slepc(mat, nev, which)  # prods: SLEPc's restarts
                 else:
-                    got, prods = run(a.binary, ini, nev, which, a.seed, os.path.join(tmp, "out.h5"))
+                    got, prods = run(a.binary, ini, nev, which, a.seed, os.path.join(tmp, "out.h5"), a.set)
                 exp = np.sort(want[:nev])
                 diff = np.max(np.abs(got - exp)) if len(got) == nev else np.inf
                 bad = not diff <= 1e-8
