@@ -338,7 +338,7 @@ static int lz_orth_locked(kr_ws *w, int j)
  * wanted value is elsewhere) and the old search goes on without its
  * certificate (the complement's vectors vanish at thc, on the edge) until
  * its next value has converged to the verify tolerance clear of the set
- * (HMEp's doubly degenerate third level: at once, 10 of 338 products). */
+ * (HMEp's doubly degenerate third level: accepted at the lock itself). */
 static int lz_lock_missed(kr_solver *s, double thc, double estc, int *fresh)
 {
     lz_ctx *c = s->ctx;
