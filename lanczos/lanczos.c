@@ -307,6 +307,26 @@ static double lz_edge(kr_solver *s, int nlock)
     return ls_theta[nev - 1];
 }
 
+/* verify: a search of the complement of the nl locked columns (values in
+ * lock_theta) starts: T reset, a fresh random vector in column nl, a fresh
+ * certificate at the edge (its probability is that of a Euclidean random
+ * start, so not in a B-inner product), full reorthogonalisation for its
+ * first step.  From lz_lock (the first search) and lz_lock_missed. */
+static int lz_search_begin(kr_solver *s, int nl)
+{
+    lz_ctx *c = s->ctx;
+    kr_ws *w = s->w;
+    reset_T(w, nl, c->lock_theta, 0);
+    int ex;
+    PL_CALL(kr_random_direction(w, nl, 0, &ex));
+    PL_CHECK(!ex, PL_ERR_INTERNAL, "verification vector vanished (%d locked, N = %lld)", nl, (long long)w->N);
+    lz_cert_begin(&c->cert, c->which, lz_edge(s, nl), nl, w->m);
+    if (w->bop) c->cert.on = 0;
+    kr_pro_full(&c->pro, nl);
+    for (int i = 0; i < nl; i++) c->pro.expect[i] = 0.0;
+    return PL_OK;
+}
+
 /* A missed copy's Ritz vector, column j, made orthogonal to the locked
  * columns [0, j): the search's basis is only semi-orthogonal to them
  * (partial reorthogonalisation), and so is the vector (3-D Laplacian 12^3:
@@ -365,18 +385,10 @@ static int lz_lock_missed(kr_solver *s, double thc, double estc, int *fresh)
     select_columns(w, sz, 1); /* thc is the most wanted value, w->ord[0] */
     PL_CALL(kr_update_basis(w, nlock, sz, 1));
     PL_CALL(lz_orth_locked(w, nlock));
-    reset_T(w, nl, c->lock_theta, 0);
     s->nlock = nl;
     s->k = nl;
     s->res->verifications++;
-    int ex;
-    PL_CALL(kr_random_direction(w, nl, 0, &ex));
-    PL_CHECK(!ex, PL_ERR_INTERNAL, "verification vector vanished (%d locked, N = %lld)", nl, (long long)w->N);
-    lz_cert_begin(&c->cert, c->which, edge, nl, w->m);
-    if (w->bop) c->cert.on = 0;
-    kr_pro_full(&c->pro, nl);
-    for (int i = 0; i < nl; i++) c->pro.expect[i] = 0.0;
-    return PL_OK;
+    return lz_search_begin(s, nl);
 }
 
 /* verify: the test of a Ritz value th (estimate est) of the search against
@@ -516,17 +528,7 @@ static int lz_lock(kr_solver *s)
     PL_CALL(kr_update_basis(w, 0, s->mm, nev));
     memcpy(c->lock_theta, s->ritz, (size_t)nev * sizeof(double));
     memcpy(c->lock_est, s->est, (size_t)nev * sizeof(double));
-    reset_T(w, nev, c->lock_theta, 0);
-    int ex;
-    PL_CALL(kr_random_direction(w, nev, 0, &ex));
-    /* the search starts from column nev; its certificate's probability is
-     * that of a Euclidean random start, so not in a B-inner product */
-    lz_cert_begin(&c->cert, c->which, lz_edge(s, nev), nev, w->m);
-    if (w->bop) c->cert.on = 0;
-    kr_pro_full(&c->pro, nev);
-    for (int i = 0; i < nev; i++) c->pro.expect[i] = 0.0;
-    PL_CHECK(!ex, PL_ERR_INTERNAL, "verification vector vanished (nev = %d, N = %lld)", nev, (long long)w->N);
-    return PL_OK;
+    return lz_search_begin(s, nev); /* from column nev */
 }
 
 /* finish, after verify: the nev most wanted locked columns, in wanted
